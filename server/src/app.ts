@@ -1,0 +1,128 @@
+import cookie from '@fastify/cookie';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import type { App, AppContext } from './context.js';
+import { authHook, createAuthenticator } from './auth/authenticate.js';
+import { newId } from './platform/crypto/ids.js';
+import type { SecretBox } from './platform/crypto/secret-box.js';
+import { sha256 } from './platform/crypto/tokens.js';
+import { errors } from './platform/errors.js';
+import { registerErrorHandling } from './platform/http/error-handler.js';
+import { assertSafeInput } from './platform/http/input-guard.js';
+import { ErrorBody } from './platform/http/schemas.js';
+import { registerValidation } from './platform/http/validation.js';
+import { Metrics } from './platform/metrics.js';
+import { registerDomains } from './routes.js';
+import type { Services } from './services.js';
+import { VERSION } from './version.js';
+
+export interface ServerDeps {
+  config: Config;
+  orm: MikroORM;
+  secretBox: SecretBox;
+  logger: FastifyBaseLogger | boolean | Record<string, unknown>;
+  clock?: () => Date;
+  nodeId?: string;
+}
+
+/** Everything wired: used by main.ts and by the tests (which pass a test database and clock). */
+export async function buildServer(deps: ServerDeps): Promise<{ app: App; ctx: AppContext; services: Services }> {
+  const { config, orm } = deps;
+  const fastify = Fastify({
+    ...(typeof deps.logger === 'object' && 'child' in deps.logger
+      ? { loggerInstance: deps.logger as FastifyBaseLogger }
+      : { logger: deps.logger as boolean | Record<string, unknown> }),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: false,
+    genReqId: () => newId(),
+    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = fastify as unknown as App;
+
+  const ctx: AppContext = {
+    config,
+    orm,
+    em: () => orm.em,
+    log: app.log,
+    secretBox: deps.secretBox,
+    metrics: new Metrics({ node: config.nodeName }),
+    clock: deps.clock ?? (() => new Date()),
+    nodeId: deps.nodeId ?? newId(),
+    lifecycle: [],
+  };
+
+  registerValidation(app);
+  registerErrorHandling(app);
+  app.addSchema(ErrorBody);
+  app.decorateRequest('principal', null);
+  ctx.metrics.register(app);
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Stellwerk XAPI', version: VERSION, description: 'REST API of Stellwerk.' },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        },
+      },
+      security: [{ bearer: [] }, { apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/xapi/v1/docs', uiConfig: { deepLinking: true } });
+  app.get('/xapi/v1/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, () => app.swagger());
+
+  // Each request gets its own EntityManager; identity maps never leak between requests.
+  app.addHook('onRequest', (_request, _reply, done) => RequestContext.create(orm.em, done));
+
+  await app.register(rateLimit, {
+    global: true,
+    max: config.rateLimitMax,
+    timeWindow: config.rateLimitWindowMs,
+    hook: 'onRequest',
+    // Keyed on the credential before it is checked: a retry after 429 gets 429 again, never INVALID_TOKEN.
+    keyGenerator: (request) => {
+      const credential = request.headers['x-api-key'] ?? request.headers.authorization;
+      const text = Array.isArray(credential) ? credential[0] : credential;
+      return text ? `cred:${sha256(text)}` : `ip:${request.ip}`;
+    },
+    allowList: (request) => ['/health', '/metrics'].includes(request.url),
+    errorResponseBuilder: (_request, context) =>
+      errors.tooManyRequests(
+        'API_LIMIT_REACHED',
+        `API request limit of ${context.max} per ${context.after} reached; retry later`,
+        Math.max(1, Math.ceil(context.ttl / 1000)),
+      ),
+  });
+
+  // Per route, after the rate limiter's own per-route hook: limited clients never reach the database.
+  const authenticate = authHook(createAuthenticator(ctx.em));
+  app.addHook('onRoute', (route) => {
+    const existing = route.onRequest ? [route.onRequest].flat() : [];
+    route.onRequest = [...existing, authenticate];
+  });
+  app.addHook('preValidation', async (request) => {
+    assertSafeInput(request.body, 'body');
+    assertSafeInput(request.query, 'querystring');
+    assertSafeInput(request.params, 'params');
+  });
+
+  app.get('/health', { config: { auth: 'public', rateLimit: false }, schema: { hide: true } }, () => ({
+    status: 'ok',
+  }));
+
+  const services = await registerDomains(app, ctx);
+  return { app, ctx, services };
+}
+
+export type { TypeBoxTypeProvider };

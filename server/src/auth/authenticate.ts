@@ -1,0 +1,139 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sha256 } from '../platform/crypto/tokens.js';
+import { errors } from '../platform/errors.js';
+import type { AuthMode } from '../platform/http/route-config.js';
+import { expandPermissions, grants, HUB_PERMISSIONS } from '../roles/permissions.js';
+import type { Principal } from './principal.js';
+
+export const SESSION_COOKIE_SECURE = '__Host-stellwerk_session';
+/** Plain-HTTP sites other than localhost cannot keep Secure cookies; see docs/adr/0003. */
+export const SESSION_COOKIE_PLAIN = 'stellwerk_session';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+interface SessionRow {
+  session_id: string;
+  kind: string;
+  user_id: string;
+  account_id: string;
+  user_active: boolean;
+  totp_enabled: boolean;
+  mandatory_two_factor: boolean;
+  permissions: string[] | null;
+  scope_ids: string[] | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  active: boolean;
+  permissions: string[];
+}
+
+const SESSION_SQL = `
+  SELECT s.id AS session_id, s.kind, u.id AS user_id, u.account_id, u.active AS user_active, u.totp_enabled,
+         a.mandatory_two_factor,
+         (SELECT array_agg(DISTINCT p) FROM user_roles ur JOIN roles r ON r.id = ur.role_id, unnest(r.permissions) p
+           WHERE ur.user_id = u.id) AS permissions,
+         (SELECT array_agg(ups.permission_scope_id) FROM user_permission_scopes ups WHERE ups.user_id = u.id) AS scope_ids
+    FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id
+   WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > now()`;
+
+const API_KEY_SQL = `SELECT id, account_id, active, permissions FROM api_keys WHERE key_hash = ?`;
+
+export interface Authenticator {
+  authenticate(request: FastifyRequest, mode: AuthMode): Promise<Principal | null>;
+}
+
+/**
+ * Resolves the caller from `x-api-key`, `Authorization: Bearer` or the console cookie in one
+ * query each. Mandatory 2FA is enforced here, so no route can forget it; API keys are exempt.
+ */
+export function createAuthenticator(em: () => EntityManager): Authenticator {
+  const sql = <T>(query: string, params: unknown[]) => em().getConnection().execute<T[]>(query, params);
+
+  async function fromApiKey(key: string): Promise<Principal> {
+    const [row] = await sql<ApiKeyRow>(API_KEY_SQL, [sha256(key)]);
+    if (!row) throw errors.invalidToken('Invalid API key');
+    if (!row.active) throw errors.invalidToken('API key is inactive');
+    void sql('UPDATE api_keys SET last_used_at = now() WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - interval \'1 minute\')', [row.id]).catch(() => {});
+    return {
+      kind: 'apiKey',
+      id: row.id,
+      userId: null,
+      apiKeyId: row.id,
+      accountId: row.account_id,
+      permissions: expandPermissions(row.permissions),
+      permissionScopeIds: null,
+      sessionId: null,
+    };
+  }
+
+  async function fromSession(token: string, allowed: string[], mode: AuthMode): Promise<Principal> {
+    const [row] = await sql<SessionRow>(SESSION_SQL, [sha256(token)]);
+    if (!row || !allowed.includes(row.kind)) throw errors.invalidToken();
+    if (!row.user_active) throw errors.invalidToken('User is deactivated');
+    const principal: Principal = {
+      kind: 'user',
+      id: row.user_id,
+      userId: row.user_id,
+      apiKeyId: null,
+      accountId: row.account_id,
+      permissions: expandPermissions(row.permissions ?? []),
+      permissionScopeIds: row.scope_ids && row.scope_ids.length > 0 ? row.scope_ids : null,
+      sessionId: row.session_id,
+    };
+    const setupOnly = row.kind === 'setup';
+    const mustEnrol = row.mandatory_two_factor && !row.totp_enabled;
+    if ((setupOnly || mustEnrol) && mode !== 'enrolment') {
+      throw errors.forbidden('TWO_FACTOR_SETUP_REQUIRED', 'Two-factor authentication must be set up before access');
+    }
+    return principal;
+  }
+
+  return {
+    async authenticate(request, mode) {
+      if (mode === 'public') return null;
+      const apiKey = headerValue(request.headers['x-api-key']);
+      if (mode === 'hub') {
+        if (!apiKey) throw errors.invalidToken('The hub API needs an x-api-key header');
+        const principal = await fromApiKey(apiKey);
+        if (!HUB_PERMISSIONS.some((p) => grants(principal.permissions, p))) throw errors.noPermission('IotHub.read');
+        return principal;
+      }
+      if (apiKey) {
+        if (mode === 'user' || mode === 'enrolment') {
+          throw errors.forbidden('USER_REQUIRED', 'This route needs a signed-in user, not an API key');
+        }
+        return fromApiKey(apiKey);
+      }
+      const bearer = /^Bearer\s+(\S+)$/i.exec(headerValue(request.headers.authorization) ?? '')?.[1];
+      // Setup tokens are recognised everywhere so that misuse answers TWO_FACTOR_SETUP_REQUIRED.
+      const kinds = ['bearer', 'cookie', 'setup'];
+      if (bearer) return fromSession(bearer, kinds, mode);
+      const cookie = request.cookies?.[SESSION_COOKIE_SECURE] ?? request.cookies?.[SESSION_COOKIE_PLAIN];
+      if (cookie) return fromSession(cookie, kinds, mode);
+      throw errors.invalidToken('Authentication required');
+    },
+  };
+}
+
+const headerValue = (value: string | string[] | undefined): string | undefined =>
+  (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
+
+/** Fastify hook: authenticate per the route's `auth`, then check its `permission`. */
+export function authHook(authenticator: Authenticator) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const config = request.routeOptions.config;
+    const mode = config.auth ?? 'principal';
+    request.principal = await authenticator.authenticate(request, mode);
+    if (config.permission && request.principal && !grants(request.principal.permissions, config.permission)) {
+      throw errors.noPermission(config.permission);
+    }
+  };
+}

@@ -1,0 +1,333 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * The one place that reads `process.env`. Every variable is declared once in `ENV_VARIABLES`
+ * with its default and description; the README table is generated from the same list
+ * (`npm run docs:env`) and a unit test fails when the two disagree.
+ */
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  dataDir: string;
+  httpHost: string;
+  httpPort: number;
+  mqttPort: number;
+  pgPort: number;
+  databaseUrl: string | undefined;
+  publicUrl: string;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  logLevel: LogLevel;
+  nodeName: string;
+  bodyLimitBytes: number;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  loginMaxFailures: number;
+  loginLockMs: number;
+  tokenTtlSeconds: number;
+  sessionTtlSeconds: number;
+  heartbeatIntervalMs: number;
+  nodeFaultyAfterMs: number;
+  shutdownGraceMs: number;
+  secretKey: Buffer | undefined;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parser<T> = (raw: string, name: string) => T;
+
+interface EnvVariable<K extends keyof Config> {
+  name: string;
+  key: K;
+  description: string;
+  /** Human-readable default for the README. */
+  defaultText: string;
+  default: (env: NodeJS.ProcessEnv) => Config[K];
+  parse: Parser<Config[K]>;
+}
+
+const integer =
+  (min: number, max: number): Parser<number> =>
+  (raw, name) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+    return value;
+  };
+
+const port = integer(0, 65535);
+
+const text: Parser<string> = (raw, name) => {
+  if (raw.trim() === '') throw new ConfigError(name, 'must not be empty');
+  return raw.trim();
+};
+
+const optionalText: Parser<string | undefined> = (raw) => (raw.trim() === '' ? undefined : raw.trim());
+
+const url =
+  (protocols: string[]): Parser<string> =>
+  (raw, name) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(name, `must be a URL, got "${raw}"`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+    }
+    return raw.replace(/\/+$/, '');
+  };
+
+const optionalUrl =
+  (protocols: string[]): Parser<string | undefined> =>
+  (raw, name) =>
+    raw.trim() === '' ? undefined : url(protocols)(raw, name);
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const logLevel: Parser<LogLevel> = (raw, name) => {
+  const value = raw.trim().toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(value)) throw new ConfigError(name, `must be one of ${LOG_LEVELS.join(', ')}`);
+  return value;
+};
+
+const password: Parser<string | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  if (raw.length < 12) throw new ConfigError(name, 'must be at least 12 characters long');
+  return raw;
+};
+
+const email: Parser<string | undefined> = (raw, name) => {
+  if (raw.trim() === '') return undefined;
+  if (!/^[^\s@]+@[^\s@]+$/.test(raw.trim())) throw new ConfigError(name, `must be an e-mail address`);
+  return raw.trim().toLowerCase();
+};
+
+/** Where a fresh install keeps its data: the service location for root, the user's data folder otherwise. */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string {
+  if (platform === 'win32') return path.join(env.PROGRAMDATA ?? 'C:\\ProgramData', 'Stellwerk');
+  if (platform === 'darwin') return path.join(os.homedir(), 'Library', 'Application Support', 'Stellwerk');
+  // As root the embedded PostgreSQL runs as the `postgres` user, which cannot enter /root.
+  if (process.getuid?.() === 0) return '/var/lib/stellwerk';
+  return path.join(env.XDG_DATA_HOME ?? path.join(os.homedir(), '.local', 'share'), 'stellwerk');
+}
+
+function variable<K extends keyof Config>(v: EnvVariable<K>): EnvVariable<K> {
+  return v;
+}
+
+const constant =
+  <T>(value: T) =>
+  (): T =>
+    value;
+
+export const ENV_VARIABLES = [
+  variable({
+    name: 'STELLWERK_DATA_DIR',
+    key: 'dataDir',
+    description: 'Data directory (embedded PostgreSQL, secrets key, spool).',
+    defaultText: 'root: `/var/lib/stellwerk`; Linux: `$XDG_DATA_HOME/stellwerk`; macOS: `~/Library/Application Support/Stellwerk`; Windows: `%PROGRAMDATA%\\Stellwerk`',
+    default: (env) => defaultDataDir(env),
+    parse: (raw, name) => path.resolve(text(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_HTTP_HOST',
+    key: 'httpHost',
+    description: 'Address the HTTP server binds to.',
+    defaultText: '`0.0.0.0`',
+    default: constant('0.0.0.0'),
+    parse: text,
+  }),
+  variable({
+    name: 'STELLWERK_HTTP_PORT',
+    key: 'httpPort',
+    description: 'HTTP port (API, console, health, metrics). 0 picks a free port and logs it.',
+    defaultText: '`8080`',
+    default: constant(8080),
+    parse: port,
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_PORT',
+    key: 'mqttPort',
+    description: 'MQTT port of the embedded broker. 0 picks a free port.',
+    defaultText: '`1883`',
+    default: constant(1883),
+    parse: port,
+  }),
+  variable({
+    name: 'STELLWERK_PG_PORT',
+    key: 'pgPort',
+    description: 'Port of the embedded PostgreSQL (ignored with `DATABASE_URL`). 0 picks a free port.',
+    defaultText: '`5433`',
+    default: constant(5433),
+    parse: port,
+  }),
+  variable({
+    name: 'DATABASE_URL',
+    key: 'databaseUrl',
+    description: 'External PostgreSQL (`postgres://user:pass@host:port/db`). Unset: embedded PostgreSQL.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: optionalUrl(['postgres:', 'postgresql:']),
+  }),
+  variable({
+    name: 'STELLWERK_PUBLIC_URL',
+    key: 'publicUrl',
+    description: 'URL users reach Stellwerk through (webhook URLs, OAuth redirect_uri check, links).',
+    defaultText: '`http://localhost:<STELLWERK_HTTP_PORT>`',
+    default: (env) => `http://localhost:${env.STELLWERK_HTTP_PORT?.trim() || '8080'}`,
+    parse: url(['http:', 'https:']),
+  }),
+  variable({
+    name: 'STELLWERK_ADMIN_EMAIL',
+    key: 'adminEmail',
+    description: 'First admin created on an empty database (with `STELLWERK_ADMIN_PASSWORD`).',
+    defaultText: 'unset: a one-time setup token is printed at start',
+    default: constant(undefined),
+    parse: email,
+  }),
+  variable({
+    name: 'STELLWERK_ADMIN_PASSWORD',
+    key: 'adminPassword',
+    description: 'Password of that first admin (at least 12 characters).',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: password,
+  }),
+  variable({
+    name: 'STELLWERK_LOG_LEVEL',
+    key: 'logLevel',
+    description: 'fatal, error, warn, info, debug, trace or silent.',
+    defaultText: '`info`',
+    default: constant<LogLevel>('info'),
+    parse: logLevel,
+  }),
+  variable({
+    name: 'STELLWERK_NODE_NAME',
+    key: 'nodeName',
+    description: 'Name of this server node in `/xapi/v1/health`.',
+    defaultText: 'host name and process id',
+    default: () => `${os.hostname()}-${process.pid}`,
+    parse: text,
+  }),
+  variable({
+    name: 'STELLWERK_BODY_LIMIT_BYTES',
+    key: 'bodyLimitBytes',
+    description: 'Largest accepted request body; larger bodies get 413.',
+    defaultText: '`1048576`',
+    default: constant(1_048_576),
+    parse: integer(1024, 1_073_741_824),
+  }),
+  variable({
+    name: 'STELLWERK_RATE_LIMIT_MAX',
+    key: 'rateLimitMax',
+    description: 'API calls allowed per client (token, API key or address) per window; then 429.',
+    defaultText: '`1200`',
+    default: constant(1200),
+    parse: integer(1, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_RATE_LIMIT_WINDOW_MS',
+    key: 'rateLimitWindowMs',
+    description: 'Length of the rate-limit window in milliseconds.',
+    defaultText: '`60000`',
+    default: constant(60_000),
+    parse: integer(100, 86_400_000),
+  }),
+  variable({
+    name: 'STELLWERK_LOGIN_MAX_FAILURES',
+    key: 'loginMaxFailures',
+    description: 'Failed logins per account or per client before logins are refused for a while.',
+    defaultText: '`10`',
+    default: constant(10),
+    parse: integer(1, 1000),
+  }),
+  variable({
+    name: 'STELLWERK_LOGIN_LOCK_MS',
+    key: 'loginLockMs',
+    description: 'How long logins stay refused after too many failures, in milliseconds.',
+    defaultText: '`900000` (15 min)',
+    default: constant(900_000),
+    parse: integer(1000, 86_400_000),
+  }),
+  variable({
+    name: 'STELLWERK_TOKEN_TTL_SECONDS',
+    key: 'tokenTtlSeconds',
+    description: 'Lifetime of bearer tokens from `POST /xapi/v1/auth/login`.',
+    defaultText: '`43200` (12 h)',
+    default: constant(43_200),
+    parse: integer(60, 31_536_000),
+  }),
+  variable({
+    name: 'STELLWERK_SESSION_TTL_SECONDS',
+    key: 'sessionTtlSeconds',
+    description: 'Lifetime of console cookie sessions.',
+    defaultText: '`43200` (12 h)',
+    default: constant(43_200),
+    parse: integer(60, 31_536_000),
+  }),
+  variable({
+    name: 'STELLWERK_HEARTBEAT_INTERVAL_MS',
+    key: 'heartbeatIntervalMs',
+    description: 'How often each node writes its heartbeat to PostgreSQL.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(100, 600_000),
+  }),
+  variable({
+    name: 'STELLWERK_NODE_FAULTY_AFTER_MS',
+    key: 'nodeFaultyAfterMs',
+    description: 'A node silent for this long is reported faulty by `/xapi/v1/health`.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(100, 3_600_000),
+  }),
+  variable({
+    name: 'STELLWERK_SHUTDOWN_GRACE_MS',
+    key: 'shutdownGraceMs',
+    description: 'How long a shutdown waits for open requests to finish.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(0, 600_000),
+  }),
+  variable({
+    name: 'STELLWERK_SECRET_KEY',
+    key: 'secretKey',
+    description:
+      'Key (32 bytes, base64) that encrypts TOTP seeds and OAuth client secrets. Every node of one database needs the same key.',
+    defaultText: 'generated once into `<STELLWERK_DATA_DIR>/secret.key`',
+    default: constant(undefined),
+    parse: (raw, name) => {
+      const key = Buffer.from(raw.trim(), 'base64');
+      if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes encoded as base64');
+      return key;
+    },
+  }),
+] as const;
+
+/** Reads and validates the environment; throws `ConfigError` naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const config: Partial<Record<keyof Config, unknown>> = {};
+  for (const v of ENV_VARIABLES) {
+    const raw = env[v.name];
+    config[v.key] = raw === undefined ? v.default(env) : v.parse(raw, v.name);
+  }
+  const result = config as Config;
+  if (result.adminPassword && !result.adminEmail) {
+    throw new ConfigError('STELLWERK_ADMIN_EMAIL', 'must be set when STELLWERK_ADMIN_PASSWORD is set');
+  }
+  if (result.adminEmail && !result.adminPassword) {
+    throw new ConfigError('STELLWERK_ADMIN_PASSWORD', 'must be set when STELLWERK_ADMIN_EMAIL is set');
+  }
+  return result;
+}

@@ -1,0 +1,33 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { SecretBox } from './platform/crypto/secret-box.js';
+import type { Lifecycle } from './platform/lifecycle.js';
+import type { Metrics } from './platform/metrics.js';
+
+/** What every domain module receives: infrastructure, never another domain's tables. */
+export interface AppContext {
+  config: Config;
+  orm: MikroORM;
+  /** The request's EntityManager (RequestContext); background work forks its own. */
+  em: () => EntityManager;
+  log: FastifyBaseLogger;
+  secretBox: SecretBox;
+  metrics: Metrics;
+  /** Injectable so tests control time (TOTP, expiry, heartbeats). */
+  clock: () => Date;
+  /** This server process's id in `server_nodes`. */
+  nodeId: string;
+  /** Background parts domains add (heartbeat, jobs …); main.ts starts them after migrations. */
+  lifecycle: Lifecycle[];
+}
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;

@@ -1,0 +1,78 @@
+import pino from 'pino';
+import { buildServer } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { ENTITIES } from './entities.js';
+import { SecretBox } from './platform/crypto/secret-box.js';
+import { loadSecretKey } from './platform/crypto/secret-key.js';
+import { withAdvisoryLock } from './platform/db/advisory-lock.js';
+import { openDatabase } from './platform/db/database.js';
+import { StartupError } from './platform/db/embedded-postgres.js';
+import { migrateUp, openOrm } from './platform/db/orm.js';
+import { LifecycleRunner } from './platform/lifecycle.js';
+import { VERSION } from './version.js';
+import { RequestContext } from '@mikro-orm/postgresql';
+
+const MIGRATION_LOCK = 0x5354_4c57; // "STLW"
+
+/** Process entry: config → database → migrations → HTTP → background parts; reverse on SIGTERM. */
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel, base: { node: config.nodeName } });
+  const runner = new LifecycleRunner(log);
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 15_000);
+    force.unref();
+    void runner.stopAll().then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+
+  const database = await openDatabase(config, log);
+  await runner.start({ name: 'database', start: async () => {}, stop: () => database.close() });
+
+  const orm = await openOrm({ clientUrl: database.url, entities: ENTITIES, log });
+  await runner.start({ name: 'orm', start: async () => {}, stop: () => orm.close() });
+
+  const secretBox = new SecretBox(await loadSecretKey(config.secretKey, config.dataDir));
+  const { app, ctx, services } = await buildServer({ config, orm, secretBox, logger: log });
+
+  const boot = await withAdvisoryLock(database.url, MIGRATION_LOCK, async () => {
+    const applied = await migrateUp(orm);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+    return RequestContext.create(orm.em, () => services.bootstrap.run(config, log));
+  });
+  if (boot.setupToken) {
+    log.warn(
+      { onboarding: `${config.publicUrl}/onboarding?token=${boot.setupToken}` },
+      `No admin exists yet. Open the console and enter this one-time setup token: ${boot.setupToken}`,
+    );
+  }
+
+  for (const part of ctx.lifecycle) await runner.start(part);
+
+  await runner.start({
+    name: 'http',
+    start: async () => {
+      await app.listen({ host: config.httpHost, port: config.httpPort });
+    },
+    // close() stops accepting at once and waits for in-flight requests; the grace timer bounds it.
+    stop: () => Promise.race([app.close(), new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs).unref())]),
+  });
+  const address = app.server.address();
+  const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
+  log.info(
+    { version: VERSION, httpPort, embeddedDatabase: database.embedded, startupMs: Math.round(performance.now() - startedAt) },
+    `Stellwerk is ready on http://${config.httpHost === '0.0.0.0' ? 'localhost' : config.httpHost}:${httpPort}`,
+  );
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof StartupError) {
+    console.error(`Stellwerk cannot start: ${error.message}`);
+  } else {
+    console.error('Stellwerk failed to start', error);
+  }
+  process.exit(1);
+});

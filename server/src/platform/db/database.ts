@@ -1,0 +1,23 @@
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import { EmbeddedDatabase } from './embedded-postgres.js';
+
+export interface Database {
+  url: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** The external database from DATABASE_URL, or the embedded cluster in the data directory. */
+export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+  if (config.databaseUrl) return { url: config.databaseUrl, embedded: false, close: async () => {} };
+  const embedded = new EmbeddedDatabase({
+    dataDir: path.resolve(config.dataDir),
+    port: config.pgPort,
+    database: 'stellwerk',
+    log,
+  });
+  const url = await embedded.start();
+  return { url, embedded: true, close: () => embedded.stop() };
+}

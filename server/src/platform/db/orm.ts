@@ -1,0 +1,55 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Logger } from 'pino';
+
+/** `<repo>/migrations` from the sources, `<repo>/dist/migrations` from the build: four levels up either way. */
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../migrations');
+
+export interface OrmOptions {
+  clientUrl: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  entities: EntitySchema<any>[];
+  log?: Logger;
+  poolMax?: number;
+}
+
+export function ormConfig(options: OrmOptions): Options {
+  return {
+    clientUrl: options.clientUrl,
+    entities: options.entities,
+    extensions: [Migrator],
+    forceUtcTimezone: true,
+    discovery: { warnWhenNoEntities: true },
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    debug: false,
+    allowGlobalContext: false,
+    migrations: {
+      path: MIGRATIONS_DIR,
+      glob: '!(*.d).{js,ts}',
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      emit: 'ts',
+      fileName: (timestamp: string, name?: string) => `Migration${timestamp}${name ? `_${name}` : ''}`,
+    },
+    logger: (message: string) => options.log?.debug({ orm: message }, 'orm'),
+  };
+}
+
+export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  return MikroORM.init(ormConfig(options));
+}
+
+/** Applies pending migrations; returns their names. */
+export async function migrateUp(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.getMigrator().up();
+  return applied.map((m) => m.name);
+}
+
+/** SQL that would bring the database in line with the entities; empty when migrations match. */
+export async function schemaDrift(orm: MikroORM): Promise<string> {
+  return (await orm.getSchemaGenerator().getUpdateSchemaSQL({ wrap: false })).trim();
+}

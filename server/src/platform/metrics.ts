@@ -1,0 +1,43 @@
+import client from 'prom-client';
+import type { FastifyInstance } from 'fastify';
+
+/** One registry per server instance, so tests can run several in one process. */
+export class Metrics {
+  readonly registry = new client.Registry();
+  readonly httpDuration: client.Histogram<'method' | 'route' | 'status'>;
+
+  constructor(labels: Record<string, string> = {}) {
+    this.registry.setDefaultLabels(labels);
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'stellwerk_' });
+    this.httpDuration = new client.Histogram({
+      name: 'stellwerk_http_request_duration_seconds',
+      help: 'HTTP request latency by route template',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+  }
+
+  counter<L extends string>(name: string, help: string, labelNames: L[] = []): client.Counter<L> {
+    return new client.Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  gauge<L extends string>(name: string, help: string, labelNames: L[] = []): client.Gauge<L> {
+    return new client.Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  register(app: FastifyInstance): void {
+    app.addHook('onResponse', async (request, reply) => {
+      // Label by route template, never the raw URL: ids would explode the series count.
+      const route = request.routeOptions.url ?? 'unmatched';
+      this.httpDuration.observe(
+        { method: request.method, route, status: String(reply.statusCode) },
+        reply.elapsedTime / 1000,
+      );
+    });
+    app.get('/metrics', { config: { auth: 'public' }, schema: { hide: true } }, async (_request, reply) => {
+      reply.header('content-type', this.registry.contentType);
+      return this.registry.metrics();
+    });
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The permission catalogue. Names the spec writes are kept exactly (`virtualDevice.manage`,
+ * `VirtualDevice.read`, `IotHub.manage`, `Integration.manage`, `UserManagement.create`); the rest follow
+ * `<resource>.read` / `<resource>.manage`. Comparison is case-insensitive.
+ */
+
+const RESOURCES = [
+  'account',
+  'announcement',
+  'user',
+  'role',
+  'apiKey',
+  'permissionScope',
+  'deviceTemplate',
+  'deviceDriver',
+  'connector',
+  'digitalTwin',
+  'state',
+  'timeseries',
+  'dashboard',
+  'rule',
+  'alarmLog',
+  'alarmReport',
+  'connectorMonitoring',
+  'integrationFlow',
+  'filter',
+  'transformer',
+  'exportPlan',
+  'gateway',
+  'job',
+  'smartGroup',
+] as const;
+
+export const PERMISSIONS: readonly string[] = [
+  'all.manage',
+  'all.read',
+  'virtualDevice.manage',
+  'VirtualDevice.read',
+  'Integration.manage',
+  'IotHub.manage',
+  'IotHub.read',
+  'UserManagement.create',
+  ...RESOURCES.flatMap((r) => [`${r}.read`, `${r}.manage`]),
+];
+
+const CANONICAL = new Map(PERMISSIONS.map((p) => [p.toLowerCase(), p]));
+
+/** What holding a permission also grants, besides `X.manage` → `X.read`. */
+const IMPLIES: Record<string, string[]> = {
+  'integration.manage': ['connector.manage', 'integrationflow.manage', 'filter.manage', 'transformer.manage'],
+  'iothub.manage': ['iothub.read'],
+  'user.manage': ['usermanagement.create'],
+  'digitaltwin.manage': ['state.manage', 'timeseries.read'],
+  'digitaltwin.read': ['state.read', 'timeseries.read'],
+};
+
+export const canonicalPermission = (name: string): string | undefined => CANONICAL.get(name.toLowerCase());
+
+/** Expands held permissions into every permission they grant (lower-cased). */
+export function expandPermissions(held: Iterable<string>): Set<string> {
+  const granted = new Set<string>();
+  const queue = [...held].map((p) => p.toLowerCase());
+  while (queue.length > 0) {
+    const p = queue.pop()!;
+    if (granted.has(p)) continue;
+    granted.add(p);
+    if (p.endsWith('.manage')) queue.push(p.replace(/\.manage$/, '.read'));
+    queue.push(...(IMPLIES[p] ?? []));
+  }
+  return granted;
+}
+
+/** Whether an expanded permission set grants `required`. */
+export function grants(granted: ReadonlySet<string>, required: string): boolean {
+  const r = required.toLowerCase();
+  if (granted.has('all.manage') || granted.has(r)) return true;
+  return r.endsWith('.read') && granted.has('all.read');
+}
+
+/** The hub API accepts only keys holding one of these (spec 3.6.4). */
+export const HUB_PERMISSIONS = ['IotHub.manage', 'IotHub.read', 'all.manage'];
+
+export interface BuiltInRole {
+  name: string;
+  description: string;
+  permissions: string[];
+}
+
+export const BUILT_IN_ROLES: BuiltInRole[] = [
+  { name: 'Administrator', description: 'Everything in the account and its sub-accounts.', permissions: ['all.manage'] },
+  { name: 'AccountReader', description: 'Reads everything, changes nothing.', permissions: ['all.read'] },
+  {
+    name: 'Digital Twin Manager',
+    description: 'Manages digital twins, their states, rules and dashboards; reads devices.',
+    permissions: [
+      'digitalTwin.manage',
+      'dashboard.manage',
+      'rule.manage',
+      'alarmLog.read',
+      'VirtualDevice.read',
+      'deviceTemplate.read',
+      'connector.read',
+    ],
+  },
+  {
+    name: 'User Manager',
+    description: 'Creates and manages users, roles and access areas.',
+    permissions: ['user.manage', 'UserManagement.create', 'role.manage', 'permissionScope.manage', 'account.read'],
+  },
+];

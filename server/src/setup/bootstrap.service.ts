@@ -1,0 +1,71 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import type { AccountService } from '../accounts/account.service.js';
+import { Account } from '../accounts/account.entity.js';
+import { randomToken, safeEqual, sha256 } from '../platform/crypto/tokens.js';
+import type { RoleService } from '../roles/role.service.js';
+import type { UserService } from '../users/user.service.js';
+import type { User } from '../users/user.entity.js';
+import { SystemSetting } from './system-setting.entity.js';
+import { errors } from '../platform/errors.js';
+
+const ONBOARDING_KEY = 'onboarding_token_sha256';
+
+export interface BootstrapResult {
+  rootAccountId: string;
+  /** Set when the instance has no admin yet and no STELLWERK_ADMIN_*: print it once. */
+  setupToken?: string;
+}
+
+/** First start: root account, built-in roles, and the first admin or a one-time onboarding token. */
+export class BootstrapService {
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly accounts: AccountService,
+    private readonly roles: RoleService,
+    private readonly users: UserService,
+  ) {}
+
+  async run(config: Config, log: FastifyBaseLogger): Promise<BootstrapResult> {
+    await this.roles.ensureBuiltIns();
+    let root = await this.em().findOne(Account, { parent: null }, { orderBy: { createdAt: 'asc' } });
+    if (!root) {
+      root = await this.accounts.createRoot('Stellwerk');
+      log.info({ accountId: root.id }, 'created the root account');
+    }
+    if ((await this.users.count()) > 0) return { rootAccountId: root.id };
+
+    if (config.adminEmail && config.adminPassword) {
+      await this.createAdmin(root.id, config.adminEmail, config.adminPassword, 'Administrator');
+      log.info({ email: config.adminEmail }, 'created the first admin from STELLWERK_ADMIN_EMAIL');
+      return { rootAccountId: root.id };
+    }
+    // A fresh token each start: only the hash is stored, so an old printed token stops working.
+    const setupToken = randomToken(24);
+    await this.em().upsert(SystemSetting, { key: ONBOARDING_KEY, value: sha256(setupToken), updatedAt: new Date() });
+    return { rootAccountId: root.id, setupToken };
+  }
+
+  async onboardingOpen(): Promise<boolean> {
+    return (await this.users.count()) === 0;
+  }
+
+  /** Creates the first admin if the token matches and no user exists yet; the token is then spent. */
+  async onboard(token: string, input: { email: string; password: string; name?: string }): Promise<User> {
+    const stored = await this.em().findOne(SystemSetting, { key: ONBOARDING_KEY });
+    if (!stored || typeof stored.value !== 'string' || !safeEqual(stored.value, sha256(token))) {
+      throw errors.forbidden('INVALID_SETUP_TOKEN', 'The setup token is not valid');
+    }
+    if (!(await this.onboardingOpen())) throw errors.conflict('ALREADY_ONBOARDED', 'The first admin exists already');
+    const root = await this.em().findOneOrFail(Account, { parent: null }, { orderBy: { createdAt: 'asc' } });
+    const user = await this.createAdmin(root.id, input.email, input.password, input.name ?? 'Administrator');
+    await this.em().nativeDelete(SystemSetting, { key: ONBOARDING_KEY });
+    return user;
+  }
+
+  private async createAdmin(accountId: string, email: string, password: string, name: string): Promise<User> {
+    const role = await this.roles.builtIn('Administrator');
+    return this.users.create({ accountId, email, password, name, roleIds: role ? [role.id] : [] });
+  }
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildServer } from '../../../server/src/app.js';
+import { loadConfig, type Config } from '../../../server/src/config.js';
+import type { App, AppContext } from '../../../server/src/context.js';
+import { ENTITIES } from '../../../server/src/entities.js';
+import { SecretBox } from '../../../server/src/platform/crypto/secret-box.js';
+import { openOrm } from '../../../server/src/platform/db/orm.js';
+import type { Services } from '../../../server/src/services.js';
+import { createTestDatabase } from './database.js';
+
+export const ADMIN_EMAIL = 'admin@stellwerk.test';
+export const ADMIN_PASSWORD = 'correct horse battery staple';
+
+export interface TestApp {
+  app: App;
+  ctx: AppContext;
+  services: Services;
+  orm: MikroORM;
+  config: Config;
+  rootAccountId: string;
+  /** Runs service code inside a fresh ORM context, as a request would. */
+  withContext<T>(fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: () => Date;
+}
+
+/** The real server against a fresh database; requests go through `app.inject`. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const db = await createTestDatabase();
+  const config = loadConfig({
+    STELLWERK_DATA_DIR: path.join(os.tmpdir(), 'stellwerk-test-unused'),
+    DATABASE_URL: db.url,
+    STELLWERK_ADMIN_EMAIL: ADMIN_EMAIL,
+    STELLWERK_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    STELLWERK_LOG_LEVEL: 'silent',
+    STELLWERK_RATE_LIMIT_MAX: '100000',
+    ...options.env,
+  });
+  const orm = await openOrm({ clientUrl: db.url, entities: ENTITIES, poolMax: 5 });
+  const { app, ctx, services } = await buildServer({
+    config,
+    orm,
+    secretBox: new SecretBox(randomBytes(32)),
+    logger: false,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const withContext = <T>(fn: () => Promise<T>) => RequestContext.create(orm.em.fork(), fn);
+  const boot = await withContext(() => services.bootstrap.run(config, app.log));
+  await app.ready();
+  return {
+    app,
+    ctx,
+    services,
+    orm,
+    config,
+    rootAccountId: boot.rootAccountId,
+    withContext,
+    close: async () => {
+      await app.close();
+      await orm.close();
+      await db.drop();
+    },
+  };
+}
+
+export const json = <T = Record<string, unknown>>(response: LightMyRequestResponse): T => response.json<T>();
