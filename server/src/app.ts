@@ -4,15 +4,17 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
-import type { App, AppContext } from './context.js';
+import type { App, AppContext, RouteInfo } from './context.js';
 import { authHook, createAuthenticator } from './auth/authenticate.js';
+import { CredentialFailureLimiter } from './auth/credential-failures.js';
+import { csrfGuard } from './auth/csrf.js';
 import { newId } from './platform/crypto/ids.js';
 import type { SecretBox } from './platform/crypto/secret-box.js';
 import { sha256 } from './platform/crypto/tokens.js';
 import { errors } from './platform/errors.js';
-import { registerErrorHandling } from './platform/http/error-handler.js';
+import { registerErrorHandling, toErrorReply } from './platform/http/error-handler.js';
 import { assertSafeInput } from './platform/http/input-guard.js';
 import { ErrorBody } from './platform/http/schemas.js';
 import { registerValidation } from './platform/http/validation.js';
@@ -31,16 +33,23 @@ export interface ServerDeps {
 }
 
 /** Everything wired: used by main.ts and by the tests (which pass a test database and clock). */
-export async function buildServer(deps: ServerDeps): Promise<{ app: App; ctx: AppContext; services: Services }> {
+export async function buildServer(
+  deps: ServerDeps,
+): Promise<{ app: App; ctx: AppContext; services: Services }> {
   const { config, orm } = deps;
   const fastify = Fastify({
     ...(typeof deps.logger === 'object' && 'child' in deps.logger
       ? { loggerInstance: deps.logger as FastifyBaseLogger }
-      : { logger: deps.logger as boolean | Record<string, unknown> }),
+      : { logger: deps.logger }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: false,
     genReqId: () => newId(),
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    // Router-level refusals (malformed URL, over-long parameter) get the same error body as the rest.
+    frameworkErrors: (error, _request, reply) => {
+      const { status, body, headers } = toErrorReply(error);
+      void (reply as unknown as FastifyReply).status(status).headers(headers).send(body);
+    },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -56,8 +65,20 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: App; ctx: Ap
     clock: deps.clock ?? (() => new Date()),
     nodeId: deps.nodeId ?? newId(),
     lifecycle: [],
+    routes: [],
   };
 
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      ctx.routes.push({
+        method,
+        url: route.url,
+        config: (route.config ?? {}) as RouteInfo['config'],
+        schema: route.schema as RouteInfo['schema'],
+      });
+    }
+  });
   registerValidation(app);
   registerErrorHandling(app);
   app.addSchema(ErrorBody);
@@ -80,7 +101,9 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: App; ctx: Ap
     },
   });
   await app.register(swaggerUi, { routePrefix: '/xapi/v1/docs', uiConfig: { deepLinking: true } });
-  app.get('/xapi/v1/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, () => app.swagger());
+  app.get('/xapi/v1/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, () =>
+    app.swagger(),
+  );
 
   // Each request gets its own EntityManager; identity maps never leak between requests.
   app.addHook('onRequest', (_request, _reply, done) => RequestContext.create(orm.em, done));
@@ -106,7 +129,11 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: App; ctx: Ap
   });
 
   // Per route, after the rate limiter's own per-route hook: limited clients never reach the database.
-  const authenticate = authHook(createAuthenticator(ctx.em));
+  const failures = new CredentialFailureLimiter(config.authFailuresPerAddress, config.rateLimitWindowMs, () =>
+    ctx.clock().getTime(),
+  );
+  const authenticate = authHook(createAuthenticator(ctx.em, ctx.clock), failures);
+  app.addHook('onRequest', csrfGuard(config.publicUrl));
   app.addHook('onRoute', (route) => {
     const existing = route.onRequest ? [route.onRequest].flat() : [];
     route.onRequest = [...existing, authenticate];

@@ -24,7 +24,9 @@ export interface Config {
   bodyLimitBytes: number;
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  authFailuresPerAddress: number;
   loginMaxFailures: number;
+  loginMaxFailuresPerClient: number;
   loginLockMs: number;
   tokenTtlSeconds: number;
   sessionTtlSeconds: number;
@@ -32,6 +34,8 @@ export interface Config {
   nodeFaultyAfterMs: number;
   shutdownGraceMs: number;
   secretKey: Buffer | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
 }
 
 export class ConfigError extends Error {
@@ -61,7 +65,8 @@ const integer =
   (raw, name) => {
     if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
     const value = Number(raw);
-    if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+    if (value < min || value > max)
+      throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
     return value;
   };
 
@@ -71,8 +76,6 @@ const text: Parser<string> = (raw, name) => {
   if (raw.trim() === '') throw new ConfigError(name, 'must not be empty');
   return raw.trim();
 };
-
-const optionalText: Parser<string | undefined> = (raw) => (raw.trim() === '' ? undefined : raw.trim());
 
 const url =
   (protocols: string[]): Parser<string> =>
@@ -114,12 +117,18 @@ const email: Parser<string | undefined> = (raw, name) => {
 };
 
 /** Where a fresh install keeps its data: the service location for root, the user's data folder otherwise. */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string {
-  if (platform === 'win32') return path.join(env.PROGRAMDATA ?? 'C:\\ProgramData', 'Stellwerk');
-  if (platform === 'darwin') return path.join(os.homedir(), 'Library', 'Application Support', 'Stellwerk');
+export function defaultDataDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform = process.platform,
+  uid = process.getuid?.(),
+): string {
+  // win32/posix joins so the result is right for `platform`, whatever machine computes it.
+  if (platform === 'win32') return path.win32.join(env.PROGRAMDATA ?? 'C:\\ProgramData', 'Stellwerk');
+  if (platform === 'darwin')
+    return path.posix.join(os.homedir(), 'Library', 'Application Support', 'Stellwerk');
   // As root the embedded PostgreSQL runs as the `postgres` user, which cannot enter /root.
-  if (process.getuid?.() === 0) return '/var/lib/stellwerk';
-  return path.join(env.XDG_DATA_HOME ?? path.join(os.homedir(), '.local', 'share'), 'stellwerk');
+  if (uid === 0) return '/var/lib/stellwerk';
+  return path.posix.join(env.XDG_DATA_HOME ?? path.posix.join(os.homedir(), '.local', 'share'), 'stellwerk');
 }
 
 function variable<K extends keyof Config>(v: EnvVariable<K>): EnvVariable<K> {
@@ -136,7 +145,8 @@ export const ENV_VARIABLES = [
     name: 'STELLWERK_DATA_DIR',
     key: 'dataDir',
     description: 'Data directory (embedded PostgreSQL, secrets key, spool).',
-    defaultText: 'root: `/var/lib/stellwerk`; Linux: `$XDG_DATA_HOME/stellwerk`; macOS: `~/Library/Application Support/Stellwerk`; Windows: `%PROGRAMDATA%\\Stellwerk`',
+    defaultText:
+      'root: `/var/lib/stellwerk`; Linux: `$XDG_DATA_HOME/stellwerk`; macOS: `~/Library/Application Support/Stellwerk`; Windows: `%PROGRAMDATA%\\Stellwerk`',
     default: (env) => defaultDataDir(env),
     parse: (raw, name) => path.resolve(text(raw, name)),
   }),
@@ -245,12 +255,29 @@ export const ENV_VARIABLES = [
     parse: integer(100, 86_400_000),
   }),
   variable({
+    name: 'STELLWERK_AUTH_FAILURES_PER_ADDRESS',
+    key: 'authFailuresPerAddress',
+    description:
+      'Requests with an invalid token or API key one client address may send per rate-limit window; then 429.',
+    defaultText: '`100`',
+    default: constant(100),
+    parse: integer(1, 10_000_000),
+  }),
+  variable({
     name: 'STELLWERK_LOGIN_MAX_FAILURES',
     key: 'loginMaxFailures',
-    description: 'Failed logins per account or per client before logins are refused for a while.',
+    description: 'Failed logins per account (e-mail) before logins to it are refused for a while.',
     defaultText: '`10`',
     default: constant(10),
     parse: integer(1, 1000),
+  }),
+  variable({
+    name: 'STELLWERK_LOGIN_MAX_FAILURES_PER_CLIENT',
+    key: 'loginMaxFailuresPerClient',
+    description: 'Failed logins per client address (any e-mail) before that address is refused for a while.',
+    defaultText: '`50`',
+    default: constant(50),
+    parse: integer(1, 100_000),
   }),
   variable({
     name: 'STELLWERK_LOGIN_LOCK_MS',
@@ -312,6 +339,23 @@ export const ENV_VARIABLES = [
       if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes encoded as base64');
       return key;
     },
+  }),
+  variable({
+    name: 'STELLWERK_SMTP_URL',
+    key: 'smtpUrl',
+    description:
+      'SMTP server for mail (`smtp://user:pass@host:587`, `smtps://…:465`). Unset: no mail is sent; invitation links are logged instead.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: optionalUrl(['smtp:', 'smtps:']),
+  }),
+  variable({
+    name: 'STELLWERK_MAIL_FROM',
+    key: 'mailFrom',
+    description: 'Sender of mail from Stellwerk (`Name <address>` or an address).',
+    defaultText: '`Stellwerk <no-reply@localhost>`',
+    default: constant('Stellwerk <no-reply@localhost>'),
+    parse: text,
   }),
 ] as const;
 

@@ -6,6 +6,14 @@ import type { Config } from './config.js';
 import type { SecretBox } from './platform/crypto/secret-box.js';
 import type { Lifecycle } from './platform/lifecycle.js';
 import type { Metrics } from './platform/metrics.js';
+import type { RouteConfig } from './platform/http/route-config.js';
+
+export interface RouteInfo {
+  method: string;
+  url: string;
+  config: Partial<RouteConfig>;
+  schema: Record<string, unknown> | undefined;
+}
 
 /** What every domain module receives: infrastructure, never another domain's tables. */
 export interface AppContext {
@@ -20,6 +28,8 @@ export interface AppContext {
   clock: () => Date;
   /** This server process's id in `server_nodes`. */
   nodeId: string;
+  /** Every registered route with its config and schema; generated tests walk this table. */
+  routes: RouteInfo[];
   /** Background parts domains add (heartbeat, jobs …); main.ts starts them after migrations. */
   lifecycle: Lifecycle[];
 }

@@ -2,11 +2,13 @@ import { AccountSchema } from './accounts/account.entity.js';
 import { AnnouncementSchema, AnnouncementStateSchema } from './accounts/announcement.entity.js';
 import { ApiKeySchema } from './api-keys/api-key.entity.js';
 import { LoginThrottleSchema, SessionSchema } from './auth/session.entity.js';
+import { OAuthLoginStateSchema } from './auth/oidc/login-state.entity.js';
 import { ServerNodeSchema } from './health/node.entity.js';
 import { PermissionScopeSchema } from './permission-scopes/permission-scope.entity.js';
 import { RoleSchema } from './roles/role.entity.js';
 import { SystemSettingSchema } from './setup/system-setting.entity.js';
 import { FederatedIdentitySchema, RecoveryCodeSchema, UserSchema } from './users/user.entity.js';
+import { UserInvitationSchema } from './users/invitation.entity.js';
 
 /** Every entity schema; MikroORM discovers exactly these. */
 export const ENTITIES = [
@@ -23,4 +25,6 @@ export const ENTITIES = [
   UserSchema,
   RecoveryCodeSchema,
   FederatedIdentitySchema,
+  UserInvitationSchema,
+  OAuthLoginStateSchema,
 ];

@@ -6,7 +6,8 @@ import { SecretBox } from './platform/crypto/secret-box.js';
 import { loadSecretKey } from './platform/crypto/secret-key.js';
 import { withAdvisoryLock } from './platform/db/advisory-lock.js';
 import { openDatabase } from './platform/db/database.js';
-import { StartupError } from './platform/db/embedded-postgres.js';
+import { ensureWritableDataDir } from './platform/db/data-dir.js';
+import { StartupError } from './platform/db/startup-error.js';
 import { migrateUp, openOrm } from './platform/db/orm.js';
 import { LifecycleRunner } from './platform/lifecycle.js';
 import { VERSION } from './version.js';
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { node: config.nodeName } });
   const runner = new LifecycleRunner(log);
+  stopOnStartupFailure = () => runner.stopAll();
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 15_000);
@@ -29,10 +31,14 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
 
+  // Checked in every mode: the secret key (and later spools) live there even with DATABASE_URL.
+  await ensureWritableDataDir(config.dataDir);
   const database = await openDatabase(config, log);
   await runner.start({ name: 'database', start: async () => {}, stop: () => database.close() });
 
-  const orm = await openOrm({ clientUrl: database.url, entities: ENTITIES, log });
+  const orm = await openOrm({ clientUrl: database.url, entities: ENTITIES, log }).catch((error: unknown) => {
+    throw database.embedded ? error : databaseConnectError(error, database.url);
+  });
   await runner.start({ name: 'orm', start: async () => {}, stop: () => orm.close() });
 
   const secretBox = new SecretBox(await loadSecretKey(config.secretKey, config.dataDir));
@@ -55,24 +61,68 @@ async function main(): Promise<void> {
   await runner.start({
     name: 'http',
     start: async () => {
-      await app.listen({ host: config.httpHost, port: config.httpPort });
+      try {
+        await app.listen({ host: config.httpHost, port: config.httpPort });
+      } catch (error) {
+        throw httpListenError(error, config.httpHost, config.httpPort);
+      }
     },
     // close() stops accepting at once and waits for in-flight requests; the grace timer bounds it.
-    stop: () => Promise.race([app.close(), new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs).unref())]),
+    stop: () =>
+      Promise.race([app.close(), new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs).unref())]),
   });
   const address = app.server.address();
   const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
   log.info(
-    { version: VERSION, httpPort, embeddedDatabase: database.embedded, startupMs: Math.round(performance.now() - startedAt) },
+    {
+      version: VERSION,
+      httpPort,
+      embeddedDatabase: database.embedded,
+      startupMs: Math.round(performance.now() - startedAt),
+    },
     `Stellwerk is ready on http://${config.httpHost === '0.0.0.0' ? 'localhost' : config.httpHost}:${httpPort}`,
   );
 }
 
-main().catch((error: unknown) => {
+/** Names DATABASE_URL and where it points, never its password. */
+function databaseConnectError(error: unknown, url: string): StartupError {
+  const target = new URL(url);
+  const where = `${target.hostname}:${target.port || 5432}${target.pathname}`;
+  const reason = error instanceof Error && error.message ? error.message : String(error);
+  return new StartupError(
+    `DATABASE_URL: cannot connect to PostgreSQL at ${where} as "${decodeURIComponent(target.username)}" (${reason})`,
+  );
+}
+
+function httpListenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new StartupError(
+      `STELLWERK_HTTP_PORT ${port} is already in use on ${host}; set STELLWERK_HTTP_PORT to a free port (0 picks one)`,
+    );
+  }
+  if (code === 'EACCES') {
+    return new StartupError(
+      `STELLWERK_HTTP_PORT ${port} needs privileges this user lacks; use a port above 1023`,
+    );
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new StartupError(`STELLWERK_HTTP_HOST ${host} is not an address of this machine`);
+  }
+  return error;
+}
+
+/** Set once the runner exists: a failed start must still stop what it started (the embedded PostgreSQL). */
+let stopOnStartupFailure: () => Promise<void> = async () => {};
+
+main().catch(async (error: unknown) => {
   if (error instanceof ConfigError || error instanceof StartupError) {
     console.error(`Stellwerk cannot start: ${error.message}`);
   } else {
     console.error('Stellwerk failed to start', error);
   }
+  const force = setTimeout(() => process.exit(1), 15_000);
+  force.unref();
+  await stopOnStartupFailure().catch(() => undefined);
   process.exit(1);
 });

@@ -6,7 +6,11 @@ let token: string;
 
 beforeAll(async () => {
   t = await createTestApp();
-  const login = await t.app.inject({ method: 'POST', url: '/xapi/v1/auth/login', payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+  const login = await t.app.inject({
+    method: 'POST',
+    url: '/xapi/v1/auth/login',
+    payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+  });
   expect(login.statusCode).toBe(200);
   token = json<{ token: string }>(login).token;
 });
@@ -27,13 +31,17 @@ describe('accounts', () => {
     expect(body.retentionMonths).toBe(12.5);
     expect(body.parentId).toBe(t.rootAccountId);
 
-    const one = json<{ hierarchyLevel: number }>(await t.app.inject({ url: `/xapi/v1/accounts/${body.id}`, headers: auth() }));
+    const one = json<{ hierarchyLevel: number }>(
+      await t.app.inject({ url: `/xapi/v1/accounts/${body.id}`, headers: auth() }),
+    );
     expect(one.hierarchyLevel).toBe(1);
   });
 
   it('answers an unauthenticated call with 401 INVALID_TOKEN in the error body', async () => {
     const response = await t.app.inject({ url: '/xapi/v1/accounts' });
     expect(response.statusCode).toBe(401);
-    expect(json(response)).toEqual({ error: { code: 'INVALID_TOKEN', message: expect.any(String), details: [] } });
+    expect(json(response)).toEqual({
+      error: { code: 'INVALID_TOKEN', message: expect.any(String) as string, details: [] },
+    });
   });
 });

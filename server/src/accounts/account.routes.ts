@@ -20,7 +20,11 @@ import {
 
 const tags = ['accounts'];
 
-export function accountDto(account: Account, accounts: AccountService, effectiveUiSettings?: Record<string, unknown>) {
+export function accountDto(
+  account: Account,
+  accounts: AccountService,
+  effectiveUiSettings?: Record<string, unknown>,
+) {
   return {
     id: account.id,
     parentId: account.parent?.id ?? null,
@@ -39,7 +43,10 @@ export function accountDto(account: Account, accounts: AccountService, effective
   };
 }
 
-export const announcementDto = (a: Announcement, extra: { inherited?: boolean; dismissed?: boolean } = {}) => ({
+export const announcementDto = (
+  a: Announcement,
+  extra: { inherited?: boolean; dismissed?: boolean } = {},
+) => ({
   id: a.id,
   accountId: a.account.id,
   title: a.title,
@@ -51,9 +58,14 @@ export const announcementDto = (a: Announcement, extra: { inherited?: boolean; d
   updatedAt: a.updatedAt.toISOString(),
 });
 
-export async function accountRoutes(app: App, _ctx: AppContext, { accounts, announcements }: Services): Promise<void> {
+export async function accountRoutes(
+  app: App,
+  _ctx: AppContext,
+  { accounts, announcements }: Services,
+): Promise<void> {
   const principal = (request: { principal: Principal | null }) => request.principal!;
-  const one = async (account: Account) => accountDto(account, accounts, await accounts.effectiveUiSettings(account));
+  const one = async (account: Account) =>
+    accountDto(account, accounts, await accounts.effectiveUiSettings(account));
 
   app.get(
     '/xapi/v1/accounts',
@@ -84,14 +96,20 @@ export async function accountRoutes(app: App, _ctx: AppContext, { accounts, anno
         response: { 201: AccountReply, ...errorResponses },
       },
     },
-    async (request, reply) => reply.status(201).send(await one(await accounts.create(principal(request), request.body))),
+    async (request, reply) =>
+      reply.status(201).send(await one(await accounts.create(principal(request), request.body))),
   );
 
   app.get(
     '/xapi/v1/accounts/:id',
     {
       config: { auth: 'principal', permission: 'account.read', resource: 'account' },
-      schema: { tags, summary: 'One account, with hierarchyLevel', params: IdParams, response: { 200: AccountReply, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'One account, with hierarchyLevel',
+        params: IdParams,
+        response: { 200: AccountReply, ...errorResponses },
+      },
     },
     async (request) => one(await accounts.reachable(principal(request), request.params.id)),
   );
@@ -100,7 +118,13 @@ export async function accountRoutes(app: App, _ctx: AppContext, { accounts, anno
     '/xapi/v1/accounts/:id',
     {
       config: { auth: 'principal', permission: 'account.manage', resource: 'account' },
-      schema: { tags, summary: 'Update an account', params: IdParams, body: AccountUpdate, response: { 200: AccountReply, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Update an account',
+        params: IdParams,
+        body: AccountUpdate,
+        response: { 200: AccountReply, ...errorResponses },
+      },
     },
     async (request) => one(await accounts.update(principal(request), request.params.id, request.body)),
   );
@@ -109,7 +133,12 @@ export async function accountRoutes(app: App, _ctx: AppContext, { accounts, anno
     '/xapi/v1/accounts/:id',
     {
       config: { auth: 'principal', permission: 'account.manage', resource: 'account' },
-      schema: { tags, summary: 'Delete an account without sub-accounts', params: IdParams, response: { 204: Type.Null(), ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Delete an account without sub-accounts',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses },
+      },
     },
     async (request, reply) => {
       await accounts.delete(principal(request), request.params.id);
@@ -121,19 +150,38 @@ export async function accountRoutes(app: App, _ctx: AppContext, { accounts, anno
     '/xapi/v1/accounts/:id/announcements',
     {
       config: { auth: 'principal', permission: 'announcement.read', resource: 'account' },
-      schema: { tags, summary: 'Announcements an account publishes', params: IdParams, response: { 200: Type.Object({ data: Type.Array(AnnouncementReply) }), ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Announcements an account publishes',
+        params: IdParams,
+        response: { 200: Type.Object({ data: Type.Array(AnnouncementReply) }), ...errorResponses },
+      },
     },
-    async (request) => ({ data: (await announcements.listOwn(principal(request), request.params.id)).map((a) => announcementDto(a)) }),
+    async (request) => ({
+      data: (await announcements.listOwn(principal(request), request.params.id)).map((a) =>
+        announcementDto(a),
+      ),
+    }),
   );
 
   app.post(
     '/xapi/v1/accounts/:id/announcements',
     {
       config: { auth: 'principal', permission: 'announcement.manage', resource: 'account' },
-      schema: { tags, summary: 'Publish an announcement to an account and its sub-accounts', params: IdParams, body: AnnouncementCreate, response: { 201: AnnouncementReply, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Publish an announcement to an account and its sub-accounts',
+        params: IdParams,
+        body: AnnouncementCreate,
+        response: { 201: AnnouncementReply, ...errorResponses },
+      },
     },
     async (request, reply) =>
-      reply.status(201).send(announcementDto(await announcements.create(principal(request), request.params.id, request.body))),
+      reply
+        .status(201)
+        .send(
+          announcementDto(await announcements.create(principal(request), request.params.id, request.body)),
+        ),
   );
 
   app.get(
@@ -150,7 +198,11 @@ export async function accountRoutes(app: App, _ctx: AppContext, { accounts, anno
       const me = principal(request);
       const account = await accounts.reachable(me, me.accountId);
       const visible = await announcements.visibleTo(me.userId!, account);
-      return { data: visible.map((v) => announcementDto(v.announcement, { inherited: v.inherited, dismissed: v.dismissed })) };
+      return {
+        data: visible.map((v) =>
+          announcementDto(v.announcement, { inherited: v.inherited, dismissed: v.dismissed }),
+        ),
+      };
     },
   );
 
@@ -158,16 +210,28 @@ export async function accountRoutes(app: App, _ctx: AppContext, { accounts, anno
     '/xapi/v1/announcements/:id',
     {
       config: { auth: 'principal', permission: 'announcement.manage', resource: 'announcement' },
-      schema: { tags, summary: 'Change an announcement', params: IdParams, body: AnnouncementUpdate, response: { 200: AnnouncementReply, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Change an announcement',
+        params: IdParams,
+        body: AnnouncementUpdate,
+        response: { 200: AnnouncementReply, ...errorResponses },
+      },
     },
-    async (request) => announcementDto(await announcements.update(principal(request), request.params.id, request.body)),
+    async (request) =>
+      announcementDto(await announcements.update(principal(request), request.params.id, request.body)),
   );
 
   app.delete(
     '/xapi/v1/announcements/:id',
     {
       config: { auth: 'principal', permission: 'announcement.manage', resource: 'announcement' },
-      schema: { tags, summary: 'Withdraw an announcement', params: IdParams, response: { 204: Type.Null(), ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Withdraw an announcement',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses },
+      },
     },
     async (request, reply) => {
       await announcements.delete(principal(request), request.params.id);

@@ -6,7 +6,9 @@ const Json = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxP
 export const UiSettings = Type.Object(
   {
     colorTheme: Type.Optional(Type.String({ maxLength: 50 })),
-    systemUiTheme: Type.Optional(Type.Union([Type.Literal('light'), Type.Literal('dark'), Type.Literal('system')])),
+    systemUiTheme: Type.Optional(
+      Type.Union([Type.Literal('light'), Type.Literal('dark'), Type.Literal('system')]),
+    ),
     systemFonts: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: true, maxProperties: 50 },
@@ -20,15 +22,25 @@ export const OAuthConfig = Type.Object({
   client_id: Type.String({ minLength: 1, maxLength: 500 }),
   token_uri: HttpUrl,
   redirect_uri: HttpUrl,
-  client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'Write-only; replies show ********.' })),
+  client_secret: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 2000, description: 'Write-only; replies show ********.' }),
+  ),
   user_info_uri: HttpUrl,
   issuer: Type.Optional(HttpUrl),
-  default_role: Type.Optional(Type.String({ maxLength: 100, description: 'Role given to users created at their first federated login (default AccountReader).' })),
+  default_role: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description: 'Role given to users created at their first federated login (default AccountReader).',
+    }),
+  ),
 });
 
-const RetentionMonths = Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1200 }), Type.String({ maxLength: 20 })], {
-  description: 'Months; a decimal comma is accepted ("12,5").',
-});
+const RetentionMonths = Type.Union(
+  [Type.Number({ exclusiveMinimum: 0, maximum: 1200 }), Type.String({ maxLength: 20 })],
+  {
+    description: 'Months; a decimal comma is accepted ("12,5").',
+  },
+);
 
 const AccountFields = {
   title: Type.String({ minLength: 1, maxLength: 200 }),
@@ -41,7 +53,10 @@ const AccountFields = {
   oauthConfig: Type.Optional(Type.Union([OAuthConfig, Type.Null()])),
 };
 
-export const AccountCreate = Type.Object({ ...AccountFields, parentId: Type.Optional(Uuid) }, { additionalProperties: false });
+export const AccountCreate = Type.Object(
+  { ...AccountFields, parentId: Type.Optional(Uuid) },
+  { additionalProperties: false },
+);
 export const AccountUpdate = Type.Partial(Type.Object({ ...AccountFields, parentId: Type.Optional(Uuid) }), {
   additionalProperties: false,
 });
@@ -63,7 +78,10 @@ export const AccountReply = Type.Object({
   updatedAt: Timestamp,
 });
 
-export const AccountListQuery = Type.Object({ ...ListQuery, parentId: Type.Optional(Uuid) }, { additionalProperties: false });
+export const AccountListQuery = Type.Object(
+  { ...ListQuery, parentId: Type.Optional(Uuid) },
+  { additionalProperties: false },
+);
 
 const Severity = Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('critical')]);
 
@@ -91,4 +109,7 @@ export const AnnouncementReply = Type.Object({
   updatedAt: Timestamp,
 });
 
-export const AnnouncementStateUpdate = Type.Object({ dismissed: Type.Boolean() }, { additionalProperties: false });
+export const AnnouncementStateUpdate = Type.Object(
+  { dismissed: Type.Boolean() },
+  { additionalProperties: false },
+);

@@ -35,7 +35,8 @@ export interface AccountInput {
 export const SECRET_MASK = '********';
 
 /** The tenancy rule: a principal works in its home account and below, never above or beside. */
-export const canReach = (principal: Principal, account: Account): boolean => account.path.includes(principal.accountId);
+export const canReach = (principal: Principal, account: Account): boolean =>
+  account.path.includes(principal.accountId);
 
 /**
  * Accounts and their hierarchy. Callers have already checked the route permission; every
@@ -53,6 +54,11 @@ export class AccountService {
     const account = await this.em().findOne(Account, { id });
     if (!account || !canReach(principal, account)) throw errors.notFound('Account', id);
     return account;
+  }
+
+  /** No tenancy check: for flows without a principal yet (federated login). */
+  findById(id: string): Promise<Account | null> {
+    return this.em().findOne(Account, { id });
   }
 
   /** Resolves the account a request acts in: the given one (checked) or the principal's own. */
@@ -115,7 +121,11 @@ export class AccountService {
     if (account.id === principal.accountId) {
       throw errors.deleteBlocked('An account cannot delete itself', [{ type: 'account', id: account.id }]);
     }
-    const children = await this.em().find(Account, { parent: account.id }, { fields: ['id', 'title'], limit: 20 });
+    const children = await this.em().find(
+      Account,
+      { parent: account.id },
+      { fields: ['id', 'title'], limit: 20 },
+    );
     if (children.length > 0) {
       throw errors.deleteBlocked(
         'The account has sub-accounts',
@@ -152,7 +162,8 @@ export class AccountService {
   private apply(account: Account, input: AccountInput): void {
     if (input.description !== undefined) account.description = input.description;
     if (input.mandatoryTwoFactor !== undefined) account.mandatoryTwoFactor = input.mandatoryTwoFactor;
-    if (input.retentionMonths !== undefined) account.retentionMonths = parseRetentionMonths(input.retentionMonths);
+    if (input.retentionMonths !== undefined)
+      account.retentionMonths = parseRetentionMonths(input.retentionMonths);
     if (input.uiSettings !== undefined) account.uiSettings = input.uiSettings;
     if (input.metaInfo !== undefined) account.metaInfo = input.metaInfo;
     if (input.modules !== undefined) account.modules = input.modules;
@@ -164,7 +175,9 @@ export class AccountService {
     const expected = `${this.publicUrl}/api/v1/oauth2/callback`;
     for (const field of ['auth_uri', 'token_uri', 'user_info_uri', 'redirect_uri'] as const) {
       if (!isHttpUrl(input[field])) {
-        throw errors.validation(`oauthConfig.${field} must be an http(s) URL`, [{ path: `/oauthConfig/${field}` }]);
+        throw errors.validation(`oauthConfig.${field} must be an http(s) URL`, [
+          { path: `/oauthConfig/${field}` },
+        ]);
       }
     }
     if (input.issuer !== undefined && !isHttpUrl(input.issuer)) {
@@ -177,8 +190,13 @@ export class AccountService {
       );
     }
     const keepSecret = input.client_secret === undefined || input.client_secret === SECRET_MASK;
-    const sealed = keepSecret ? account.oauthConfig?.client_secret_sealed : this.secretBox.seal(input.client_secret!);
-    if (!sealed) throw errors.validation('oauthConfig.client_secret is required', [{ path: '/oauthConfig/client_secret' }]);
+    const sealed = keepSecret
+      ? account.oauthConfig?.client_secret_sealed
+      : this.secretBox.seal(input.client_secret!);
+    if (!sealed)
+      throw errors.validation('oauthConfig.client_secret is required', [
+        { path: '/oauthConfig/client_secret' },
+      ]);
     const { client_secret: _secret, ...rest } = input;
     return { ...rest, redirect_uri: expected, client_secret_sealed: sealed };
   }
@@ -203,9 +221,10 @@ export function parseRetentionMonths(value: number | string): number {
   const months = typeof value === 'number' ? value : Number(value.trim().replace(',', '.'));
   const textOk = typeof value === 'number' || /^\d+([.,]\d+)?$/.test(value.trim());
   if (!textOk || !Number.isFinite(months) || months <= 0 || months > 1200) {
-    throw errors.validation('retentionMonths must be a number of months between 0 and 1200, e.g. 24 or "12,5"', [
-      { path: '/retentionMonths', value },
-    ]);
+    throw errors.validation(
+      'retentionMonths must be a number of months between 0 and 1200, e.g. 24 or "12,5"',
+      [{ path: '/retentionMonths', value }],
+    );
   }
   return months;
 }

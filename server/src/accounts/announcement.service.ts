@@ -58,7 +58,10 @@ export class AnnouncementService {
       { account: { $in: account.path }, active: true },
       { orderBy: { createdAt: 'desc' } },
     );
-    const states = await this.em().find(AnnouncementState, { user: userId, announcement: { $in: rows.map((r) => r.id) } });
+    const states = await this.em().find(AnnouncementState, {
+      user: userId,
+      announcement: { $in: rows.map((r) => r.id) },
+    });
     return rows.map((announcement) => ({
       announcement,
       inherited: announcement.account.id !== account.id,

@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256 } from '../platform/crypto/tokens.js';
-import { errors } from '../platform/errors.js';
+import { AppError, errors } from '../platform/errors.js';
+import type { CredentialFailureLimiter } from './credential-failures.js';
 import type { AuthMode } from '../platform/http/route-config.js';
 import { expandPermissions, grants, HUB_PERMISSIONS } from '../roles/permissions.js';
 import type { Principal } from './principal.js';
 
 export const SESSION_COOKIE_SECURE = '__Host-stellwerk_session';
-/** Plain-HTTP sites other than localhost cannot keep Secure cookies; see docs/adr/0003. */
+/** Plain-HTTP sites other than localhost cannot keep Secure cookies; see docs/adr/0020-session-cookie.md. */
 export const SESSION_COOKIE_PLAIN = 'stellwerk_session';
 
 declare module 'fastify' {
@@ -23,6 +24,7 @@ interface SessionRow {
   account_id: string;
   user_active: boolean;
   totp_enabled: boolean;
+  has_password: boolean;
   mandatory_two_factor: boolean;
   permissions: string[] | null;
   scope_ids: string[] | null;
@@ -37,12 +39,13 @@ interface ApiKeyRow {
 
 const SESSION_SQL = `
   SELECT s.id AS session_id, s.kind, u.id AS user_id, u.account_id, u.active AS user_active, u.totp_enabled,
+         u.password_hash IS NOT NULL AS has_password,
          a.mandatory_two_factor,
          (SELECT array_agg(DISTINCT p) FROM user_roles ur JOIN roles r ON r.id = ur.role_id, unnest(r.permissions) p
            WHERE ur.user_id = u.id) AS permissions,
          (SELECT array_agg(ups.permission_scope_id) FROM user_permission_scopes ups WHERE ups.user_id = u.id) AS scope_ids
     FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id
-   WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > now()`;
+   WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?`;
 
 const API_KEY_SQL = `SELECT id, account_id, active, permissions FROM api_keys WHERE key_hash = ?`;
 
@@ -54,14 +57,21 @@ export interface Authenticator {
  * Resolves the caller from `x-api-key`, `Authorization: Bearer` or the console cookie in one
  * query each. Mandatory 2FA is enforced here, so no route can forget it; API keys are exempt.
  */
-export function createAuthenticator(em: () => EntityManager): Authenticator {
+// `clock` (not the database's now()) decides expiry, so tests can move time without sleeping.
+export function createAuthenticator(
+  em: () => EntityManager,
+  clock: () => Date = () => new Date(),
+): Authenticator {
   const sql = <T>(query: string, params: unknown[]) => em().getConnection().execute<T[]>(query, params);
 
   async function fromApiKey(key: string): Promise<Principal> {
     const [row] = await sql<ApiKeyRow>(API_KEY_SQL, [sha256(key)]);
     if (!row) throw errors.invalidToken('Invalid API key');
     if (!row.active) throw errors.invalidToken('API key is inactive');
-    void sql('UPDATE api_keys SET last_used_at = now() WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - interval \'1 minute\')', [row.id]).catch(() => {});
+    void sql(
+      "UPDATE api_keys SET last_used_at = now() WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
+      [row.id],
+    ).catch(() => {});
     return {
       kind: 'apiKey',
       id: row.id,
@@ -75,7 +85,7 @@ export function createAuthenticator(em: () => EntityManager): Authenticator {
   }
 
   async function fromSession(token: string, allowed: string[], mode: AuthMode): Promise<Principal> {
-    const [row] = await sql<SessionRow>(SESSION_SQL, [sha256(token)]);
+    const [row] = await sql<SessionRow>(SESSION_SQL, [sha256(token), clock()]);
     if (!row || !allowed.includes(row.kind)) throw errors.invalidToken();
     if (!row.user_active) throw errors.invalidToken('User is deactivated');
     const principal: Principal = {
@@ -89,9 +99,13 @@ export function createAuthenticator(em: () => EntityManager): Authenticator {
       sessionId: row.session_id,
     };
     const setupOnly = row.kind === 'setup';
-    const mustEnrol = row.mandatory_two_factor && !row.totp_enabled;
+    // Password-less (federated) users are exempt: their provider authenticates them (docs/adr/0031).
+    const mustEnrol = row.mandatory_two_factor && !row.totp_enabled && row.has_password;
     if ((setupOnly || mustEnrol) && mode !== 'enrolment') {
-      throw errors.forbidden('TWO_FACTOR_SETUP_REQUIRED', 'Two-factor authentication must be set up before access');
+      throw errors.forbidden(
+        'TWO_FACTOR_SETUP_REQUIRED',
+        'Two-factor authentication must be set up before access',
+      );
     }
     return principal;
   }
@@ -103,7 +117,10 @@ export function createAuthenticator(em: () => EntityManager): Authenticator {
       if (mode === 'hub') {
         if (!apiKey) throw errors.invalidToken('The hub API needs an x-api-key header');
         const principal = await fromApiKey(apiKey);
-        if (!HUB_PERMISSIONS.some((p) => grants(principal.permissions, p))) throw errors.noPermission('IotHub.read');
+        // Held permissions only, not `grants()`: all.read must not open the hub API (spec 3.6.4).
+        if (!HUB_PERMISSIONS.some((p) => principal.permissions.has(p.toLowerCase()))) {
+          throw errors.noPermission('IotHub.read');
+        }
         return principal;
       }
       if (apiKey) {
@@ -127,11 +144,18 @@ const headerValue = (value: string | string[] | undefined): string | undefined =
   (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
 
 /** Fastify hook: authenticate per the route's `auth`, then check its `permission`. */
-export function authHook(authenticator: Authenticator) {
+export function authHook(authenticator: Authenticator, failures: CredentialFailureLimiter) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const config = request.routeOptions.config;
     const mode = config.auth ?? 'principal';
-    request.principal = await authenticator.authenticate(request, mode);
+    if (mode === 'public') return;
+    failures.assertAllowed(request.ip);
+    try {
+      request.principal = await authenticator.authenticate(request, mode);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'INVALID_TOKEN') failures.record(request.ip);
+      throw error;
+    }
     if (config.permission && request.principal && !grants(request.principal.permissions, config.permission)) {
       throw errors.noPermission(config.permission);
     }

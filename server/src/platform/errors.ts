@@ -25,18 +25,17 @@ export const errors = {
   invalidToken: (message = 'Invalid Token') => new AppError('INVALID_TOKEN', 401, message),
   invalidCredentials: () => new AppError('INVALID_CREDENTIALS', 401, 'Invalid e-mail or password'),
   noPermission: (permission: string) =>
-    new AppError(
-      `NO_PERMISSION_${permission.toUpperCase()}`,
-      403,
-      `Missing permission ${permission}`,
-      [{ permission }],
-    ),
+    new AppError(`NO_PERMISSION_${permission.toUpperCase()}`, 403, `Missing permission ${permission}`, [
+      { permission },
+    ]),
   forbidden: (code: string, message: string, details: unknown[] = []) =>
     new AppError(code, 403, message, details),
   notFound: (what: string, id?: string) =>
     new AppError('NOT_FOUND', 404, id ? `${what} ${id} not found` : `${what} not found`, id ? [{ id }] : []),
-  conflict: (code: string, message: string, details: unknown[] = []) => new AppError(code, 409, message, details),
-  deleteBlocked: (message: string, blockers: unknown[]) => new AppError('DELETE_BLOCKED', 409, message, blockers),
+  conflict: (code: string, message: string, details: unknown[] = []) =>
+    new AppError(code, 409, message, details),
+  deleteBlocked: (message: string, blockers: unknown[]) =>
+    new AppError('DELETE_BLOCKED', 409, message, blockers),
   unprocessable: (code: string, message: string, details: unknown[] = []) =>
     new AppError(code, 422, message, details),
   tooManyRequests: (code: string, message: string, retryAfterSeconds: number) =>

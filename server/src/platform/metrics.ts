@@ -22,8 +22,26 @@ export class Metrics {
     return new client.Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
-  gauge<L extends string>(name: string, help: string, labelNames: L[] = []): client.Gauge<L> {
-    return new client.Gauge({ name, help, labelNames, registers: [this.registry] });
+  /** `collect` runs at each scrape; it must not throw, or the whole scrape fails. */
+  gauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: L[] = [],
+    collect?: (gauge: client.Gauge<L>) => Promise<void> | void,
+  ): client.Gauge<L> {
+    return new client.Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      ...(collect
+        ? {
+            async collect(this: client.Gauge<L>) {
+              await collect(this);
+            },
+          }
+        : {}),
+    });
   }
 
   register(app: FastifyInstance): void {

@@ -87,7 +87,11 @@ export interface BuiltInRole {
 }
 
 export const BUILT_IN_ROLES: BuiltInRole[] = [
-  { name: 'Administrator', description: 'Everything in the account and its sub-accounts.', permissions: ['all.manage'] },
+  {
+    name: 'Administrator',
+    description: 'Everything in the account and its sub-accounts.',
+    permissions: ['all.manage'],
+  },
   { name: 'AccountReader', description: 'Reads everything, changes nothing.', permissions: ['all.read'] },
   {
     name: 'Digital Twin Manager',
@@ -105,6 +109,12 @@ export const BUILT_IN_ROLES: BuiltInRole[] = [
   {
     name: 'User Manager',
     description: 'Creates and manages users, roles and access areas.',
-    permissions: ['user.manage', 'UserManagement.create', 'role.manage', 'permissionScope.manage', 'account.read'],
+    permissions: [
+      'user.manage',
+      'UserManagement.create',
+      'role.manage',
+      'permissionScope.manage',
+      'account.read',
+    ],
   },
 ];

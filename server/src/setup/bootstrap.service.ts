@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { AccountService } from '../accounts/account.service.js';
@@ -43,7 +43,11 @@ export class BootstrapService {
     }
     // A fresh token each start: only the hash is stored, so an old printed token stops working.
     const setupToken = randomToken(24);
-    await this.em().upsert(SystemSetting, { key: ONBOARDING_KEY, value: sha256(setupToken), updatedAt: new Date() });
+    await this.em().upsert(SystemSetting, {
+      key: ONBOARDING_KEY,
+      value: sha256(setupToken),
+      updatedAt: new Date(),
+    });
     return { rootAccountId: root.id, setupToken };
   }
 
@@ -53,15 +57,28 @@ export class BootstrapService {
 
   /** Creates the first admin if the token matches and no user exists yet; the token is then spent. */
   async onboard(token: string, input: { email: string; password: string; name?: string }): Promise<User> {
-    const stored = await this.em().findOne(SystemSetting, { key: ONBOARDING_KEY });
-    if (!stored || typeof stored.value !== 'string' || !safeEqual(stored.value, sha256(token))) {
-      throw errors.forbidden('INVALID_SETUP_TOKEN', 'The setup token is not valid');
-    }
-    if (!(await this.onboardingOpen())) throw errors.conflict('ALREADY_ONBOARDED', 'The first admin exists already');
-    const root = await this.em().findOneOrFail(Account, { parent: null }, { orderBy: { createdAt: 'asc' } });
-    const user = await this.createAdmin(root.id, input.email, input.password, input.name ?? 'Administrator');
-    await this.em().nativeDelete(SystemSetting, { key: ONBOARDING_KEY });
-    return user;
+    // One transaction holding the token row: of two racing requests with the right token, only one creates an admin.
+    return this.em().transactional(async (em) => {
+      const stored = await em.findOne(
+        SystemSetting,
+        { key: ONBOARDING_KEY },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      if (!stored || typeof stored.value !== 'string' || !safeEqual(stored.value, sha256(token))) {
+        throw errors.forbidden('INVALID_SETUP_TOKEN', 'The setup token is not valid');
+      }
+      if (!(await this.onboardingOpen()))
+        throw errors.conflict('ALREADY_ONBOARDED', 'The first admin exists already');
+      const root = await em.findOneOrFail(Account, { parent: null }, { orderBy: { createdAt: 'asc' } });
+      const user = await this.createAdmin(
+        root.id,
+        input.email,
+        input.password,
+        input.name ?? 'Administrator',
+      );
+      await em.nativeDelete(SystemSetting, { key: ONBOARDING_KEY });
+      return user;
+    });
   }
 
   private async createAdmin(accountId: string, email: string, password: string, name: string): Promise<User> {

@@ -11,7 +11,11 @@ export async function setupRoutes(app: App, _ctx: AppContext, { bootstrap }: Ser
     '/api/v1/onboarding',
     {
       config: { auth: 'public' },
-      schema: { tags, summary: 'Whether the instance still waits for its first admin', response: { 200: Type.Object({ required: Type.Boolean() }) } },
+      schema: {
+        tags,
+        summary: 'Whether the instance still waits for its first admin',
+        response: { 200: Type.Object({ required: Type.Boolean() }) },
+      },
     },
     async () => ({ required: await bootstrap.onboardingOpen() }),
   );

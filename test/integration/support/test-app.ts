@@ -22,6 +22,8 @@ export interface TestApp {
   orm: MikroORM;
   config: Config;
   rootAccountId: string;
+  /** The onboarding token bootstrap printed (only with `admin: false`). */
+  setupToken?: string;
   /** Runs service code inside a fresh ORM context, as a request would. */
   withContext<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -30,6 +32,8 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: () => Date;
+  /** false: no STELLWERK_ADMIN_*, so bootstrap hands out an onboarding token instead. */
+  admin?: boolean;
 }
 
 /** The real server against a fresh database; requests go through `app.inject`. */
@@ -38,10 +42,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const config = loadConfig({
     STELLWERK_DATA_DIR: path.join(os.tmpdir(), 'stellwerk-test-unused'),
     DATABASE_URL: db.url,
-    STELLWERK_ADMIN_EMAIL: ADMIN_EMAIL,
-    STELLWERK_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    ...(options.admin === false
+      ? {}
+      : { STELLWERK_ADMIN_EMAIL: ADMIN_EMAIL, STELLWERK_ADMIN_PASSWORD: ADMIN_PASSWORD }),
     STELLWERK_LOG_LEVEL: 'silent',
     STELLWERK_RATE_LIMIT_MAX: '100000',
+    STELLWERK_AUTH_FAILURES_PER_ADDRESS: '100000',
     ...options.env,
   });
   const orm = await openOrm({ clientUrl: db.url, entities: ENTITIES, poolMax: 5 });
@@ -62,6 +68,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     orm,
     config,
     rootAccountId: boot.rootAccountId,
+    ...(boot.setupToken ? { setupToken: boot.setupToken } : {}),
     withContext,
     close: async () => {
       await app.close();

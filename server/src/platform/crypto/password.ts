@@ -2,7 +2,12 @@ import { hash, verify, type Options } from '@node-rs/argon2';
 
 /** OWASP 2024 minimum for argon2id: m=19 MiB, t=2, p=1. We use a little more memory. */
 // `algorithm: 2` is Argon2id; the package exports it as an ambient const enum we cannot import.
-const OPTIONS: Options = { algorithm: 2 as Options['algorithm'], memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+const OPTIONS: Options = {
+  algorithm: 2,
+  memoryCost: 19_456,
+  timeCost: 2,
+  parallelism: 1,
+};
 
 export const hashSecret = (secret: string): Promise<string> => hash(secret, OPTIONS);
 

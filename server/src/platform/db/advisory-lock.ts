@@ -4,7 +4,11 @@ import pg from 'pg';
  * Runs `work` while holding a PostgreSQL advisory lock on its own connection, so nodes that
  * start together on one database migrate and bootstrap one after the other.
  */
-export async function withAdvisoryLock<T>(databaseUrl: string, key: number, work: () => Promise<T>): Promise<T> {
+export async function withAdvisoryLock<T>(
+  databaseUrl: string,
+  key: number,
+  work: () => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

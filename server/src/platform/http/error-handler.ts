@@ -12,31 +12,53 @@ interface PgError {
 }
 
 const isPgError = (e: unknown): e is PgError =>
-  typeof e === 'object' && e !== null && typeof (e as PgError).code === 'string' && /^[0-9A-Z]{5}$/.test((e as PgError).code);
+  typeof e === 'object' &&
+  e !== null &&
+  typeof (e as PgError).code === 'string' &&
+  /^[0-9A-Z]{5}$/.test((e as PgError).code);
 
 /** Maps a thrown value to status + error body. Unknown failures are 500 without internals. */
-export function toErrorReply(error: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+export function toErrorReply(error: unknown): {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+} {
   const reply = (status: number, code: string, message: string, details: unknown[] = [], headers = {}) => ({
     status,
     body: { error: { code, message, details } },
     headers,
   });
 
-  if (error instanceof AppError) return reply(error.status, error.code, error.message, error.details, error.headers);
+  if (error instanceof AppError)
+    return reply(error.status, error.code, error.message, error.details, error.headers);
 
   const fe = error as FastifyError & { validation?: unknown[]; validationContext?: string };
   if (fe?.validation) {
     const details = fe.validation.map((v) => {
       const item = v as { instancePath?: string; message?: string; params?: unknown };
-      return { location: fe.validationContext, path: item.instancePath ?? '', message: item.message, params: item.params };
+      return {
+        location: fe.validationContext,
+        path: item.instancePath ?? '',
+        message: item.message,
+        params: item.params,
+      };
     });
-    return reply(400, 'VALIDATION_ERROR', `Invalid ${fe.validationContext ?? 'request'}: ${fe.message}`, details);
+    return reply(
+      400,
+      'VALIDATION_ERROR',
+      `Invalid ${fe.validationContext ?? 'request'}: ${fe.message}`,
+      details,
+    );
   }
   switch (fe?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return reply(413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than the limit');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return reply(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content type is not supported; send application/json');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return reply(414, 'URI_TOO_LONG', 'A path parameter is longer than allowed');
+    case 'FST_ERR_BAD_URL':
+      return reply(400, 'VALIDATION_ERROR', 'The URL is malformed');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -47,9 +69,16 @@ export function toErrorReply(error: unknown): { status: number; body: ErrorBody;
   }
   if (isPgError(error)) {
     // Constraint violations are the caller's input racing another write, never a server fault.
-    if (error.code === '23505') return reply(409, 'CONFLICT', 'A resource with these values already exists', [{ constraint: error.constraint }]);
-    if (error.code === '23503') return reply(409, 'CONFLICT', 'A referenced resource does not exist or is still in use', [{ constraint: error.constraint }]);
-    if (error.code.startsWith('22')) return reply(400, 'VALIDATION_ERROR', 'A value is out of range or malformed');
+    if (error.code === '23505')
+      return reply(409, 'CONFLICT', 'A resource with these values already exists', [
+        { constraint: error.constraint },
+      ]);
+    if (error.code === '23503')
+      return reply(409, 'CONFLICT', 'A referenced resource does not exist or is still in use', [
+        { constraint: error.constraint },
+      ]);
+    if (error.code.startsWith('22'))
+      return reply(400, 'VALIDATION_ERROR', 'A value is out of range or malformed');
   }
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return reply(fe.statusCode, fe.code ?? 'BAD_REQUEST', fe.message);
@@ -66,7 +95,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send({
-      error: { code: 'NOT_FOUND', message: `Route ${request.method} ${request.url.split('?')[0]} not found`, details: [] },
+      error: {
+        code: 'NOT_FOUND',
+        message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+        details: [],
+      },
     }),
   );
 }

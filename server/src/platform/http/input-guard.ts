@@ -14,20 +14,30 @@ export function assertSafeInput(value: unknown, location: string): void {
     const item = stack.pop()!;
     const v = item.value;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) throw errors.validation(`NUL characters are not allowed (${location}${item.path})`, [{ location, path: item.path }]);
+      if (v.includes('\u0000'))
+        throw errors.validation(`NUL characters are not allowed (${location}${item.path})`, [
+          { location, path: item.path },
+        ]);
       continue;
     }
     if (typeof v === 'number') {
       if (!Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER * 1e6) {
-        throw errors.validation(`Number out of range (${location}${item.path})`, [{ location, path: item.path }]);
+        throw errors.validation(`Number out of range (${location}${item.path})`, [
+          { location, path: item.path },
+        ]);
       }
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (item.depth >= MAX_DEPTH) throw errors.validation(`Input nested deeper than ${MAX_DEPTH} levels`, [{ location, path: item.path }]);
+    if (item.depth >= MAX_DEPTH)
+      throw errors.validation(`Input nested deeper than ${MAX_DEPTH} levels`, [
+        { location, path: item.path },
+      ]);
     for (const [key, child] of Object.entries(v)) {
-      if (FORBIDDEN_KEYS.has(key)) throw errors.validation(`Key "${key}" is not allowed`, [{ location, path: `${item.path}/${key}` }]);
-      if (key.includes('\u0000')) throw errors.validation(`NUL characters are not allowed in keys`, [{ location, path: item.path }]);
+      if (FORBIDDEN_KEYS.has(key))
+        throw errors.validation(`Key "${key}" is not allowed`, [{ location, path: `${item.path}/${key}` }]);
+      if (key.includes('\u0000'))
+        throw errors.validation(`NUL characters are not allowed in keys`, [{ location, path: item.path }]);
       stack.push({ value: child, depth: item.depth + 1, path: `${item.path}/${key}` });
     }
   }

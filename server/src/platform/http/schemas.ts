@@ -37,7 +37,8 @@ export const ListMeta = Type.Object({
   total: Type.Integer(),
 });
 
-export const listReply = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), meta: ListMeta });
+export const listReply = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), meta: ListMeta });
 
 /** Error replies every authenticated route can give; listed so the OpenAPI document shows them. */
 export const errorResponses = {

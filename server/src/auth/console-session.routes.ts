@@ -1,0 +1,90 @@
+import { Type } from 'typebox';
+import type { App, AppContext } from '../context.js';
+import type { Services } from '../services.js';
+import { errorResponses } from '../platform/http/schemas.js';
+import { ConsoleLoginReply, CurrentUser, LOGIN_ERRORS_TEXT, LoginBody, userSummary } from './auth.schemas.js';
+import {
+  clearSessionCookie,
+  presentedSessionToken,
+  setSessionCookie,
+  type SessionCookiePolicy,
+} from './session-cookie.js';
+
+const tags = ['console session'];
+const CSRF_NOTE = 'Send `X-Requested-With` (any value) or a same-origin `Origin` header (CSRF check).';
+
+/** The console's cookie session under `/api/v1` (spec: frontend sessions use secure cookies). */
+export async function consoleSessionRoutes(
+  app: App,
+  ctx: AppContext,
+  { auth }: Services,
+  cookie: SessionCookiePolicy,
+): Promise<void> {
+  app.post(
+    '/api/v1/auth/login',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags,
+        summary: 'Console login: sets the HttpOnly session cookie (a new session id every login)',
+        description: `${LOGIN_ERRORS_TEXT} ${CSRF_NOTE}`,
+        security: [],
+        body: LoginBody,
+        response: { 200: ConsoleLoginReply, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const result = await auth.consoleLogin(request.body, presentedSessionToken(request), {
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+      });
+      setSessionCookie(reply, cookie, result.token, ctx.config.sessionTtlSeconds);
+      reply.header('cache-control', 'no-store');
+      return {
+        expiresAt: result.session.expiresAt.toISOString(),
+        user: userSummary(result.user, result.permissions),
+      };
+    },
+  );
+
+  app.post(
+    '/api/v1/auth/logout',
+    {
+      // Public: logging out with an expired or unknown cookie still clears it.
+      config: { auth: 'public' },
+      schema: {
+        tags,
+        summary: 'Console logout: revokes the session and clears the cookie',
+        description: CSRF_NOTE,
+        security: [],
+        response: { 204: Type.Null(), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const token = presentedSessionToken(request);
+      if (token) await auth.logout(token);
+      clearSessionCookie(reply, cookie);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/v1/user',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'The signed-in user (cookie session or bearer token)',
+        response: { 200: CurrentUser, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { user, permissions } = await auth.currentUser(request.principal!.userId!);
+      return {
+        ...userSummary(user, permissions),
+        accountTitle: user.account.title,
+        mandatoryTwoFactor: user.account.mandatoryTwoFactor,
+      };
+    },
+  );
+}

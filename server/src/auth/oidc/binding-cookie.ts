@@ -1,0 +1,29 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SessionCookiePolicy } from '../session-cookie.js';
+import { LOGIN_STATE_TTL_SECONDS } from './login-state.service.js';
+
+/**
+ * The cookie that ties a federated login to the browser that started it, so that a callback
+ * URL handed to someone else (login CSRF) is refused. It follows the session cookie's policy:
+ * `__Host-` + Secure wherever the session cookie is. SameSite=Lax: the provider sends the
+ * browser back with a top-level GET, which carries Lax cookies.
+ */
+const bindingCookieName = (policy: SessionCookiePolicy): string =>
+  policy.secure ? '__Host-stellwerk_oauth' : 'stellwerk_oauth';
+
+const options = (policy: SessionCookiePolicy) =>
+  ({ path: '/', httpOnly: true, secure: policy.secure, sameSite: 'lax' }) as const;
+
+export const presentedBinding = (request: FastifyRequest, policy: SessionCookiePolicy): string | undefined =>
+  request.cookies?.[bindingCookieName(policy)] || undefined;
+
+export function setBindingCookie(reply: FastifyReply, policy: SessionCookiePolicy, binding: string): void {
+  reply.setCookie(bindingCookieName(policy), binding, {
+    ...options(policy),
+    maxAge: LOGIN_STATE_TTL_SECONDS,
+  });
+}
+
+export function clearBindingCookie(reply: FastifyReply, policy: SessionCookiePolicy): void {
+  reply.clearCookie(bindingCookieName(policy), options(policy));
+}

@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import { Timestamp, Uuid } from '../platform/http/schemas.js';
+
+export const NodeHealthReply = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  hostname: Type.String(),
+  pid: Type.Integer(),
+  version: Type.String(),
+  startedAt: Timestamp,
+  lastHeartbeat: Timestamp,
+  stoppedAt: Type.Union([Timestamp, Type.Null()]),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('faulty'), Type.Literal('stopped')], {
+    description:
+      '`faulty`: no heartbeat for longer than STELLWERK_NODE_FAULTY_AFTER_MS; `stopped`: shut down.',
+  }),
+  silentForMs: Type.Integer({ description: 'Milliseconds since the last heartbeat, on the database clock.' }),
+});
+
+export const HealthReply = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], {
+    description: '`degraded` when a node is faulty or the database query failed.',
+  }),
+  checkedAt: Timestamp,
+  checkedBy: Type.String({ description: 'Id of the node that answered.' }),
+  database: Type.Object({
+    status: Type.Union([Type.Literal('ok'), Type.Literal('failed')]),
+    latencyMs: Type.Number(),
+    message: Type.Optional(Type.String()),
+  }),
+  nodes: Type.Array(NodeHealthReply),
+});
