@@ -1,0 +1,74 @@
+import type { MenuItemConstructorOptions } from 'electron';
+import { describe, expect, it } from 'vitest';
+import { applicationMenu, trayMenu, type MenuActions } from './menu.js';
+
+function recorder() {
+  const calls: string[] = [];
+  const record = (name: string) => () => calls.push(name);
+  const actions: MenuActions = {
+    showWindow: record('showWindow'),
+    openApiDocs: record('openApiDocs'),
+    openInBrowser: record('openInBrowser'),
+    reload: record('reload'),
+    toggleDevTools: record('toggleDevTools'),
+    quit: record('quit'),
+  };
+  return { calls, actions };
+}
+
+const flatten = (items: MenuItemConstructorOptions[]): MenuItemConstructorOptions[] =>
+  items.flatMap((item) => [item, ...flatten(item.submenu ?? [])]);
+const find = (items: MenuItemConstructorOptions[], label: string) =>
+  flatten(items).find((i) => i.label === label);
+
+describe('application menu', () => {
+  it('starts with the app menu on macOS only', () => {
+    const { actions } = recorder();
+    expect(
+      applicationMenu({ platform: 'darwin', appName: 'Stellwerk', isPackaged: true }, actions)[0],
+    ).toEqual({
+      label: 'Stellwerk',
+      role: 'appMenu',
+    });
+    expect(
+      applicationMenu({ platform: 'linux', appName: 'Stellwerk', isPackaged: true }, actions)[0]?.label,
+    ).toBe('File');
+  });
+
+  it('offers developer tools only in development', () => {
+    const { actions } = recorder();
+    expect(
+      find(
+        applicationMenu({ platform: 'win32', appName: 'S', isPackaged: true }, actions),
+        'Developer Tools',
+      ),
+    ).toBeUndefined();
+    expect(
+      find(
+        applicationMenu({ platform: 'win32', appName: 'S', isPackaged: false }, actions),
+        'Developer Tools',
+      ),
+    ).toBeDefined();
+  });
+
+  it('wires every clickable item to an action, and every item has a label, role or separator', () => {
+    const { calls, actions } = recorder();
+    const items = flatten(applicationMenu({ platform: 'linux', appName: 'S', isPackaged: false }, actions));
+    for (const item of items) expect(item.label ?? item.role ?? item.type).toBeDefined();
+    for (const item of items) item.click?.();
+    expect(calls.sort()).toEqual(['openApiDocs', 'openInBrowser', 'quit', 'reload', 'toggleDevTools']);
+  });
+});
+
+describe('tray menu', () => {
+  it('says whether quitting also stops the server', () => {
+    const { calls, actions } = recorder();
+    const started = trayMenu({ url: 'http://127.0.0.1:8080', mode: 'started' }, actions);
+    expect(find(started, 'Quit and Stop Server')).toBeDefined();
+    expect(find(started, 'http://127.0.0.1:8080 (started by this app)')?.enabled).toBe(false);
+    const attached = trayMenu({ url: 'http://127.0.0.1:8080', mode: 'attached' }, actions);
+    find(attached, 'Quit')?.click?.();
+    find(attached, 'Open Stellwerk')?.click?.();
+    expect(calls).toEqual(['quit', 'showWindow']);
+  });
+});

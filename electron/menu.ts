@@ -1,0 +1,76 @@
+import type { MenuItemConstructorOptions } from 'electron';
+
+/**
+ * The application and tray menus as plain templates; main.ts turns them into Electron menus.
+ * Kept free of Electron at run time so the structure is unit-tested.
+ */
+
+/** Function properties, not methods: they are handed to menu items detached from this object. */
+export interface MenuActions {
+  showWindow: () => void;
+  openApiDocs: () => void;
+  openInBrowser: () => void;
+  reload: () => void;
+  toggleDevTools: () => void;
+  quit: () => void;
+}
+
+export interface MenuContext {
+  platform: NodeJS.Platform;
+  appName: string;
+  /** Development builds get the developer tools entry. */
+  isPackaged: boolean;
+}
+
+export function applicationMenu(context: MenuContext, actions: MenuActions): MenuItemConstructorOptions[] {
+  const mac = context.platform === 'darwin';
+  const menu: MenuItemConstructorOptions[] = [];
+  if (mac) menu.push({ label: context.appName, role: 'appMenu' });
+  menu.push(
+    {
+      label: 'File',
+      submenu: [
+        { label: 'Open in Browser', accelerator: 'CmdOrCtrl+Shift+O', click: actions.openInBrowser },
+        { type: 'separator' },
+        mac ? { role: 'hide' } : { label: 'Quit', accelerator: 'Ctrl+Q', click: actions.quit },
+      ],
+    },
+    { label: 'Edit', role: 'editMenu' },
+    {
+      label: 'View',
+      submenu: [
+        { label: 'Reload', accelerator: 'CmdOrCtrl+R', click: actions.reload },
+        ...(context.isPackaged
+          ? []
+          : [{ label: 'Developer Tools', accelerator: 'CmdOrCtrl+Alt+I', click: actions.toggleDevTools }]),
+        { type: 'separator' },
+        { role: 'resetZoom' },
+        { role: 'zoomIn' },
+        { role: 'zoomOut' },
+        { type: 'separator' },
+        { role: 'togglefullscreen' },
+      ],
+    },
+    { label: 'Window', role: 'windowMenu' },
+    { label: 'Help', submenu: [{ label: 'API Documentation', click: actions.openApiDocs }] },
+  );
+  return menu;
+}
+
+export interface TrayStatus {
+  url: string;
+  mode: 'attached' | 'started';
+}
+
+/** The tray keeps Stellwerk reachable with the window closed; Quit also stops a server the app started. */
+export function trayMenu(status: TrayStatus, actions: MenuActions): MenuItemConstructorOptions[] {
+  const where = status.mode === 'started' ? 'started by this app' : 'running as a service';
+  return [
+    { label: 'Open Stellwerk', click: actions.showWindow },
+    { label: 'Open in Browser', click: actions.openInBrowser },
+    { type: 'separator' },
+    { label: `${status.url} (${where})`, enabled: false },
+    { type: 'separator' },
+    { label: status.mode === 'started' ? 'Quit and Stop Server' : 'Quit', click: actions.quit },
+  ];
+}

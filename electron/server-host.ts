@@ -1,0 +1,174 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * Attach-or-start: the desktop app uses a Stellwerk that already runs (a service on this
+ * machine, or `npm start`), found by its health URL; otherwise it starts the server as a child
+ * process and stops it again on quit. The server never runs inside Electron's own process.
+ * Pure Node, no Electron: unit-tested with real HTTP servers and real child processes.
+ */
+
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export interface DesktopSettings {
+  /** Base URL of the Stellwerk the window shows, without a trailing slash. */
+  url: string;
+  /** How to start the server when nothing answers at `url`; undefined for a remote URL. */
+  spawn: SpawnSpec | undefined;
+}
+
+export interface DesktopEnvironment {
+  env: NodeJS.ProcessEnv;
+  isPackaged: boolean;
+  /** Electron's `process.resourcesPath` (packaged) and `app.getAppPath()` (the repository in development). */
+  resourcesPath: string;
+  appPath: string;
+  platform: NodeJS.Platform;
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Where the server is and how to start it. `STELLWERK_URL` points the app at another machine
+ * (then nothing is started); otherwise it is this machine's `STELLWERK_HTTP_PORT` (default 8080).
+ * A server the app starts listens on loopback only unless STELLWERK_HTTP_HOST says otherwise:
+ * a desktop session should not open a port to the network by surprise.
+ */
+export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
+  const port = d.env.STELLWERK_HTTP_PORT?.trim() || '8080';
+  const url = (d.env.STELLWERK_URL?.trim() || `http://127.0.0.1:${port}`).replace(/\/+$/, '');
+  if (!LOCAL_HOSTS.has(new URL(url).hostname)) return { url, spawn: undefined };
+
+  const exe = d.platform === 'win32' ? 'node.exe' : 'node';
+  // Packaged: the Node 24 runtime and the server build ship as resources. In development the
+  // app runs through npm, so `node` on the PATH is the pinned Node 24 from node_modules/.bin.
+  const root = d.isPackaged ? path.join(d.resourcesPath, 'app') : d.appPath;
+  const command = d.isPackaged
+    ? path.join(d.resourcesPath, 'node', 'bin', exe)
+    : (d.env.STELLWERK_NODE ?? 'node');
+  return {
+    url,
+    spawn: {
+      command,
+      args: [path.join(root, 'dist', 'server', 'src', 'main.js')],
+      cwd: root,
+      env: {
+        ...d.env,
+        STELLWERK_HTTP_PORT: port,
+        STELLWERK_HTTP_HOST: d.env.STELLWERK_HTTP_HOST ?? '127.0.0.1',
+        STELLWERK_PUBLIC_URL: d.env.STELLWERK_PUBLIC_URL ?? `http://localhost:${port}`,
+      },
+    },
+  };
+}
+
+/** True when `{url}/health` answers 200 with Stellwerk's `{"status":"ok"}` within the timeout. */
+export async function probeHealth(url: string, timeoutMs = 1000): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (response.status !== 200) return false;
+    const body = (await response.json()) as { status?: unknown };
+    return body.status === 'ok';
+  } catch {
+    return false;
+  }
+}
+
+export interface WaitOptions {
+  timeoutMs: number;
+  intervalMs?: number;
+  /** Stops waiting early, e.g. when the child process has exited. */
+  abandon?: () => string | undefined;
+}
+
+/** Polls the health URL until it answers; rejects after the timeout or when `abandon` gives a reason. */
+export async function waitForHealth(url: string, options: WaitOptions): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  const interval = options.intervalMs ?? 250;
+  for (;;) {
+    const reason = options.abandon?.();
+    if (reason) throw new Error(reason);
+    if (await probeHealth(url, Math.min(1000, interval * 4))) return;
+    if (Date.now() >= deadline)
+      throw new Error(`Stellwerk did not answer on ${url}/health within ${options.timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+}
+
+export interface ServerHandle {
+  url: string;
+  /** `attached`: someone else runs the server and keeps it running after the app quits. */
+  mode: 'attached' | 'started';
+  /** Stops a server this app started (SIGTERM, then SIGKILL after the grace time); no-op when attached. */
+  stop(): Promise<void>;
+}
+
+export interface AttachOrStartOptions {
+  settings: DesktopSettings;
+  /** First start initialises the database: allow generously. */
+  startTimeoutMs?: number;
+  stopGraceMs?: number;
+  onOutput?: (line: string) => void;
+}
+
+export async function attachOrStart(options: AttachOrStartOptions): Promise<ServerHandle> {
+  const { url, spawn: spec } = options.settings;
+  if (await probeHealth(url)) return { url, mode: 'attached', stop: async () => {} };
+  if (!spec)
+    throw new Error(`Stellwerk at ${url} does not answer, and a remote server cannot be started from here`);
+
+  const child = spawn(spec.command, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tail: string[] = [];
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split(/\r?\n/)) {
+      if (line.trim() === '') continue;
+      options.onOutput?.(line);
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+    }
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
+  // 'close' comes after the output streams end, so the tail holds the server's last words.
+  let ended: string | undefined;
+  child.once('close', (code, signal) => (ended = String(code ?? signal)));
+
+  const stop = () => stopChild(child, options.stopGraceMs ?? 15_000);
+  try {
+    await waitForHealth(url, {
+      timeoutMs: options.startTimeoutMs ?? 120_000,
+      abandon: () => {
+        if (spawnError) return `Stellwerk could not be started (${spec.command}): ${spawnError.message}`;
+        if (ended !== undefined)
+          return `Stellwerk exited during start (${ended}):\n${tail.slice(-5).join('\n')}`;
+        return undefined;
+      },
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, mode: 'started', stop };
+}
+
+/** SIGTERM lets the server drain and stop its PostgreSQL; SIGKILL only if it hangs. */
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  // No pid: the process never started (spawn error), so there is nothing to wait for.
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
