@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteInfo } from '../../server/src/context.js';
 import { fromSchema, toJsonText, toQuery } from './support/schema-arbitrary.js';
 import type { JsonSchema } from './support/schema-sample.js';
-import { login } from './support/tenancy-world.js';
+import { login } from './support/identity.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './support/test-app.js';
 
 /**

@@ -1,26 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, caller, errorCode, expectStatus, login, type Credentials } from './support/identity.js';
+import {
+  bearer,
+  caller,
+  errorCode,
+  expectStatus,
+  login,
+  type Credentials,
+  type ListBody,
+  type UserBody,
+} from './support/identity.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
-
-interface UserBody {
-  id: string;
-  accountId: string;
-  email: string;
-  name: string;
-  locale: string;
-  active: boolean;
-  roleIds: string[];
-  roles: Array<{ id: string; name: string }>;
-  permissionScopeIds: string[];
-  passwordSet: boolean;
-  invitationPending: boolean;
-  invitation?: { delivery: string; expiresAt: string } | null;
-}
-interface ListBody<T> {
-  data: T[];
-  meta: { page: number; pageSize: number; total: number };
-}
 
 /** Invitation mail against a real SMTP server on a free loopback port (smtp-server). */
 let t: TestApp;

@@ -8,27 +8,10 @@ import {
   login,
   userWithPermissions,
   type Credentials,
+  type ListBody,
+  type UserBody,
 } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-
-interface UserBody {
-  id: string;
-  accountId: string;
-  email: string;
-  name: string;
-  locale: string;
-  active: boolean;
-  roleIds: string[];
-  roles: Array<{ id: string; name: string }>;
-  permissionScopeIds: string[];
-  passwordSet: boolean;
-  invitationPending: boolean;
-  invitation?: { delivery: string; expiresAt: string } | null;
-}
-interface ListBody<T> {
-  data: T[];
-  meta: { page: number; pageSize: number; total: number };
-}
 
 let t: TestApp;
 let admin: Credentials;

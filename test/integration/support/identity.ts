@@ -4,6 +4,27 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, json, type TestApp } from './test-app.js';
 
 /** Small request helpers shared by the identity tests (users, roles, API keys, scopes, hub). */
 
+/** A user as the XAPI returns it. */
+export interface UserBody {
+  id: string;
+  accountId: string;
+  email: string;
+  name: string;
+  locale: string;
+  active: boolean;
+  roleIds: string[];
+  roles: Array<{ id: string; name: string }>;
+  permissionScopeIds: string[];
+  passwordSet: boolean;
+  invitationPending: boolean;
+  invitation?: { delivery: string; expiresAt: string } | null;
+}
+
+export interface ListBody<T> {
+  data: T[];
+  meta: { page: number; pageSize: number; total: number };
+}
+
 export type Credentials = { authorization: string } | { 'x-api-key': string };
 
 export const bearer = (token: string): Credentials => ({ authorization: `Bearer ${token}` });

@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { ApiKey } from '../../../server/src/api-keys/api-key.entity.js';
 import { Account } from '../../../server/src/accounts/account.entity.js';
 import { randomToken, sha256 } from '../../../server/src/platform/crypto/tokens.js';
+import { login } from './identity.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, json, type TestApp } from './test-app.js';
 
 /** The four positions an object can have relative to the caller's home account. */
@@ -19,16 +20,6 @@ export interface TenancyWorld {
   rootToken: string;
   credentials: { bearer: Record<string, string>; apiKey: Record<string, string> };
   builtInRoleId: string;
-}
-
-export async function login(t: TestApp, email: string, password: string): Promise<string> {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/xapi/v1/auth/login',
-    payload: { email, password },
-  });
-  expect(response.statusCode, response.body).toBe(200);
-  return json<{ token: string }>(response).token;
 }
 
 export async function buildTenancyWorld(t: TestApp): Promise<TenancyWorld> {
