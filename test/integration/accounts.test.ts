@@ -1,47 +1,225 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, json, type TestApp } from './support/test-app.js';
+import { bearer, caller, expectStatus, login, type ListBody } from './support/identity.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+interface AccountBody {
+  id: string;
+  parentId: string | null;
+  hierarchyLevel: number;
+  title: string;
+  retentionMonths: number;
+  mandatoryTwoFactor: boolean;
+  uiSettings: Record<string, unknown>;
+  effectiveUiSettings?: Record<string, unknown>;
+  modules: Record<string, unknown>;
+  metaInfo: Record<string, unknown>;
+  oauthConfig: Record<string, unknown> | null;
+}
+
+interface AnnouncementBody {
+  id: string;
+  accountId: string;
+  inherited?: boolean;
+  dismissed?: boolean;
+}
 
 let t: TestApp;
-let token: string;
+let admin: ReturnType<typeof caller>;
 
 beforeAll(async () => {
   t = await createTestApp();
-  const login = await t.app.inject({
-    method: 'POST',
-    url: '/xapi/v1/auth/login',
-    payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
-  });
-  expect(login.statusCode).toBe(200);
-  token = json<{ token: string }>(login).token;
+  admin = caller(t, bearer(await login(t)));
 });
 afterAll(() => t.close());
 
-const auth = () => ({ authorization: `Bearer ${token}` });
+const createAccount = async (body: Record<string, unknown>) =>
+  expectStatus<AccountBody>(await admin('POST', '/xapi/v1/accounts', body), 201);
 
 describe('accounts', () => {
   it('creates a sub-account with a decimal-comma retention and reports its hierarchy level', async () => {
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/xapi/v1/accounts',
-      headers: auth(),
-      payload: { title: 'Plant North', retentionMonths: '12,5' },
-    });
-    expect(created.statusCode).toBe(201);
-    const body = json<{ id: string; parentId: string; retentionMonths: number }>(created);
-    expect(body.retentionMonths).toBe(12.5);
-    expect(body.parentId).toBe(t.rootAccountId);
+    const created = await createAccount({ title: 'Plant North', retentionMonths: '12,5' });
+    expect(created.retentionMonths).toBe(12.5);
+    expect(created.parentId).toBe(t.rootAccountId);
+    const grandchild = await createAccount({ title: 'Hall 1', parentId: created.id });
+    const one = expectStatus<AccountBody>(await admin('GET', `/xapi/v1/accounts/${grandchild.id}`), 200);
+    expect(one.hierarchyLevel).toBe(2);
+    expect(one.retentionMonths).toBe(24);
+  });
 
-    const one = json<{ hierarchyLevel: number }>(
-      await t.app.inject({ url: `/xapi/v1/accounts/${body.id}`, headers: auth() }),
+  it('refuses retention values that are not a positive number of months', async () => {
+    for (const retentionMonths of ['12,5,1', 'twelve', 0, -3, '1e3']) {
+      const response = await admin('POST', '/xapi/v1/accounts', { title: 'x', retentionMonths });
+      expect(response.statusCode, String(retentionMonths)).toBe(400);
+      expect(response.json<{ error: { code: string } }>().error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('finds accounts by id and by title, case-insensitively', async () => {
+    const account = await createAccount({ title: 'Waterworks Süd' });
+    const byTitle = expectStatus<ListBody<AccountBody>>(
+      await admin('GET', '/xapi/v1/accounts?searchItems=waterWORKS'),
+      200,
     );
-    expect(one.hierarchyLevel).toBe(1);
+    expect(byTitle.data.map((a) => a.id)).toEqual([account.id]);
+    const byId = expectStatus<ListBody<AccountBody>>(
+      await admin('GET', `/xapi/v1/accounts?searchItems=${account.id}`),
+      200,
+    );
+    expect(byId.data.map((a) => a.id)).toEqual([account.id]);
+  });
+
+  it('passes the color theme down to sub-accounts unless they set their own', async () => {
+    const parent = await createAccount({
+      title: 'Themed',
+      uiSettings: { colorTheme: 'teal', systemFonts: true },
+    });
+    const child = await createAccount({
+      title: 'Themed child',
+      parentId: parent.id,
+      uiSettings: { systemUiTheme: 'dark' },
+    });
+    const own = await createAccount({
+      title: 'Own theme',
+      parentId: parent.id,
+      uiSettings: { colorTheme: 'amber' },
+    });
+    const inherited = expectStatus<AccountBody>(await admin('GET', `/xapi/v1/accounts/${child.id}`), 200);
+    expect(inherited.uiSettings).toEqual({ systemUiTheme: 'dark' });
+    expect(inherited.effectiveUiSettings).toEqual({ systemUiTheme: 'dark', colorTheme: 'teal' });
+    const kept = expectStatus<AccountBody>(await admin('GET', `/xapi/v1/accounts/${own.id}`), 200);
+    expect(kept.effectiveUiSettings?.colorTheme).toBe('amber');
+  });
+
+  it('stores modules, meta info and the mandatory-2FA flag through PUT', async () => {
+    const account = await createAccount({ title: 'Settings' });
+    const updated = expectStatus<AccountBody>(
+      await admin('PUT', `/xapi/v1/accounts/${account.id}`, {
+        modules: { integrations: { kafka: true }, dashboards: false },
+        metaInfo: { site: 'Nord', contact: 'ops@example.test' },
+        mandatoryTwoFactor: true,
+      }),
+      200,
+    );
+    expect(updated.modules).toEqual({ integrations: { kafka: true }, dashboards: false });
+    expect(updated.metaInfo).toEqual({ site: 'Nord', contact: 'ops@example.test' });
+    expect(updated.mandatoryTwoFactor).toBe(true);
+    expect(updated.title).toBe('Settings');
+  });
+
+  it('accepts an OAuth configuration only with the callback on the public URL, and never returns the secret', async () => {
+    const account = await createAccount({ title: 'Federated' });
+    const oauthConfig = {
+      scope: 'openid email',
+      auth_uri: 'https://idp.example.test/authorize',
+      client_id: 'stellwerk',
+      token_uri: 'https://idp.example.test/token',
+      redirect_uri: 'https://elsewhere.example.test/api/v1/oauth2/callback',
+      client_secret: 's3cret-value',
+      user_info_uri: 'https://idp.example.test/userinfo',
+    };
+    const wrong = await admin('PUT', `/xapi/v1/accounts/${account.id}`, { oauthConfig });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.body).toContain(`${t.config.publicUrl}/api/v1/oauth2/callback`);
+
+    const redirect_uri = `${t.config.publicUrl}/api/v1/oauth2/callback`;
+    const saved = expectStatus<AccountBody>(
+      await admin('PUT', `/xapi/v1/accounts/${account.id}`, {
+        oauthConfig: { ...oauthConfig, redirect_uri },
+      }),
+      200,
+    );
+    expect(saved.oauthConfig).toMatchObject({
+      client_id: 'stellwerk',
+      redirect_uri,
+      client_secret: '********',
+    });
+    expect(JSON.stringify(saved)).not.toContain('s3cret-value');
+
+    // Sending the masked value back (a read-modify-write client) keeps the stored secret.
+    expectStatus(
+      await admin('PUT', `/xapi/v1/accounts/${account.id}`, { oauthConfig: saved.oauthConfig }),
+      200,
+    );
+    const stored = await t.withContext(async () =>
+      t.services.accounts.oauthClientSecret((await t.services.accounts.findById(account.id))!),
+    );
+    expect(stored).toBe('s3cret-value');
+  });
+
+  it('blocks deleting an account that has sub-accounts, naming them', async () => {
+    const parent = await createAccount({ title: 'Has children' });
+    const child = await createAccount({ title: 'Blocking child', parentId: parent.id });
+    const blocked = await admin('DELETE', `/xapi/v1/accounts/${parent.id}`);
+    expect(blocked.statusCode).toBe(409);
+    const error = blocked.json<{ error: { code: string; details: Array<{ id: string }> } }>().error;
+    expect(error.code).toBe('DELETE_BLOCKED');
+    expect(error.details.map((d) => d.id)).toEqual([child.id]);
+    expect((await admin('DELETE', `/xapi/v1/accounts/${child.id}`)).statusCode).toBe(204);
+    expect((await admin('DELETE', `/xapi/v1/accounts/${parent.id}`)).statusCode).toBe(204);
   });
 
   it('answers an unauthenticated call with 401 INVALID_TOKEN in the error body', async () => {
     const response = await t.app.inject({ url: '/xapi/v1/accounts' });
     expect(response.statusCode).toBe(401);
-    expect(json(response)).toEqual({
+    expect(response.json()).toEqual({
       error: { code: 'INVALID_TOKEN', message: expect.any(String) as string, details: [] },
     });
+  });
+});
+
+describe('announcements', () => {
+  it('reach users of sub-accounts, who can dismiss an inherited one (never ANNOUNCEMENT_NOT_FOUND)', async () => {
+    const plant = await createAccount({ title: 'Announcing plant' });
+    const hall = await createAccount({ title: 'Hall', parentId: plant.id });
+    const notice = expectStatus<AnnouncementBody>(
+      await admin('POST', `/xapi/v1/accounts/${plant.id}/announcements`, {
+        title: 'Maintenance',
+        message: 'Broker restart on Sunday',
+        severity: 'warning',
+      }),
+      201,
+    );
+    const reader = await t.withContext(async () => t.services.roles.builtIn('AccountReader'));
+    const email = `hall-user-${Date.now()}@stellwerk.test`;
+    await t.withContext(() =>
+      t.services.users.create({
+        accountId: hall.id,
+        email,
+        password: 'hall user password',
+        roleIds: [reader!.id],
+      }),
+    );
+    const hallUser = caller(t, bearer(await login(t, email, 'hall user password')));
+
+    const feed = expectStatus<{ data: AnnouncementBody[] }>(
+      await hallUser('GET', '/xapi/v1/announcements'),
+      200,
+    );
+    expect(feed.data).toContainEqual(
+      expect.objectContaining({ id: notice.id, inherited: true, dismissed: false }),
+    );
+
+    const dismissed = expectStatus<AnnouncementBody>(
+      await hallUser('PUT', `/xapi/v1/announcements/${notice.id}/state`, { dismissed: true }),
+      200,
+    );
+    expect(dismissed).toMatchObject({ id: notice.id, inherited: true, dismissed: true });
+    const after = expectStatus<{ data: AnnouncementBody[] }>(
+      await hallUser('GET', '/xapi/v1/announcements'),
+      200,
+    );
+    expect(after.data.find((a) => a.id === notice.id)?.dismissed).toBe(true);
+
+    // Announcements flow down only: the root account's admin does not get the plant's.
+    const rootFeed = expectStatus<{ data: AnnouncementBody[] }>(
+      await admin('GET', '/xapi/v1/announcements'),
+      200,
+    );
+    expect(rootFeed.data.find((a) => a.id === notice.id)).toBeUndefined();
+    const plantList = expectStatus<{ data: AnnouncementBody[] }>(
+      await admin('GET', `/xapi/v1/accounts/${plant.id}/announcements`),
+      200,
+    );
+    expect(plantList.data.map((a) => a.id)).toEqual([notice.id]);
   });
 });
