@@ -38,7 +38,7 @@ export function createServices(ctx: AppContext) {
     clock: ctx.clock,
   });
   const users = new UserService(ctx.em, { accounts, roles, permissionScopes, invitations });
-  const bootstrap = new BootstrapService(ctx.em, accounts, roles, users);
+  const bootstrap = new BootstrapService(ctx.em, accounts, roles, users, ctx.secretBox);
   const auth = new AuthService(ctx.em, ctx.config, ctx.clock, users, sessions, loginThrottle, twoFactor);
   const health = HealthService.fromContext(ctx);
   const heartbeat = HeartbeatService.fromContext(ctx);

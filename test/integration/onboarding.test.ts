@@ -22,6 +22,11 @@ describe('first start without STELLWERK_ADMIN_*', () => {
     expect(state.json()).toEqual({ required: true });
   });
 
+  it('prints the same token when another node starts on the same database, so the first stays valid', async () => {
+    const again = await t.withContext(() => t.services.bootstrap.run(t.config, t.app.log));
+    expect(again.setupToken).toBe(t.setupToken);
+  });
+
   it('refuses a wrong token with 403 INVALID_SETUP_TOKEN and a request without the CSRF header', async () => {
     const wrong = await onboard('not-the-token');
     expect(wrong.statusCode).toBe(403);

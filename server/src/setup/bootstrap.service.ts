@@ -7,10 +7,24 @@ import { randomToken, safeEqual, sha256 } from '../platform/crypto/tokens.js';
 import type { RoleService } from '../roles/role.service.js';
 import type { UserService } from '../users/user.service.js';
 import type { User } from '../users/user.entity.js';
+import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { SystemSetting } from './system-setting.entity.js';
 import { errors } from '../platform/errors.js';
 
-const ONBOARDING_KEY = 'onboarding_token_sha256';
+const ONBOARDING_KEY = 'onboarding_token';
+
+/**
+ * The hash is what a login attempt is checked against; the sealed copy lets every node that shares
+ * the secret key print the same token, so starting a second node does not void the first one's.
+ */
+interface StoredSetupToken {
+  sha256: string;
+  sealed: string;
+}
+
+const isStoredSetupToken = (value: unknown): value is StoredSetupToken =>
+  typeof (value as StoredSetupToken | null)?.sha256 === 'string' &&
+  typeof (value as StoredSetupToken).sealed === 'string';
 
 export interface BootstrapResult {
   rootAccountId: string;
@@ -25,6 +39,7 @@ export class BootstrapService {
     private readonly accounts: AccountService,
     private readonly roles: RoleService,
     private readonly users: UserService,
+    private readonly secretBox: SecretBox,
   ) {}
 
   async run(config: Config, log: FastifyBaseLogger): Promise<BootstrapResult> {
@@ -41,14 +56,23 @@ export class BootstrapService {
       log.info({ email: config.adminEmail }, 'created the first admin from STELLWERK_ADMIN_EMAIL');
       return { rootAccountId: root.id };
     }
-    // A fresh token each start: only the hash is stored, so an old printed token stops working.
+    return { rootAccountId: root.id, setupToken: await this.currentSetupToken() };
+  }
+
+  /** The pending setup token, created on first need; reused while this key can open it. */
+  private async currentSetupToken(): Promise<string> {
+    const stored = await this.em().findOne(SystemSetting, { key: ONBOARDING_KEY });
+    if (stored && isStoredSetupToken(stored.value)) {
+      try {
+        return this.secretBox.open(stored.value.sealed);
+      } catch {
+        // Sealed with another key (a node started with a different STELLWERK_SECRET_KEY): replace it.
+      }
+    }
     const setupToken = randomToken(24);
-    await this.em().upsert(SystemSetting, {
-      key: ONBOARDING_KEY,
-      value: sha256(setupToken),
-      updatedAt: new Date(),
-    });
-    return { rootAccountId: root.id, setupToken };
+    const value: StoredSetupToken = { sha256: sha256(setupToken), sealed: this.secretBox.seal(setupToken) };
+    await this.em().upsert(SystemSetting, { key: ONBOARDING_KEY, value, updatedAt: new Date() });
+    return setupToken;
   }
 
   async onboardingOpen(): Promise<boolean> {
@@ -64,7 +88,7 @@ export class BootstrapService {
         { key: ONBOARDING_KEY },
         { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
-      if (!stored || typeof stored.value !== 'string' || !safeEqual(stored.value, sha256(token))) {
+      if (!stored || !isStoredSetupToken(stored.value) || !safeEqual(stored.value.sha256, sha256(token))) {
         throw errors.forbidden('INVALID_SETUP_TOKEN', 'The setup token is not valid');
       }
       if (!(await this.onboardingOpen()))
