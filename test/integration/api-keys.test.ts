@@ -9,6 +9,7 @@ import {
   login,
   userWithPermissions,
   type Credentials,
+  type ListBody,
 } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -21,10 +22,6 @@ interface KeyBody {
   active: boolean;
   createdByUserId: string | null;
   key?: string;
-}
-interface ListBody<T> {
-  data: T[];
-  meta: { page: number; pageSize: number; total: number };
 }
 
 let t: TestApp;

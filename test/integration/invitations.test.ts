@@ -6,8 +6,8 @@ import {
   expectStatus,
   login,
   type Credentials,
-  type ListBody,
   type UserBody,
+  builtInRoleIds,
 } from './support/identity.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
@@ -18,7 +18,7 @@ let smtp: TestSmtpServer;
 let admin: Credentials;
 let call: ReturnType<typeof caller>;
 let clockOffsetMs = 0;
-const builtIn: Record<string, string> = {};
+let builtIn: Record<string, string> = {};
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
@@ -28,11 +28,7 @@ beforeAll(async () => {
   });
   admin = bearer(await login(t));
   call = caller(t, admin);
-  const roles = expectStatus<ListBody<{ id: string; name: string }>>(
-    await call('GET', '/xapi/v1/roles?pageSize=100'),
-    200,
-  );
-  for (const r of roles.data) builtIn[r.name] = r.id;
+  builtIn = await builtInRoleIds(call);
 });
 afterAll(async () => {
   await t.close();

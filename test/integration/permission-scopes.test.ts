@@ -7,6 +7,7 @@ import {
   login,
   userWithPermissions,
   type Credentials,
+  type ListBody,
 } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -15,10 +16,6 @@ interface ScopeBody {
   accountId: string;
   title: string;
   description: string;
-}
-interface ListBody<T> {
-  data: T[];
-  meta: { page: number; pageSize: number; total: number };
 }
 
 let t: TestApp;

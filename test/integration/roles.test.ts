@@ -7,6 +7,7 @@ import {
   login,
   userWithPermissions,
   type Credentials,
+  type ListBody,
 } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -17,10 +18,6 @@ interface RoleBody {
   description: string;
   permissions: string[];
   builtIn: boolean;
-}
-interface ListBody<T> {
-  data: T[];
-  meta: { page: number; pageSize: number; total: number };
 }
 
 let t: TestApp;

@@ -10,23 +10,20 @@ import {
   type Credentials,
   type ListBody,
   type UserBody,
+  builtInRoleIds,
 } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 let t: TestApp;
 let admin: Credentials;
 let call: ReturnType<typeof caller>;
-const builtIn: Record<string, string> = {};
+let builtIn: Record<string, string> = {};
 
 beforeAll(async () => {
   t = await createTestApp();
   admin = bearer(await login(t));
   call = caller(t, admin);
-  const roles = expectStatus<ListBody<{ id: string; name: string }>>(
-    await call('GET', '/xapi/v1/roles?pageSize=100'),
-    200,
-  );
-  for (const r of roles.data) builtIn[r.name] = r.id;
+  builtIn = await builtInRoleIds(call);
 });
 afterAll(() => t.close());
 

@@ -95,3 +95,12 @@ export async function userWithPermissions(
   );
   return { id: user.id, roleId: role.id, token: await login(t, email, password), email };
 }
+
+/** Built-in role ids by name, read through the API like a client would. */
+export async function builtInRoleIds(call: ReturnType<typeof caller>): Promise<Record<string, string>> {
+  const roles = expectStatus<ListBody<{ id: string; name: string; builtIn: boolean }>>(
+    await call('GET', '/xapi/v1/roles?pageSize=100'),
+    200,
+  );
+  return Object.fromEntries(roles.data.filter((r) => r.builtIn).map((r) => [r.name, r.id]));
+}
