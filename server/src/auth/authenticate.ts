@@ -56,8 +56,8 @@ export interface Authenticator {
 /**
  * Resolves the caller from `x-api-key`, `Authorization: Bearer` or the console cookie in one
  * query each. Mandatory 2FA is enforced here, so no route can forget it; API keys are exempt.
+ * `clock` (not the database's now()) decides expiry, so tests can move time without sleeping.
  */
-// `clock` (not the database's now()) decides expiry, so tests can move time without sleeping.
 export function createAuthenticator(
   em: () => EntityManager,
   clock: () => Date = () => new Date(),
@@ -84,9 +84,10 @@ export function createAuthenticator(
     };
   }
 
-  async function fromSession(token: string, allowed: string[], mode: AuthMode): Promise<Principal> {
+  /** Any session kind is recognised, so a setup token used elsewhere answers TWO_FACTOR_SETUP_REQUIRED. */
+  async function fromSession(token: string, mode: AuthMode): Promise<Principal> {
     const [row] = await sql<SessionRow>(SESSION_SQL, [sha256(token), clock()]);
-    if (!row || !allowed.includes(row.kind)) throw errors.invalidToken();
+    if (!row) throw errors.invalidToken();
     if (!row.user_active) throw errors.invalidToken('User is deactivated');
     const principal: Principal = {
       kind: 'user',
@@ -130,11 +131,9 @@ export function createAuthenticator(
         return fromApiKey(apiKey);
       }
       const bearer = /^Bearer\s+(\S+)$/i.exec(headerValue(request.headers.authorization) ?? '')?.[1];
-      // Setup tokens are recognised everywhere so that misuse answers TWO_FACTOR_SETUP_REQUIRED.
-      const kinds = ['bearer', 'cookie', 'setup'];
-      if (bearer) return fromSession(bearer, kinds, mode);
+      if (bearer) return fromSession(bearer, mode);
       const cookie = request.cookies?.[SESSION_COOKIE_SECURE] ?? request.cookies?.[SESSION_COOKIE_PLAIN];
-      if (cookie) return fromSession(cookie, kinds, mode);
+      if (cookie) return fromSession(cookie, mode);
       throw errors.invalidToken('Authentication required');
     },
   };
