@@ -10,8 +10,23 @@ import { SystemSettingSchema } from './setup/system-setting.entity.js';
 import { FederatedIdentitySchema, RecoveryCodeSchema, UserSchema } from './users/user.entity.js';
 import { UserInvitationSchema } from './users/invitation.entity.js';
 
+import { ConnectorLogSchema, ConnectorSchema } from './connectors/connector.entity.js';
+import { DeviceStateSchema, VirtualDeviceSchema } from './devices/virtual-device.entity.js';
+import { DeviceDriverSchema } from './drivers/device-driver.entity.js';
+import { PacketSchema } from './ingest/packet.entity.js';
+import { JobSchema } from './jobs/job.entity.js';
+import { DeviceTemplateSchema } from './templates/device-template.entity.js';
+
 /** Every entity schema; MikroORM discovers exactly these. */
 export const ENTITIES = [
+  ConnectorSchema,
+  ConnectorLogSchema,
+  DeviceDriverSchema,
+  DeviceTemplateSchema,
+  VirtualDeviceSchema,
+  DeviceStateSchema,
+  PacketSchema,
+  JobSchema,
   AccountSchema,
   AnnouncementSchema,
   AnnouncementStateSchema,

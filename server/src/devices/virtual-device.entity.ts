@@ -1,0 +1,120 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { newId } from '../platform/crypto/ids.js';
+import { Account } from '../accounts/account.entity.js';
+import { Connector } from '../connectors/connector.entity.js';
+import { DeviceDriver, type HealthConfig } from '../drivers/device-driver.entity.js';
+import { DeviceTemplate } from '../templates/device-template.entity.js';
+import { PermissionScope } from '../permission-scopes/permission-scope.entity.js';
+
+export type ActivationMethod = 'OTAA' | 'ABP';
+
+/** Default and the only value while a device has received no packet. */
+export const HEALTH_UNKNOWN = 'Unknown';
+
+/** A device of any connectivity type, addressed by its connector and `device_id`. */
+export class VirtualDevice {
+  id: string = newId();
+  account!: Account;
+  connector: Connector | null = null;
+  driver: DeviceDriver | null = null;
+  template: DeviceTemplate | null = null;
+  parent: VirtualDevice | null = null;
+  permissionScope: PermissionScope | null = null;
+  /** The spec's `device_id`: the id the device uses on its connector (topic segment, payload field). */
+  deviceId!: string;
+  title!: string;
+  description = '';
+  tags: string[] = [];
+  groups: string[] = [];
+  keyValueData: Record<string, unknown> = {};
+  externalId: string | null = null;
+  referenceId: string | null = null;
+  targetReferenceId: string | null = null;
+  operationalStatus: number | null = null;
+  activationMethod: ActivationMethod = 'OTAA';
+  skipFrameCounterCheck = false;
+  devEui: string | null = null;
+  endDeviceId: string | null = null;
+  /** LoRaWAN session keys, sealed; a device update never overwrites them. */
+  applicationSessionKeySealed: string | null = null;
+  networkSessionKeySealed: string | null = null;
+  healthState: string = HEALTH_UNKNOWN;
+  healthConfig: HealthConfig | null = null;
+  lastSeen: Date | null = null;
+  /** `Deleting` while the network server removes it. */
+  lifecycleState: string | null = null;
+  createdAt: Date = new Date();
+  updatedAt: Date = new Date();
+}
+
+export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
+  class: VirtualDevice,
+  tableName: 'virtual_devices',
+  uniques: [{ properties: ['connector', 'deviceId'] }],
+  indexes: [{ properties: ['account', 'title'] }, { properties: ['referenceId'] }],
+  properties: {
+    id: { type: 'uuid', primary: true },
+    account: { kind: 'm:1', entity: () => Account, deleteRule: 'cascade' },
+    connector: { kind: 'm:1', entity: () => Connector, nullable: true, deleteRule: 'restrict', index: true },
+    driver: { kind: 'm:1', entity: () => DeviceDriver, nullable: true, deleteRule: 'restrict', index: true },
+    template: {
+      kind: 'm:1',
+      entity: () => DeviceTemplate,
+      nullable: true,
+      deleteRule: 'set null',
+      index: true,
+    },
+    parent: { kind: 'm:1', entity: () => VirtualDevice, nullable: true, deleteRule: 'set null', index: true },
+    permissionScope: {
+      kind: 'm:1',
+      entity: () => PermissionScope,
+      nullable: true,
+      deleteRule: 'restrict',
+      index: true,
+    },
+    deviceId: { type: 'string', length: 200 },
+    title: { type: 'string', length: 200 },
+    description: { type: 'text' },
+    tags: { type: 'text[]' },
+    groups: { type: 'text[]' },
+    keyValueData: { type: 'json' },
+    externalId: { type: 'string', length: 200, nullable: true },
+    referenceId: { type: 'string', length: 200, nullable: true },
+    targetReferenceId: { type: 'string', length: 200, nullable: true },
+    operationalStatus: { type: 'integer', nullable: true },
+    activationMethod: { type: 'string', length: 8 },
+    skipFrameCounterCheck: { type: 'boolean', default: false },
+    devEui: { type: 'string', length: 32, nullable: true },
+    endDeviceId: { type: 'string', length: 100, nullable: true },
+    applicationSessionKeySealed: { type: 'text', nullable: true, hidden: true },
+    networkSessionKeySealed: { type: 'text', nullable: true, hidden: true },
+    healthState: { type: 'string', length: 40 },
+    healthConfig: { type: 'json', nullable: true },
+    lastSeen: { type: 'datetime', columnType: 'timestamptz', nullable: true },
+    lifecycleState: { type: 'string', length: 20, nullable: true },
+    createdAt: { type: 'datetime', columnType: 'timestamptz' },
+    updatedAt: { type: 'datetime', columnType: 'timestamptz', onUpdate: () => new Date() },
+  },
+});
+
+/** The current value of one state of a device (`_raw`, `_parsed`, target variables). */
+export class DeviceState {
+  device!: VirtualDevice;
+  key!: string;
+  value: unknown = null;
+  timestamp: Date = new Date();
+  /** Packet that produced the value, for tracing. */
+  packetId: string | null = null;
+}
+
+export const DeviceStateSchema = new EntitySchema<DeviceState>({
+  class: DeviceState,
+  tableName: 'device_states',
+  properties: {
+    device: { kind: 'm:1', entity: () => VirtualDevice, primary: true, deleteRule: 'cascade' },
+    key: { type: 'string', length: 200, primary: true },
+    value: { type: 'json', nullable: true },
+    timestamp: { type: 'datetime', columnType: 'timestamptz' },
+    packetId: { type: 'bigint', nullable: true },
+  },
+});
