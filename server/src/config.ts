@@ -25,6 +25,7 @@ export interface Config {
   rateLimitMax: number;
   rateLimitWindowMs: number;
   authFailuresPerAddress: number;
+  ingestMaxPending: number;
   loginMaxFailures: number;
   loginMaxFailuresPerClient: number;
   loginLockMs: number;
@@ -262,6 +263,15 @@ export const ENV_VARIABLES = [
     defaultText: '`100`',
     default: constant(100),
     parse: integer(1, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_INGEST_MAX_PENDING',
+    key: 'ingestMaxPending',
+    description:
+      'Packets that may wait for their commit to the packet store; beyond it new packets are refused (not acknowledged) until it drains.',
+    defaultText: '`100000`',
+    default: constant(100_000),
+    parse: integer(100, 10_000_000),
   }),
   variable({
     name: 'STELLWERK_LOGIN_MAX_FAILURES',

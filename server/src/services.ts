@@ -1,3 +1,4 @@
+import { PacketStore } from './ingest/packet-store.js';
 import type { AppContext } from './context.js';
 import { AccountService } from './accounts/account.service.js';
 import { AnnouncementService } from './accounts/announcement.service.js';
@@ -55,7 +56,14 @@ export function createServices(ctx: AppContext) {
     loginStates,
     federatedUsers,
   );
+  const packets = new PacketStore(
+    String(ctx.orm.config.get('clientUrl')),
+    ctx.config.ingestMaxPending,
+    ctx.metrics,
+  );
+  ctx.lifecycle.push(packets);
   return {
+    packets,
     accounts,
     announcements,
     sessions,

@@ -22,6 +22,15 @@ export class Metrics {
     return new client.Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
+  histogram<L extends string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: L[] = [],
+  ): client.Histogram<L> {
+    return new client.Histogram({ name, help, buckets, labelNames, registers: [this.registry] });
+  }
+
   /** `collect` runs at each scrape; it must not throw, or the whole scrape fails. */
   gauge<L extends string>(
     name: string,

@@ -72,6 +72,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     withContext,
     close: async () => {
       await app.close();
+      await services.packets.stop();
       await orm.close();
       await db.drop();
     },

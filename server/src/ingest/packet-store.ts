@@ -1,0 +1,150 @@
+import pg from 'pg';
+import type { Lifecycle } from '../platform/lifecycle.js';
+import type { Metrics } from '../platform/metrics.js';
+import { PacketRefusedError, type IncomingPacket, type PacketSink } from './ingest.types.js';
+
+/**
+ * Durable packet store with group commit.
+ *
+ * Failure behaviour, in order:
+ * - `append` resolves only after the packet's batch is committed (PostgreSQL WAL, synchronous_commit on),
+ *   so a front door that acknowledges after `append` never acknowledges a packet that can be lost.
+ * - One INSERT is in flight at a time; packets arriving meanwhile form the next batch. Under load batches
+ *   grow (up to MAX_BATCH) and cost one commit each; when idle a packet is written at once.
+ * - When more than `maxPending` packets wait, `append` rejects with INGEST_BUSY: the broker then does
+ *   not acknowledge and the client retries; nothing is dropped silently.
+ * - A failed INSERT rejects every packet of that batch (none was acknowledged).
+ * - After commit, listeners get the stored packets with their ids (the ingest pipeline); a listener's
+ *   failure never affects durability, because the pipeline replays from the store after a restart.
+ */
+
+export interface StoredPacket extends IncomingPacket {
+  id: bigint;
+}
+
+export type StoredListener = (packets: StoredPacket[]) => void;
+
+interface Waiting {
+  packet: IncomingPacket;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+// One statement per batch; 5 arrays keep it far below PostgreSQL's 65535-parameter cap.
+const INSERT_SQL = `
+  INSERT INTO packets (connector_id, device_key, received_at, payload, source)
+  SELECT c, d, r, p, s FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::bytea[], $5::text[])
+    WITH ORDINALITY AS t(c, d, r, p, s, n)
+   ORDER BY n
+  RETURNING id`;
+
+const MAX_BATCH = 2000;
+
+export class PacketStore implements PacketSink, Lifecycle {
+  readonly name = 'packet-store';
+  private readonly pool: pg.Pool;
+  private queue: Waiting[] = [];
+  private flushing: Promise<void> | undefined;
+  private readonly listeners: StoredListener[] = [];
+  private stopped = false;
+  private readonly batchSize;
+  private readonly stored;
+  private readonly refused;
+
+  constructor(
+    databaseUrl: string,
+    private readonly maxPending: number,
+    metrics: Metrics,
+  ) {
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    // An idle connection dropped by the server (restart, failover) must not crash the process.
+    this.pool.on('error', () => undefined);
+    this.batchSize = metrics.histogram(
+      'stellwerk_packet_store_batch_size',
+      'Packets committed per batch',
+      [1, 10, 50, 100, 500, 1000, 2000],
+    );
+    this.stored = metrics.counter('stellwerk_packets_stored_total', 'Packets committed to the packet store');
+    this.refused = metrics.counter('stellwerk_packets_refused_total', 'Packets refused by the packet store', [
+      'reason',
+    ]);
+    metrics.gauge('stellwerk_packet_store_pending', 'Packets waiting for their batch commit', [], (gauge) =>
+      gauge.set(this.queue.length),
+    );
+  }
+
+  /** Registers a consumer of committed packets (the ingest pipeline). */
+  onStored(listener: StoredListener): void {
+    this.listeners.push(listener);
+  }
+
+  append(packet: IncomingPacket): Promise<void> {
+    if (this.stopped)
+      return Promise.reject(new PacketRefusedError('INGEST_STOPPED', 'The server is stopping'));
+    if (this.queue.length >= this.maxPending) {
+      this.refused.inc({ reason: 'busy' });
+      return Promise.reject(new PacketRefusedError('INGEST_BUSY', 'Too many packets waiting; retry'));
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ packet, resolve, reject });
+      this.flushing ??= this.drain();
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  /** Commits what is queued, then refuses new packets. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.flushing;
+    await this.pool.end();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        await this.commit(batch);
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async commit(batch: Waiting[]): Promise<void> {
+    const packets = batch.map((w) => w.packet);
+    let ids: bigint[];
+    try {
+      const result = await this.pool.query<{ id: string }>(INSERT_SQL, [
+        packets.map((p) => p.connectorId),
+        packets.map((p) => p.deviceKey),
+        packets.map((p) => p.receivedAt),
+        packets.map((p) => p.payload),
+        packets.map((p) => p.source),
+      ]);
+      ids = result.rows.map((r) => BigInt(r.id));
+    } catch (error) {
+      this.refused.inc({ reason: 'store-failed' }, batch.length);
+      const refusal = new PacketRefusedError(
+        'INGEST_STORE_FAILED',
+        `Packet store failed: ${(error as Error).message}`,
+      );
+      for (const w of batch) w.reject(refusal);
+      return;
+    }
+    this.batchSize.observe(batch.length);
+    this.stored.inc(batch.length);
+    for (const w of batch) w.resolve();
+    const stored = packets.map((p, i) => ({ ...p, id: ids[i]! }));
+    for (const listener of this.listeners) {
+      try {
+        listener(stored);
+      } catch {
+        // The pipeline replays from the store; a listener fault must not touch acknowledged packets.
+      }
+    }
+  }
+}
