@@ -14,6 +14,12 @@ export interface Config {
   httpHost: string;
   httpPort: number;
   mqttPort: number;
+  mqttHost: string;
+  mqttTlsPort: number | undefined;
+  mqttTlsCert: string | undefined;
+  mqttTlsKey: string | undefined;
+  mqttMaxPacketBytes: number;
+  mqttConnectTimeoutMs: number;
   pgPort: number;
   databaseUrl: string | undefined;
   publicUrl: string;
@@ -37,6 +43,8 @@ export interface Config {
   secretKey: Buffer | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
+  maxConcurrentJobs: number;
+  packetHistoryLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -174,6 +182,56 @@ export const ENV_VARIABLES = [
     defaultText: '`1883`',
     default: constant(1883),
     parse: port,
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_HOST',
+    key: 'mqttHost',
+    description:
+      'Address the embedded broker (TCP and TLS) binds to. MQTT over WebSocket uses the HTTP port at `/mqtt`.',
+    defaultText: '`0.0.0.0`',
+    default: constant('0.0.0.0'),
+    parse: text,
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_TLS_PORT',
+    key: 'mqttTlsPort',
+    description:
+      'MQTT over TLS port of the embedded broker (needs `STELLWERK_MQTT_TLS_CERT` and `STELLWERK_MQTT_TLS_KEY`). 0 picks a free port.',
+    defaultText: 'unset: no TLS listener',
+    default: constant(undefined),
+    parse: (raw, name) => (raw.trim() === '' ? undefined : port(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_TLS_CERT',
+    key: 'mqttTlsCert',
+    description: 'PEM file with the certificate (chain) of the MQTT TLS listener.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: (raw) => (raw.trim() === '' ? undefined : path.resolve(raw.trim())),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_TLS_KEY',
+    key: 'mqttTlsKey',
+    description: 'PEM file with the private key of the MQTT TLS listener.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: (raw) => (raw.trim() === '' ? undefined : path.resolve(raw.trim())),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_PACKET_BYTES',
+    key: 'mqttMaxPacketBytes',
+    description: 'Largest MQTT packet the broker accepts; a client sending a larger one is disconnected.',
+    defaultText: '`262144` (256 KiB)',
+    default: constant(262_144),
+    parse: integer(1024, 268_435_455),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_CONNECT_TIMEOUT_MS',
+    key: 'mqttConnectTimeoutMs',
+    description: 'A connection that has not sent its MQTT CONNECT within this time is closed.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(100, 600_000),
   }),
   variable({
     name: 'STELLWERK_PG_PORT',
@@ -367,6 +425,22 @@ export const ENV_VARIABLES = [
     default: constant('Stellwerk <no-reply@localhost>'),
     parse: text,
   }),
+  variable({
+    name: 'STELLWERK_MAX_CONCURRENT_JOBS',
+    key: 'maxConcurrentJobs',
+    description: 'Background jobs (imports, template synchronisation) one node runs at the same time.',
+    defaultText: '`2`',
+    default: constant(2),
+    parse: integer(1, 100),
+  }),
+  variable({
+    name: 'STELLWERK_PACKET_HISTORY_LIMIT',
+    key: 'packetHistoryLimit',
+    description: 'Packets per device the packet history shows; the list says when older packets exist.',
+    defaultText: '`200`',
+    default: constant(200),
+    parse: integer(50, 100_000),
+  }),
 ] as const;
 
 /** Reads and validates the environment; throws `ConfigError` naming the first bad variable. */
@@ -379,6 +453,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = config as Config;
   if (result.adminPassword && !result.adminEmail) {
     throw new ConfigError('STELLWERK_ADMIN_EMAIL', 'must be set when STELLWERK_ADMIN_PASSWORD is set');
+  }
+  if (result.mqttTlsPort !== undefined && (!result.mqttTlsCert || !result.mqttTlsKey)) {
+    throw new ConfigError(
+      'STELLWERK_MQTT_TLS_PORT',
+      'needs STELLWERK_MQTT_TLS_CERT and STELLWERK_MQTT_TLS_KEY (PEM files)',
+    );
   }
   if (result.adminEmail && !result.adminPassword) {
     throw new ConfigError('STELLWERK_ADMIN_PASSWORD', 'must be set when STELLWERK_ADMIN_EMAIL is set');

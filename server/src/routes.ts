@@ -11,6 +11,14 @@ import { roleRoutes } from './roles/role.routes.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { permissionScopeRoutes } from './permission-scopes/permission-scope.routes.js';
 import { hubRoutes } from './hub/hub.routes.js';
+import { deviceDriverRoutes } from './drivers/device-driver.routes.js';
+import { brokerRoutes } from './broker/broker.routes.js';
+import { liveRoutes } from './live/live.routes.js';
+import { connectorRoutes } from './connectors/connector.routes.js';
+import { webhookRoutes } from './connectors/webhook.routes.js';
+import { jobRoutes } from './jobs/job.routes.js';
+import { deviceTemplateRoutes } from './templates/device-template.routes.js';
+import { virtualDeviceRoutes } from './devices/virtual-device.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -26,5 +34,14 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await apiKeyRoutes(app, ctx, services);
   await permissionScopeRoutes(app, ctx, services);
   await hubRoutes(app, ctx, services);
+  await deviceDriverRoutes(app, ctx, services);
+  await liveRoutes(app, ctx, services);
+  await connectorRoutes(app, ctx, services);
+  await webhookRoutes(app, ctx, services);
+  await jobRoutes(app, ctx, services);
+  await deviceTemplateRoutes(app, ctx, services);
+  await virtualDeviceRoutes(app, ctx, services);
+  // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
+  await brokerRoutes(app, ctx, services);
   return services;
 }

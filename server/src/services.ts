@@ -1,3 +1,4 @@
+import { DeviceCacheSubscriber } from './ingest/device-cache.subscriber.js';
 import { PacketStore } from './ingest/packet-store.js';
 import type { AppContext } from './context.js';
 import { AccountService } from './accounts/account.service.js';
@@ -19,6 +20,24 @@ import { InvitationService } from './users/invitation.service.js';
 import { ApiKeyService } from './api-keys/api-key.service.js';
 import { PermissionScopeService } from './permission-scopes/permission-scope.service.js';
 import { createMailer } from './platform/mail/mailer.js';
+import { DeviceDriverService } from './drivers/device-driver.service.js';
+import { DriverParsing } from './drivers/driver-parsing.service.js';
+import { BrokerService } from './broker/broker.service.js';
+import { ConnectorService } from './connectors/connector.service.js';
+import { ConnectorTelemetry } from './connectors/connector-telemetry.js';
+import { createConnectorKinds } from './connectors/kinds/index.js';
+import { MqttInRuntime } from './connectors/mqtt-in.runtime.js';
+import { WebhookService } from './connectors/webhook.service.js';
+import { HubDeviceService } from './hub/hub-device.service.js';
+import { IngestPipeline } from './ingest/pipeline.js';
+import { LiveHub } from './live/live.hub.js';
+import { JobRunner } from './jobs/job.runner.js';
+import { JobService } from './jobs/job.service.js';
+import { DeviceTemplateService } from './templates/device-template.service.js';
+import { templateSyncJob } from './templates/template-sync.js';
+import { VirtualDeviceService } from './devices/virtual-device.service.js';
+import { VirtualDeviceDataService } from './devices/virtual-device-data.service.js';
+import { deviceImportJob } from './devices/device-import.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -62,8 +81,109 @@ export function createServices(ctx: AppContext) {
     ctx.metrics,
   );
   ctx.lifecycle.push(packets);
+  const connectorTelemetry = new ConnectorTelemetry(ctx.orm, ctx.log, ctx.metrics);
+  const mqttIn = new MqttInRuntime({
+    orm: ctx.orm,
+    sink: packets,
+    telemetry: connectorTelemetry,
+    secretBox: ctx.secretBox,
+    log: ctx.log,
+  });
+  const connectors = new ConnectorService(
+    ctx.em,
+    ctx.orm,
+    accounts,
+    createConnectorKinds({
+      mqttIn: { start: (c) => mqttIn.startClient(c), stop: (id) => mqttIn.stopClient(id) },
+    }),
+    connectorTelemetry,
+    ctx.secretBox,
+    { publicUrl: ctx.config.publicUrl, mqttPort: ctx.config.mqttPort },
+  );
+  ctx.lifecycle.push(connectorTelemetry, mqttIn);
+  const broker = new BrokerService({
+    config: ctx.config,
+    log: ctx.log,
+    metrics: ctx.metrics,
+    clock: ctx.clock,
+    packets,
+    connectors,
+  });
+  ctx.lifecycle.push(broker);
+  const webhooks = new WebhookService(connectors, packets);
+  const hubDevices = new HubDeviceService(ctx.em, packets, (id, result, count) =>
+    connectors.recordPackets(id, result, count),
+  );
+  // After the packet store and connector telemetry: stopped before them, so its last batch still lands.
+  const ingest = new IngestPipeline({
+    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    packets,
+    connectors: connectorTelemetry,
+    metrics: ctx.metrics,
+    log: ctx.log,
+  });
+  const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
+  ingest.onProcessed((updates) => live.publish(updates));
+  ctx.lifecycle.push(ingest, live);
+  const jobRunner = new JobRunner({
+    orm: ctx.orm,
+    log: ctx.log,
+    nodeId: ctx.nodeId,
+    maxConcurrent: ctx.config.maxConcurrentJobs,
+    nodeFaultyAfterMs: ctx.config.nodeFaultyAfterMs,
+  });
+  // Both write devices with plain SQL, past the ORM subscriber: the ingest cache forgets them at the end.
+  for (const handler of [templateSyncJob, deviceImportJob]) {
+    jobRunner.register({
+      ...handler,
+      run: async (run) => {
+        try {
+          return await handler.run(run);
+        } finally {
+          ingest.invalidateDevice();
+        }
+      },
+    });
+  }
+  ctx.lifecycle.push(jobRunner);
+  const jobs = new JobService(ctx.em, accounts, jobRunner);
+  const deviceTemplates = new DeviceTemplateService(ctx.em, accounts, jobs);
+  const virtualDevices = new VirtualDeviceService(
+    ctx.em,
+    accounts,
+    permissionScopes,
+    deviceTemplates,
+    ctx.secretBox,
+  );
+  const virtualDeviceData = new VirtualDeviceDataService(
+    ctx.em,
+    accounts,
+    virtualDevices,
+    jobs,
+    ctx.config.packetHistoryLimit,
+  );
+  const driverParsing = new DriverParsing();
+  const drivers = new DeviceDriverService(ctx.em, accounts, driverParsing);
+  ingest.useParsing({
+    parse: async (driver, payload) => (await driverParsing.parse(driver, payload)).values,
+  });
+  ctx.orm.em.getEventManager().registerSubscriber(new DeviceCacheSubscriber(ingest));
   return {
     packets,
+    driverParsing,
+    drivers,
+    broker,
+    jobs,
+    deviceTemplates,
+    virtualDevices,
+    virtualDeviceData,
+    ingest,
+    live,
+    connectors,
+    connectorTelemetry,
+    mqttIn,
+    webhooks,
+    hubDevices,
     accounts,
     announcements,
     sessions,

@@ -5,17 +5,55 @@
 
 export type ParsedValues = Record<string, unknown>;
 
+/** What the ingest path knows about a packet (device key, connector, time); JSON values only. */
+export type PacketMeta = Record<string, unknown>;
+
+export interface ConfigProblem {
+  path: string;
+  message: string;
+}
+
+/** A parser prepared once for one configuration (layout checked, sandbox loaded) and reused. */
+export interface CompiledParser {
+  parse(payload: Buffer, meta?: PacketMeta): Promise<ParsedValues | ParsedValues[]>;
+  /** Frees what the parser holds (a sandbox runtime); the parser is not used afterwards. */
+  dispose?(): void;
+}
+
 export interface ParserPlugin {
   /** The `parser.type` of a driver: `json`, `cbor`, `binary`, `javascript`. */
   type: string;
   /** Problems with a driver's parser settings, as `{ path, message }`; empty when valid. */
-  validate(config: Record<string, unknown>): Array<{ path: string; message: string }>;
+  validate(config: Record<string, unknown>): ConfigProblem[];
   /** Parses one payload; throws ParseError with a message a user can act on. */
-  parse(payload: Buffer, config: Record<string, unknown>): Promise<ParsedValues | ParsedValues[]>;
+  parse(
+    payload: Buffer,
+    config: Record<string, unknown>,
+    meta?: PacketMeta,
+  ): Promise<ParsedValues | ParsedValues[]>;
+  /**
+   * Prepares a reusable parser for a validated config; plugins with costly set-up implement it.
+   * Throws ParseError when the config cannot work (a script that does not compile).
+   */
+  compile?(config: Record<string, unknown>): Promise<CompiledParser>;
 }
 
+/** Codes a ParseError carries; the XAPI answers them as 422 with this code. */
+export type ParseErrorCode =
+  /** The payload does not fit the parser (bad JSON, offset beyond the payload, …). */
+  | 'PARSE_ERROR'
+  /** A user script threw or returned something unusable; the message is the script's. */
+  | 'PARSER_ERROR'
+  /** A user script ran longer than its time limit. */
+  | 'PARSER_TIMEOUT'
+  /** A user script needed more memory than its limit. */
+  | 'PARSER_MEMORY_LIMIT';
+
 export class ParseError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly code: ParseErrorCode = 'PARSE_ERROR',
+  ) {
     super(message);
     this.name = 'ParseError';
   }

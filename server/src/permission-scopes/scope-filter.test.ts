@@ -21,7 +21,7 @@ describe('scopeFilter', () => {
     expect(f.scopeIds).toEqual(['s1', 's2']);
     expect(f.where('permissionScope')).toEqual({ permissionScope: { $in: ['s1', 's2'] } });
     expect(f.sql('t.permission_scope_id')).toEqual({
-      sql: 't.permission_scope_id = ANY(?)',
+      sql: 't.permission_scope_id IN (?)',
       params: [['s1', 's2']],
     });
     expect(f.allows('s2')).toBe(true);

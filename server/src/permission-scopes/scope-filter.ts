@@ -15,7 +15,7 @@ export interface ScopeFilter {
   readonly scopeIds: readonly string[];
   /** MikroORM condition on the property holding the object's scope (`{}` when unrestricted). */
   where<T extends object>(property: string): FilterQuery<T>;
-  /** Raw-SQL form for hand-written queries: `column = ANY(?)`, or `TRUE` when unrestricted. */
+  /** Raw-SQL form for hand-written queries: `column IN (?)`, or `TRUE` when unrestricted. */
   sql(column: string): { sql: string; params: unknown[] };
   /** Whether an object carrying `scopeId` (null: none) is visible. */
   allows(scopeId: string | null | undefined): boolean;
@@ -41,7 +41,9 @@ export function scopeFilter(principal: Pick<Principal, 'permissionScopeIds'>): S
     restricted: true,
     scopeIds,
     where: <T extends object>(property: string) => ({ [property]: { $in: scopeIds } }) as FilterQuery<T>,
-    sql: (column) => ({ sql: `${column} = ANY(?)`, params: [scopeIds] }),
+    // knex expands an array binding into a value list, so `IN (?)` (never `= ANY(?)`); none: nothing visible.
+    sql: (column) =>
+      scopeIds.length ? { sql: `${column} IN (?)`, params: [scopeIds] } : { sql: 'FALSE', params: [] },
     allows,
     assertVisible: (scopeId, notFound) => {
       if (!allows(scopeId)) throw notFound();

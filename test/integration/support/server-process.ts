@@ -40,6 +40,9 @@ export function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
     STELLWERK_LOG_LEVEL: 'info',
     STELLWERK_HTTP_HOST: '127.0.0.1',
     STELLWERK_HTTP_PORT: '0',
+    // The embedded broker too: never 1883, which parallel test files (or a real broker) would share.
+    STELLWERK_MQTT_HOST: '127.0.0.1',
+    STELLWERK_MQTT_PORT: '0',
     ...env,
   };
 }

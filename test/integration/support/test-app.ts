@@ -61,6 +61,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const withContext = <T>(fn: () => Promise<T>) => RequestContext.create(orm.em.fork(), fn);
   const boot = await withContext(() => services.bootstrap.run(config, app.log));
   await app.ready();
+  // Packets become device states in tests as in production (replay from the cursor, then follow).
+  await services.ingest.start();
   return {
     app,
     ctx,
@@ -72,6 +74,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     withContext,
     close: async () => {
       await app.close();
+      await services.ingest.stop();
       await services.packets.stop();
       await orm.close();
       await db.drop();

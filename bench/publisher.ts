@@ -1,0 +1,105 @@
+import mqtt from 'mqtt';
+
+/**
+ * One publisher process of the ingest benchmark (bench/ingest.ts starts several). Connects
+ * `clients` MQTT clients, each publishing `perClient` JSON messages at QoS 0 or 1, either paced
+ * (`rate` messages per second per client) or as fast as a window of unacknowledged messages allows.
+ * Prints one JSON line: counts, timings and the publish → PUBACK latencies (ms) of QoS 1.
+ */
+
+export interface PublisherJob {
+  url: string;
+  username?: string;
+  password?: string;
+  /** `{device}` is replaced by the device key. */
+  topic: string;
+  devicePrefix: string;
+  clients: number;
+  perClient: number;
+  /** Messages per second per client; 0 = as fast as the window allows. */
+  rate: number;
+  window: number;
+  qos: 0 | 1;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function run(job: PublisherJob): Promise<void> {
+  const clients: mqtt.MqttClient[] = [];
+  for (let c = 0; c < job.clients; c++) {
+    clients.push(
+      mqtt.connect(job.url, {
+        clientId: `${job.devicePrefix}-${c}-${process.pid}`,
+        ...(job.username ? { username: job.username, password: job.password } : {}),
+        reconnectPeriod: 1000,
+        connectTimeout: 30_000,
+      }),
+    );
+    // Connect in waves: a thousand CONNECTs at once measure the TCP backlog, not the broker.
+    if (c % 100 === 99) await sleep(50);
+  }
+  await Promise.all(
+    clients.map((c) => (c.connected ? Promise.resolve() : new Promise((r) => c.once('connect', r)))),
+  );
+  process.send?.({ ready: true });
+  await new Promise<void>((resolve) => process.once('message', () => resolve()));
+
+  const latencies: number[] = [];
+  let acked = 0;
+  const progress = process.env.BENCH_DEBUG
+    ? setInterval(() => console.error(`  publisher ${process.pid}: acked ${acked}`), 2000).unref()
+    : undefined;
+  const startedAt = now();
+  await Promise.all(
+    clients.map(async (client, c) => {
+      const device = `${job.devicePrefix}-${c}`;
+      const topic = job.topic.replace('{device}', device);
+      let inFlight = 0;
+      const began = now();
+      for (let i = 0; i < job.perClient; i++) {
+        if (job.rate > 0) {
+          const due = began + (i * 1000) / job.rate;
+          const wait = due - now();
+          if (wait > 1) await sleep(wait);
+        }
+        while (job.qos === 1 && inFlight >= job.window) await sleep(1);
+        const t = now();
+        const payload = JSON.stringify({ seq: i, t, temperature: 20 + (i % 10), humidity: 40.5, ok: true });
+        if (job.qos === 0) {
+          client.publish(topic, payload, { qos: 0 });
+          // Yield now and then: QoS 0 writes would otherwise pile up in the socket buffer.
+          if (i % 200 === 199) await sleep(0);
+        } else {
+          inFlight++;
+          client.publish(topic, payload, { qos: 1 }, (error) => {
+            inFlight--;
+            if (error) return;
+            acked++;
+            latencies.push(now() - t);
+          });
+        }
+      }
+      while (inFlight > 0) await sleep(5);
+    }),
+  );
+  const finishedAt = now();
+  clearInterval(progress);
+  await Promise.all(clients.map((c) => c.endAsync()));
+  // IPC is asynchronous: exit only once the result has been handed over.
+  await new Promise<void>((resolve) =>
+    process.send!(
+      { done: true, sent: job.clients * job.perClient, acked, startedAt, finishedAt, latencies },
+      () => resolve(),
+    ),
+  );
+}
+
+const job = JSON.parse(process.argv[2] ?? '{}') as PublisherJob;
+run(job).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,276 @@
+import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
+import type { FastifyBaseLogger } from 'fastify';
+import { MAX_ARRAY_ITEMS, PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { Mqtt5Bridge, ReasonCode } from './mqtt5-bridge.js';
+import { topicAcl } from './topic-acl.js';
+
+/**
+ * The broker's hooks: who may connect, publish, subscribe and receive. Failure behaviour:
+ * - CONNECT: unknown or inactive credentials → "bad user name or password"; a will outside the
+ *   client's own up topics → "not authorized"; a client id live under another connector → "identifier
+ *   rejected" (no takeover across tenants); the credential store failing → "server unavailable".
+ * - PUBLISH: allowed only to the connector's own `…/devices/{device_id}/up`; the packet is appended to
+ *   the durable packet store and only then authorized, so Aedes' PUBACK (QoS 1) follows the commit.
+ *   Refused (topic, over MAX_ARRAY_ITEMS, store busy or failed): MQTT 3.1.1 has no negative
+ *   acknowledgement, so the connection is closed without PUBACK and the client resends after
+ *   reconnecting; MQTT 5 gets a PUBACK with a reason code and keeps its connection.
+ * - Nothing a client publishes is delivered to any client; clients receive only server downlinks on
+ *   their own connector's topics.
+ */
+
+/** What the broker needs from the connectors domain. */
+export interface BrokerConnectors {
+  /** An active `mqtt-broker` connector with these credentials, or null. */
+  authenticateBroker(username: string, password: string): Promise<{ id: string } | null>;
+  log(
+    connectorId: string,
+    level: 'debug' | 'info' | 'warn' | 'error',
+    message: string,
+    details?: Record<string, unknown>,
+  ): Promise<void> | void;
+  recordPackets?(connectorId: string, result: 'in' | 'failed', count?: number): void;
+  onDeactivated?(listener: (connectorId: string) => void): void;
+}
+
+export interface BrokerSession {
+  connectorId: string;
+  /** The client id as the client sent it (Aedes knows the client by `{connectorId}/{clientId}`). */
+  clientId: string;
+}
+
+type Refusal = { reasonCode: number; code: string; message: string; details?: Record<string, unknown> };
+
+// Refused packets go here: no client can subscribe to a `$` topic, so Aedes delivers them nowhere.
+const REFUSED_TOPIC = '$stellwerk/refused';
+// One connector log entry per connector and refusal code in this window; the rest are counted.
+const LOG_WINDOW_MS = 10_000;
+
+const authError = (returnCode: AuthenticateError['returnCode'], message: string): AuthenticateError =>
+  Object.assign(new Error(message), { returnCode });
+
+/** Items of a payload that is a JSON array; null for anything else (objects, binary). */
+export function jsonArrayLength(payload: Buffer): number | null {
+  let i = 0;
+  while (
+    i < payload.length &&
+    (payload[i] === 0x20 || payload[i] === 0x0a || payload[i] === 0x0d || payload[i] === 0x09)
+  )
+    i++;
+  if (payload[i] !== 0x5b) return null;
+  try {
+    const value: unknown = JSON.parse(payload.toString('utf8'));
+    return Array.isArray(value) ? value.length : null;
+  } catch {
+    return null;
+  }
+}
+
+export class BrokerPolicy {
+  private readonly sessions = new WeakMap<Client, BrokerSession>();
+  /** Client id as sent → the live client holding it, across connectors. */
+  private readonly live = new Map<string, { connectorId: string; client: Client }>();
+  private readonly wills = new WeakMap<Client, string | null>();
+  private readonly logged = new Map<string, { at: number; suppressed: number }>();
+
+  constructor(
+    private readonly deps: {
+      connectors: BrokerConnectors;
+      packets: PacketSink;
+      log: FastifyBaseLogger;
+      clock: () => Date;
+    },
+  ) {}
+
+  session(client: Client | null): BrokerSession | undefined {
+    return client ? this.sessions.get(client) : undefined;
+  }
+
+  /** Live clients of a connector (deactivated, deleted, credentials rotated → they are closed). */
+  clientsOf(connectorId: string): Client[] {
+    return [...this.live.values()].filter((l) => l.connectorId === connectorId).map((l) => l.client);
+  }
+
+  get liveClients(): number {
+    return this.live.size;
+  }
+
+  readonly preConnect = (
+    client: Client,
+    packet: { will?: { topic: string } },
+    done: (e: Error | null, ok: boolean) => void,
+  ) => {
+    this.wills.set(client, packet.will?.topic ?? null);
+    done(null, true);
+  };
+
+  readonly authenticate = (
+    client: Client,
+    username: Readonly<string | undefined>,
+    password: Readonly<Buffer | undefined>,
+    done: (error: AuthenticateError | null, success: boolean | null) => void,
+  ) => {
+    const clientId = client.id;
+    if (!username || !password) return done(authError(4, 'bad user name or password'), false);
+    this.deps.connectors.authenticateBroker(username, password.toString('utf8')).then(
+      (connector) => {
+        if (!connector) return done(authError(4, 'bad user name or password'), false);
+        const willTopic = this.wills.get(client);
+        if (willTopic != null && topicAcl.uplinkDevice(connector.id, willTopic) === null) {
+          this.logRefusal(connector.id, 'WILL_NOT_ALLOWED', 'Connection refused: will topic not allowed', {
+            clientId,
+            topic: willTopic,
+          });
+          return done(authError(5, 'will topic not allowed'), false);
+        }
+        const holder = this.live.get(clientId);
+        if (holder && holder.connectorId !== connector.id && !holder.client.closed) {
+          this.logRefusal(
+            connector.id,
+            'CLIENT_ID_IN_USE',
+            'Connection refused: client id in use by another connector',
+            {
+              clientId,
+            },
+          );
+          return done(authError(2, 'client id in use'), false);
+        }
+        // Sessions are kept per connector: the same client id under another connector is another session.
+        client.id = `${connector.id}/${clientId}`;
+        this.sessions.set(client, { connectorId: connector.id, clientId });
+        this.live.set(clientId, { connectorId: connector.id, client });
+        client.conn.once('close', () => {
+          if (this.live.get(clientId)?.client === client) this.live.delete(clientId);
+        });
+        done(null, true);
+      },
+      (error: unknown) => {
+        this.deps.log.error({ err: error }, 'broker authentication failed');
+        done(authError(3, 'server unavailable'), false);
+      },
+    );
+  };
+
+  readonly authorizePublish = (
+    client: Client | null,
+    packet: PublishPacket,
+    callback: (error?: Error | null) => void,
+  ) => {
+    const session = this.session(client);
+    // No session: a will of a client this broker no longer knows; nothing can vouch for it.
+    if (!client || !session) return callback(new Error('not authorized'));
+    const { connectorId } = session;
+    // Retained uplinks would serve no one (nobody subscribes to up topics) and grow memory.
+    packet.retain = false;
+    const deviceKey = topicAcl.uplinkDevice(connectorId, packet.topic);
+    const refuse = (refusal: Refusal) => this.refuse(client, session, packet, refusal, callback);
+    if (deviceKey === null) {
+      return refuse({
+        reasonCode: ReasonCode.notAuthorized,
+        code: 'TOPIC_NOT_ALLOWED',
+        message: 'Publish refused: topic not allowed',
+        details: { topic: packet.topic.slice(0, 300) },
+      });
+    }
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+    const items = jsonArrayLength(payload);
+    if (items !== null && items > MAX_ARRAY_ITEMS) {
+      return refuse({
+        reasonCode: ReasonCode.payloadFormatInvalid,
+        code: 'TOO_MANY_ITEMS',
+        message: `Packet refused: a JSON array of ${items} items; at most ${MAX_ARRAY_ITEMS} are allowed per packet`,
+        details: { deviceId: deviceKey, items, limit: MAX_ARRAY_ITEMS },
+      });
+    }
+    this.deps.packets
+      .append({ connectorId, deviceKey, payload, source: 'mqtt', receivedAt: this.deps.clock() })
+      .then(
+        () => {
+          this.deps.connectors.recordPackets?.(connectorId, 'in');
+          callback(null);
+        },
+        (error: unknown) => {
+          const code = error instanceof PacketRefusedError ? error.code : 'INGEST_FAILED';
+          refuse({
+            reasonCode: code === 'INGEST_BUSY' ? ReasonCode.quotaExceeded : ReasonCode.unspecifiedError,
+            code,
+            message: `Packet refused: ${(error as Error).message}`,
+            details: { deviceId: deviceKey },
+          });
+        },
+      );
+  };
+
+  readonly authorizeSubscribe = (
+    client: Client,
+    subscription: Subscription,
+    callback: (error: Error | null, subscription?: Subscription | null) => void,
+  ) => {
+    const session = this.session(client);
+    if (session && topicAcl.canSubscribe(session.connectorId, subscription.topic)) {
+      return callback(null, subscription);
+    }
+    if (session) {
+      this.logRefusal(
+        session.connectorId,
+        'SUBSCRIBE_NOT_ALLOWED',
+        'Subscription refused: topic not allowed',
+        {
+          clientId: session.clientId,
+          topic: subscription.topic.slice(0, 300),
+        },
+      );
+    }
+    // A refused filter (SUBACK 0x80 / 0x87), the connection stays.
+    callback(null, null);
+  };
+
+  readonly authorizeForward = <P extends { topic: string; clientId?: string }>(
+    client: Client,
+    packet: P,
+  ): P | null => {
+    const session = this.session(client);
+    // Only the server's own downlinks reach clients: nothing a client published is ever delivered.
+    if (!session || packet.clientId) return null;
+    return topicAcl.canReceive(session.connectorId, packet.topic) ? packet : null;
+  };
+
+  private refuse(
+    client: Client,
+    session: BrokerSession,
+    packet: PublishPacket,
+    refusal: Refusal,
+    callback: (error?: Error | null) => void,
+  ): void {
+    this.deps.connectors.recordPackets?.(session.connectorId, 'failed');
+    this.logRefusal(session.connectorId, refusal.code, refusal.message, {
+      clientId: session.clientId,
+      ...refusal.details,
+    });
+    if (client.conn instanceof Mqtt5Bridge) {
+      if (packet.qos > 0 && packet.messageId !== undefined)
+        client.conn.refuse(packet.messageId, refusal.reasonCode);
+      packet.topic = REFUSED_TOPIC;
+      return callback(null);
+    }
+    callback(Object.assign(new Error(refusal.message), { code: refusal.code }));
+  }
+
+  /** Connector log, at most one entry per connector and code per LOG_WINDOW_MS (a flood must not become one). */
+  private logRefusal(
+    connectorId: string,
+    code: string,
+    message: string,
+    details: Record<string, unknown>,
+  ): void {
+    const key = `${connectorId}:${code}`;
+    const now = Date.now();
+    const last = this.logged.get(key);
+    if (last && now - last.at < LOG_WINDOW_MS) {
+      last.suppressed++;
+      return;
+    }
+    this.logged.set(key, { at: now, suppressed: 0 });
+    const suppressed = last?.suppressed ? { similarBefore: last.suppressed } : {};
+    void this.deps.connectors.log(connectorId, 'warn', message, { code, ...details, ...suppressed });
+  }
+}

@@ -1,0 +1,155 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import { newId } from '../platform/crypto/ids.js';
+import type { Lifecycle } from '../platform/lifecycle.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { ConnectorLogLevel } from './connector.entity.js';
+
+/** Entries kept per connector; the console searches the latest 100 (spec, Limits). */
+export const LOG_KEEP = 100;
+const FLUSH_EVERY_MS = 2000;
+
+interface Pending {
+  in: number;
+  failed: number;
+  last: Date | null;
+}
+
+export type PacketResult = 'in' | 'failed';
+
+const FLUSH_SQL = `
+  UPDATE connectors c
+     SET packets_in = c.packets_in + v.i,
+         packets_failed = c.packets_failed + v.f,
+         last_packet_at = greatest(c.last_packet_at, v.l)
+    FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, i bigint, f bigint, l timestamptz)
+   WHERE c.id = v.id`;
+
+const LOG_SQL = `
+  INSERT INTO connector_logs (id, connector_id, level, message, details, created_at)
+  SELECT ?, id, ?, ?, ?::jsonb, ? FROM connectors WHERE id = ?`;
+
+// Keeps the newest LOG_KEEP entries: everything older than the LOG_KEEP-th newest goes.
+const PRUNE_SQL = `
+  DELETE FROM connector_logs
+   WHERE connector_id = ?
+     AND created_at < (SELECT created_at FROM connector_logs WHERE connector_id = ?
+                        ORDER BY created_at DESC OFFSET ${LOG_KEEP - 1} LIMIT 1)`;
+
+/**
+ * Per-connector packet counters and the connector log, written from every front door (broker,
+ * webhooks, mqtt-in). Counters are kept in memory and added to the `connectors` row every
+ * FLUSH_EVERY_MS in one statement, never one write per packet; a crash loses at most that window
+ * of counts (never packets). Prometheus gets them at once.
+ */
+export class ConnectorTelemetry implements Lifecycle {
+  readonly name = 'connector-telemetry';
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private readonly packets;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly log: FastifyBaseLogger,
+    metrics: Metrics,
+  ) {
+    // Labelled by connector id: fine for hundreds of connectors (docs/adr/0072-connector-telemetry.md).
+    this.packets = metrics.counter('stellwerk_connector_packets_total', 'Packets per connector', [
+      'connector',
+      'result',
+    ]);
+  }
+
+  /** Counts packets of a connector; `in` = durably stored, `failed` = refused. */
+  record(connectorId: string, result: PacketResult, count = 1, at: Date = new Date()): void {
+    if (count <= 0) return;
+    this.packets.inc({ connector: connectorId, result }, count);
+    const entry = this.pending.get(connectorId) ?? { in: 0, failed: 0, last: null };
+    entry[result] += count;
+    if (!entry.last || entry.last < at) entry.last = at;
+    this.pending.set(connectorId, entry);
+    this.arm();
+  }
+
+  /** Counts not yet flushed, so replies show what happened a moment ago. */
+  unflushed(connectorId: string): Pending | undefined {
+    return this.pending.get(connectorId);
+  }
+
+  /** Appends a connector log entry; never throws (a log write must not break ingestion). */
+  async write(
+    connectorId: string,
+    level: ConnectorLogLevel,
+    message: string,
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
+    try {
+      const sql = (query: string, params: unknown[]) =>
+        this.orm.em.getConnection().execute(query, params, 'run');
+      await sql(LOG_SQL, [
+        newId(),
+        level,
+        message.slice(0, 2000),
+        JSON.stringify(details),
+        new Date(),
+        connectorId,
+      ]);
+      await sql(PRUNE_SQL, [connectorId, connectorId]);
+    } catch (error) {
+      this.log.warn({ err: error, connectorId }, 'connector log write failed');
+    }
+  }
+
+  async start(): Promise<void> {}
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  /** Writes pending counters; failed writes are merged back and retried with the next flush. */
+  async flush(): Promise<void> {
+    await this.flushing;
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const rows = [...batch].map(([id, p]) => ({
+      id,
+      i: p.in,
+      f: p.failed,
+      l: p.last?.toISOString() ?? null,
+    }));
+    this.flushing = this.orm.em
+      .getConnection()
+      .execute(FLUSH_SQL, [JSON.stringify(rows)], 'run')
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.log.warn({ err: error }, 'connector counter flush failed; retrying');
+          for (const [id, p] of batch) {
+            const entry = this.pending.get(id) ?? { in: 0, failed: 0, last: null };
+            entry.in += p.in;
+            entry.failed += p.failed;
+            if (p.last && (!entry.last || entry.last < p.last)) entry.last = p.last;
+            this.pending.set(id, entry);
+          }
+          this.arm();
+        },
+      )
+      .finally(() => {
+        this.flushing = undefined;
+      });
+    await this.flushing;
+  }
+
+  private arm(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, FLUSH_EVERY_MS);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,218 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import type { SecretBox } from '../platform/crypto/secret-box.js';
+import type { Lifecycle } from '../platform/lifecycle.js';
+import { Connector } from './connector.entity.js';
+import type { ConnectorTelemetry } from './connector-telemetry.js';
+import { openSecret } from './kinds/config-fields.js';
+import type { MqttInConfig } from './kinds/mqtt-in.kind.js';
+
+/**
+ * One mqtt.js client per active mqtt-in connector.
+ *
+ * Delivery, in order:
+ * - QoS 1: the PUBACK goes out only after `append` resolved (mqtt.js `handleMessage`), so the
+ *   external broker keeps every message we have not stored. mqtt.js handles incoming packets one at a
+ *   time, so a connector ingests at most one packet per packet-store commit (fine for bridges; the
+ *   embedded broker is the high-rate door).
+ * - A transient refusal (store busy or failing) is not acknowledged; the connection is dropped so
+ *   the broker redelivers it after the reconnect (`clean: false` keeps the session).
+ * - A permanent refusal (no device id, too large) is acknowledged, counted as failed and logged:
+ *   redelivering it would never succeed.
+ * - QoS 0 messages go the same way; there is just no acknowledgement to hold back.
+ * Reconnects back off from 1 s to 60 s; connection changes go to the connector log.
+ */
+
+const MAX_PAYLOAD_BYTES = 256 * 1024;
+const MIN_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 60_000;
+const TRANSIENT = new Set(['INGEST_BUSY', 'INGEST_STORE_FAILED', 'INGEST_STOPPED']);
+
+interface Running {
+  client: MqttClient;
+  connected: boolean;
+  /** Connected and the broker answered the SUBSCRIBE. */
+  subscribed: boolean;
+  lastError: string | undefined;
+}
+
+export class MqttInRuntime implements Lifecycle {
+  readonly name = 'mqtt-in';
+  private readonly clients = new Map<string, Running>();
+  private stopped = false;
+
+  constructor(
+    private readonly deps: {
+      orm: MikroORM;
+      sink: PacketSink;
+      telemetry: ConnectorTelemetry;
+      secretBox: SecretBox;
+      log: FastifyBaseLogger;
+    },
+  ) {}
+
+  /** Server start: a client for every active mqtt-in connector. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    const connectors = await this.deps.orm.em.fork().find(Connector, { type: 'mqtt-in', active: true });
+    for (const connector of connectors) await this.startClient(connector);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.clients.keys()].map((id) => this.stopClient(id)));
+  }
+
+  /** Connected and subscribed: messages published from now on reach the packet store. */
+  isReady(connectorId: string): boolean {
+    return this.clients.get(connectorId)?.subscribed ?? false;
+  }
+
+  /** (Re)starts the connector's client with its current settings. */
+  async startClient(connector: Connector): Promise<void> {
+    await this.stopClient(connector.id);
+    if (this.stopped) return;
+    const config = connector.config as unknown as MqttInConfig;
+    const id = connector.id;
+    const qos = config.qos ?? 1;
+    let options: IClientOptions;
+    try {
+      options = this.options(connector, config);
+    } catch (error) {
+      void this.deps.telemetry.write(id, 'error', `Cannot use the settings: ${(error as Error).message}`);
+      return;
+    }
+    const client = mqtt.connect(config.url, options);
+    const running: Running = { client, connected: false, subscribed: false, lastError: undefined };
+    this.clients.set(id, running);
+    // mqtt.js calls handleMessage one packet at a time and sends the PUBACK only after its callback
+    // (customHandleAcks would do the same, but mqtt.js honours it for MQTT 5 only).
+    client.handleMessage = (packet, callback) => {
+      if (packet.cmd !== 'publish') return callback();
+      const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+      this.ingest(connector, config, packet.topic, payload).then(
+        () => callback(),
+        (error: Error) => {
+          callback(error);
+          // Not acknowledged: drop the connection so the broker redelivers it after the reconnect.
+          client.stream.destroy();
+        },
+      );
+    };
+
+    client.on('connect', (connack) => {
+      running.connected = true;
+      running.lastError = undefined;
+      client.options.reconnectPeriod = MIN_BACKOFF_MS;
+      void this.deps.telemetry.write(id, 'info', `Connected to ${config.url}`, {
+        sessionPresent: connack.sessionPresent,
+      });
+      client.subscribe(config.topics, { qos }, (error, granted) => {
+        if (error) {
+          void this.deps.telemetry.write(id, 'error', `Subscribe failed: ${error.message}`);
+          return;
+        }
+        running.subscribed = true;
+        const refused = (granted ?? []).filter((g) => g.qos === 128).map((g) => g.topic);
+        if (refused.length)
+          void this.deps.telemetry.write(id, 'warn', 'Subscription refused', { topics: refused });
+      });
+    });
+    client.on('close', () => {
+      if (running.connected) void this.deps.telemetry.write(id, 'warn', `Disconnected from ${config.url}`);
+      running.connected = false;
+      running.subscribed = false;
+      const next = Math.min((client.options.reconnectPeriod ?? MIN_BACKOFF_MS) * 2, MAX_BACKOFF_MS);
+      client.options.reconnectPeriod = next;
+    });
+    client.on('error', (error) => {
+      // The same failure on every retry is logged once, not every backoff step.
+      if (running.lastError === error.message) return;
+      running.lastError = error.message;
+      void this.deps.telemetry.write(id, 'error', `Connection error: ${error.message}`);
+    });
+  }
+
+  async stopClient(connectorId: string): Promise<void> {
+    const running = this.clients.get(connectorId);
+    if (!running) return;
+    this.clients.delete(connectorId);
+    await running.client.endAsync(true).catch(() => undefined);
+  }
+
+  /** Resolves when the packet may be acknowledged (stored, or refused for good); rejects otherwise. */
+  private async ingest(
+    connector: Connector,
+    config: MqttInConfig,
+    topic: string,
+    message: Buffer,
+  ): Promise<void> {
+    const id = connector.id;
+    const refuse = (reason: string, details: Record<string, unknown>) => {
+      this.deps.telemetry.record(id, 'failed');
+      void this.deps.telemetry.write(id, 'warn', reason, { topic, ...details });
+    };
+    if (message.length > MAX_PAYLOAD_BYTES) {
+      return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_PAYLOAD_BYTES}`, {});
+    }
+    const deviceKey = deviceKeyOf(config, topic, message);
+    if (!deviceKey) return refuse('Packet refused: no device id in topic or payload', {});
+    try {
+      await this.deps.sink.append({
+        connectorId: id,
+        deviceKey,
+        payload: message,
+        source: 'mqtt-in',
+        receivedAt: new Date(),
+      });
+    } catch (error) {
+      if (error instanceof PacketRefusedError && !TRANSIENT.has(error.code)) {
+        return refuse(`Packet refused: ${error.message}`, { code: error.code });
+      }
+      this.deps.telemetry.record(id, 'failed');
+      throw error;
+    }
+    this.deps.telemetry.record(id, 'in');
+  }
+
+  private options(connector: Connector, config: MqttInConfig): IClientOptions {
+    const ctx = { secretBox: this.deps.secretBox };
+    const password = openSecret(connector.config, 'password', ctx);
+    const key = openSecret(connector.config, 'clientKey', ctx);
+    return {
+      clientId: config.clientId || `stellwerk-${connector.id.replace(/-/g, '').slice(-16)}`,
+      clean: false,
+      protocolVersion: config.protocolVersion ?? 4,
+      reconnectPeriod: MIN_BACKOFF_MS,
+      connectTimeout: 10_000,
+      keepalive: 30,
+      ...(config.username ? { username: config.username } : {}),
+      ...(password !== undefined ? { password } : {}),
+      ...(config.serverCa ? { ca: config.serverCa } : {}),
+      ...(config.clientCert ? { cert: config.clientCert } : {}),
+      ...(key !== undefined ? { key } : {}),
+      rejectUnauthorized: config.rejectUnauthorized ?? true,
+    };
+  }
+}
+
+/** The device id from the topic segment or the payload field the settings name. */
+export function deviceKeyOf(config: MqttInConfig, topic: string, message: Buffer): string | undefined {
+  if (config.deviceIdSource === 'payload') {
+    try {
+      const value = (JSON.parse(message.toString('utf8')) as Record<string, unknown> | null)?.[
+        config.deviceIdField || 'device_id'
+      ];
+      const text = typeof value === 'number' ? String(value) : value;
+      return typeof text === 'string' && text.trim() && text.length <= 200 ? text.trim() : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const levels = topic.split('/');
+  const index = config.deviceIdTopicSegment ?? -1;
+  const level = levels.at(index);
+  return level && level.length <= 200 ? level : undefined;
+}

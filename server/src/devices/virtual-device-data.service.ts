@@ -1,0 +1,187 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/principal.js';
+import type { AccountService } from '../accounts/account.service.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import { errors } from '../platform/errors.js';
+import type { Job } from '../jobs/job.entity.js';
+import type { JobService } from '../jobs/job.service.js';
+import { DEVICE_IMPORT_JOB, parseImportCsv } from './device-import.js';
+import type { DeviceCondition } from './virtual-device.filter.js';
+import type { VirtualDeviceInput, VirtualDeviceService } from './virtual-device.service.js';
+
+export interface StoredPacket {
+  id: string;
+  receivedAt: Date;
+  source: string;
+  status: string | null;
+  error: string | null;
+  payload: Buffer;
+}
+
+export interface BulkTarget {
+  ids?: string[];
+  filter?: DeviceCondition[];
+  search?: string;
+  accountId?: string;
+}
+
+const MAX_STATISTICS_DAYS = 366;
+
+/**
+ * Device reads beyond the record (states, packet history, statistics) and bulk operations.
+ * Callers have checked the route permission; every device goes through the same tenancy and
+ * scope checks as single reads (`VirtualDeviceService.get` / `whereSql`).
+ */
+export class VirtualDeviceDataService {
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly accounts: AccountService,
+    private readonly devices: VirtualDeviceService,
+    private readonly jobs: JobService,
+    private readonly packetHistoryLimit: number,
+  ) {}
+
+  /** Checks the file (400 when unreadable) and queues the import job; rows are checked by the job. */
+  async startImport(principal: Principal, csv: string, accountId?: string): Promise<Job> {
+    const account = await this.accounts.actingAccount(principal, accountId);
+    const rows = parseImportCsv(csv);
+    return this.jobs.enqueue({
+      account,
+      type: DEVICE_IMPORT_JOB,
+      total: rows.length,
+      createdByUserId: principal.userId,
+      input: {
+        csv,
+        accountId: account.id,
+        principal: { accountId: principal.accountId, permissionScopeIds: principal.permissionScopeIds },
+      },
+    });
+  }
+
+  async states(principal: Principal, id: string) {
+    const device = await this.devices.get(principal, id);
+    return this.em()
+      .getConnection()
+      .execute<Array<{ key: string; value: unknown; timestamp: Date; packet_id: string | null }>>(
+        'SELECT key, value, timestamp, packet_id FROM device_states WHERE device_id = ? ORDER BY key',
+        [device.id],
+      );
+  }
+
+  /**
+   * Newest packets first, at most `packetHistoryLimit` in all; `maximumReached` tells the caller
+   * that older packets exist beyond what the history shows.
+   */
+  async packets(principal: Principal, id: string, page: number, pageSize: number) {
+    const device = await this.devices.get(principal, id);
+    const limit = this.packetHistoryLimit;
+    const connection = this.em().getConnection();
+    const offset = (page - 1) * pageSize;
+    const take = Math.max(0, Math.min(pageSize, limit - offset));
+    const [countRows, rows] = await Promise.all([
+      // Counting stops one past the limit: enough to know whether it is reached.
+      connection.execute<Array<{ n: string }>>(
+        'SELECT count(*) AS n FROM (SELECT 1 FROM packets WHERE device_uuid = ? LIMIT ?) p',
+        [device.id, limit + 1],
+      ),
+      take === 0
+        ? Promise.resolve([])
+        : connection.execute<Array<Record<string, unknown>>>(
+            `SELECT id, received_at, source, status, error, payload FROM packets WHERE device_uuid = ?
+              ORDER BY id DESC LIMIT ? OFFSET ?`,
+            [device.id, take, offset],
+          ),
+    ]);
+    const count = Number(countRows[0]?.n ?? 0);
+    const data: StoredPacket[] = rows.map((r) => ({
+      id: String(r.id),
+      receivedAt: new Date(r.received_at as string),
+      source: r.source as string,
+      status: (r.status as string | null) ?? null,
+      error: (r.error as string | null) ?? null,
+      payload: r.payload as Buffer,
+    }));
+    return {
+      data,
+      meta: { page, pageSize, total: Math.min(count, limit), limit, maximumReached: count >= limit },
+    };
+  }
+
+  /** Devices created per day (UTC) in [from, to] and the total of the account. */
+  async statistics(principal: Principal, range: { from?: string; to?: string; accountId?: string }) {
+    const account = await this.accounts.actingAccount(principal, range.accountId);
+    const to = range.to ? new Date(`${range.to}T00:00:00Z`) : startOfUtcDay(new Date());
+    const from = range.from ? new Date(`${range.from}T00:00:00Z`) : new Date(to.getTime() - 29 * 86_400_000);
+    const days = Math.round((to.getTime() - from.getTime()) / 86_400_000) + 1;
+    if (days < 1 || days > MAX_STATISTICS_DAYS) {
+      throw errors.validation(`The range must cover 1 to ${MAX_STATISTICS_DAYS} days, from ≤ to`, [
+        { path: '/from' },
+      ]);
+    }
+    const scope = scopeFilter(principal).sql('d.permission_scope_id');
+    const connection = this.em().getConnection();
+    const rows = await connection.execute<Array<{ day: string; n: string }>>(
+      `SELECT to_char(g.day, 'YYYY-MM-DD') AS day, count(d.id) AS n
+         FROM generate_series(?::date, ?::date, interval '1 day') g(day)
+         LEFT JOIN virtual_devices d ON d.account_id = ? AND ${scope.sql}
+              AND d.created_at >= g.day AND d.created_at < g.day + interval '1 day'
+        GROUP BY g.day ORDER BY g.day`,
+      [isoDay(from), isoDay(to), account.id, ...scope.params],
+    );
+    const [totalRow] = await connection.execute<Array<{ n: string }>>(
+      `SELECT count(*) AS n FROM virtual_devices d WHERE d.account_id = ? AND ${scope.sql}`,
+      [account.id, ...scope.params],
+    );
+    const createdPerDay = rows.map((r) => ({ date: r.day, count: Number(r.n) }));
+    return {
+      accountId: account.id,
+      from: isoDay(from),
+      to: isoDay(to),
+      total: Number(totalRow?.n ?? 0),
+      createdInRange: createdPerDay.reduce((sum, d) => sum + d.count, 0),
+      createdPerDay,
+    };
+  }
+
+  /** Applies the same change to many devices, all or nothing (one flush). */
+  async bulkEdit(principal: Principal, ids: string[], set: VirtualDeviceInput): Promise<number> {
+    const unique = [...new Set(ids)];
+    for (const id of unique) {
+      const device = await this.devices.get(principal, id);
+      const input: VirtualDeviceInput = { ...set };
+      // Merge rather than replace: a bulk edit adds custom properties to each device's own.
+      if (set.keyValueData) input.keyValueData = { ...device.keyValueData, ...set.keyValueData };
+      await this.devices.apply(principal, device, input, false);
+    }
+    await this.em().flush();
+    return unique.length;
+  }
+
+  /** Removes tags from the chosen devices (by ids or by filter) in one statement. */
+  async bulkDeleteTags(principal: Principal, target: BulkTarget, tags: string[]): Promise<number> {
+    const account = await this.accounts.actingAccount(principal, target.accountId);
+    const where = this.devices.whereSql(
+      principal,
+      account,
+      { conditions: target.filter ?? [] },
+      target.search,
+    );
+    if (target.ids && target.ids.length === 0) return 0;
+    // knex expands array bindings into value lists: `IN (?)` and `ARRAY[?]`, never `= ANY(?)`.
+    const idPart = target.ids ? { sql: ' AND d.id IN (?)', params: [target.ids] } : { sql: '', params: [] };
+    const result = await this.em()
+      .getConnection()
+      .execute(
+        `UPDATE virtual_devices d
+            SET tags = ARRAY(SELECT t FROM unnest(d.tags) WITH ORDINALITY u(t, i) WHERE t NOT IN (?) ORDER BY i),
+                updated_at = now()
+          WHERE ${where.sql}${idPart.sql} AND d.tags && ARRAY[?]::text[]`,
+        [tags, ...where.params, ...idPart.params, tags],
+        'run',
+      );
+    return (result as { affectedRows?: number }).affectedRows ?? 0;
+  }
+}
+
+const startOfUtcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);

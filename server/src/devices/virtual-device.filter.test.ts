@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../platform/errors.js';
+import { deviceFilterSql, parseDeviceFilter } from './virtual-device.filter.js';
+
+describe('device filter syntax', () => {
+  it('parses title, tag and key-value conditions with NOT', () => {
+    const conditions = parseDeviceFilter({
+      'filter[title]': 'Pump',
+      'filter[tag][not]': ['old', 'broken'],
+      'filter[kv.room]': 12,
+      page: 1,
+    });
+    expect(conditions).toEqual([
+      { field: 'title', not: false, value: 'Pump' },
+      { field: 'tag', not: true, value: 'old' },
+      { field: 'tag', not: true, value: 'broken' },
+      { field: 'kv', key: 'room', not: false, value: '12' },
+    ]);
+  });
+
+  it('refuses unknown filter names', () => {
+    expect(() => parseDeviceFilter({ 'filter[colour]': 'red' })).toThrow(AppError);
+    expect(() => parseDeviceFilter({ 'filter[tag][nope]': 'x' })).toThrow(AppError);
+  });
+
+  it('builds parameterised SQL only (values never enter the text)', () => {
+    const sql = deviceFilterSql(
+      'd',
+      parseDeviceFilter({ "filter[kv.a'b]": "x'; drop", 'filter[title][not]': '50%' }),
+    );
+    expect(sql).toEqual([
+      { sql: '(d.key_value_data ->> ?) = ?', params: ["a'b", "x'; drop"] },
+      { sql: 'd.title NOT ILIKE ?', params: ['%50\\%%'] },
+    ]);
+  });
+});

@@ -1,0 +1,71 @@
+import { errors } from '../platform/errors.js';
+import { likePattern } from '../platform/http/list.js';
+
+/**
+ * The device filter syntax (docs/virtual-devices.md), shared by the list query string and the
+ * `filter` object of bulk operations:
+ *   filter[title]=abc         title contains "abc" (case-insensitive)
+ *   filter[tag]=a             has tag "a"
+ *   filter[kv.room]=12        keyValueData.room equals "12" (numbers compare by their text)
+ *   filter[<any>][not]=…      the negation of the same condition
+ * A repeated parameter adds one condition per value; all conditions must hold.
+ */
+export interface DeviceCondition {
+  field: 'title' | 'tag' | 'kv';
+  key?: string;
+  not: boolean;
+  value: string;
+}
+
+const PARAM = /^filter\[(title|tag|kv\.([^\]]{1,100}))\](\[not\])?$/;
+
+/** Pattern for the query-string schema, so unknown keys are still refused by validation. */
+export const FILTER_PARAM_PATTERN = '^filter\\[(title|tag|kv\\.[^\\]]{1,100})\\](\\[not\\])?$';
+
+export function parseDeviceFilter(params: Record<string, unknown>): DeviceCondition[] {
+  const conditions: DeviceCondition[] = [];
+  for (const [name, raw] of Object.entries(params)) {
+    if (!name.startsWith('filter[')) continue;
+    const match = PARAM.exec(name);
+    if (!match) {
+      throw errors.validation(
+        `Unknown filter "${name}"; use filter[title], filter[tag] or filter[kv.<key>]`,
+        [{ location: 'querystring', path: `/${name}` }],
+      );
+    }
+    const values = Array.isArray(raw) ? raw : [raw];
+    for (const value of values) {
+      if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+        throw errors.validation(`Filter "${name}" needs a text value`, [{ path: `/${name}` }]);
+      }
+      const field = match[1]!.startsWith('kv.') ? 'kv' : (match[1] as 'title' | 'tag');
+      conditions.push({
+        field,
+        ...(field === 'kv' ? { key: match[2]! } : {}),
+        not: match[3] !== undefined,
+        value: String(value),
+      });
+    }
+  }
+  return conditions;
+}
+
+/** Parameterised SQL for the conditions; `alias` is the virtual_devices table alias. */
+export function deviceFilterSql(
+  alias: string,
+  conditions: DeviceCondition[],
+): Array<{ sql: string; params: unknown[] }> {
+  return conditions.map((c) => {
+    switch (c.field) {
+      case 'title':
+        return { sql: `${alias}.title ${c.not ? 'NOT ILIKE' : 'ILIKE'} ?`, params: [likePattern(c.value)] };
+      case 'tag':
+        return { sql: `${c.not ? 'NOT ' : ''}(? = ANY(${alias}.tags))`, params: [c.value] };
+      case 'kv':
+        return {
+          sql: `(${alias}.key_value_data ->> ?) ${c.not ? 'IS DISTINCT FROM' : '='} ?`,
+          params: [c.key, c.value],
+        };
+    }
+  });
+}

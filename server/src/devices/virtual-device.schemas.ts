@@ -1,0 +1,228 @@
+import { Type } from 'typebox';
+import { ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
+import { FILTER_PARAM_PATTERN } from './virtual-device.filter.js';
+
+const NullableUuid = Type.Union([Uuid, Type.Null()]);
+const NullableText = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
+const Label = Type.String({ minLength: 1, maxLength: 100 });
+/** Numbers, booleans and any text (special characters included) are accepted as values. */
+const KeyValueData = Type.Record(
+  Type.String({ minLength: 1, maxLength: 100 }),
+  Type.Union([Type.String({ maxLength: 2000 }), Type.Number(), Type.Boolean(), Type.Null()]),
+);
+const HealthConfigBody = Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+  description:
+    'Health rules `{rules: [{state, operator, value?, result}], silentAfterSeconds?}`; `_raw` and `_parsed` are valid states.',
+});
+
+const fields = {
+  title: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Type.String({ maxLength: 5000 })),
+  connectorId: Type.Optional(NullableUuid),
+  deviceDriverId: Type.Optional(NullableUuid),
+  deviceTemplateId: Type.Optional(NullableUuid),
+  parentId: Type.Optional(NullableUuid),
+  permissionScopeId: Type.Optional(NullableUuid),
+  tags: Type.Optional(Type.Array(Label, { maxItems: 200 })),
+  groups: Type.Optional(Type.Array(Label, { maxItems: 200 })),
+  keyValueData: Type.Optional(KeyValueData),
+  externalId: Type.Optional(NullableText),
+  referenceId: Type.Optional(NullableText),
+  targetReferenceId: Type.Optional(NullableText),
+  operationalStatus: Type.Optional(
+    Type.Union([Type.Integer({ minimum: -2147483648, maximum: 2147483647 }), Type.Null()], {
+      description: 'Integer only: 1.5 or "1" are refused.',
+    }),
+  ),
+  activationMethod: Type.Optional(
+    Type.Union([Type.Literal('OTAA'), Type.Literal('ABP')], { description: 'Default OTAA.' }),
+  ),
+  skipFrameCounterCheck: Type.Optional(Type.Boolean()),
+  devEui: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9A-Fa-f]{16}$' }), Type.Null()])),
+  endDeviceId: Type.Optional(NullableText),
+  application_session_key: Type.Optional(
+    Type.Union([Type.String({ maxLength: 200 }), Type.Null()], {
+      description: 'Write-only. Omitted, null or empty: the stored key is kept.',
+    }),
+  ),
+  network_session_key: Type.Optional(
+    Type.Union([Type.String({ maxLength: 200 }), Type.Null()], {
+      description: 'Write-only. Omitted, null or empty: the stored key is kept.',
+    }),
+  ),
+  healthConfig: Type.Optional(HealthConfigBody),
+};
+
+export const VirtualDeviceCreate = Type.Object(
+  { device_id: Type.String({ minLength: 1, maxLength: 200 }), ...fields, accountId: Type.Optional(Uuid) },
+  { additionalProperties: false },
+);
+
+export const VirtualDeviceUpdate = Type.Object(
+  {
+    device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...fields,
+    title: Type.Optional(fields.title),
+  },
+  { additionalProperties: false },
+);
+
+export const VirtualDeviceReply = Type.Object({
+  id: Uuid,
+  accountId: Uuid,
+  device_id: Type.String(),
+  title: Type.String(),
+  description: Type.String(),
+  connectorId: NullableUuid,
+  deviceDriverId: NullableUuid,
+  deviceTemplateId: NullableUuid,
+  parentId: NullableUuid,
+  permissionScopeId: NullableUuid,
+  tags: Type.Array(Type.String()),
+  groups: Type.Array(Type.String()),
+  keyValueData: Type.Record(Type.String(), Type.Unknown()),
+  externalId: Type.Union([Type.String(), Type.Null()]),
+  referenceId: Type.Union([Type.String(), Type.Null()]),
+  targetReferenceId: Type.Union([Type.String(), Type.Null()]),
+  operationalStatus: Type.Union([Type.Integer(), Type.Null()]),
+  activationMethod: Type.String(),
+  skipFrameCounterCheck: Type.Boolean(),
+  devEui: Type.Union([Type.String(), Type.Null()]),
+  endDeviceId: Type.Union([Type.String(), Type.Null()]),
+  hasApplicationSessionKey: Type.Boolean(),
+  hasNetworkSessionKey: Type.Boolean(),
+  healthState: Type.String(),
+  healthConfig: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  lastSeen: Type.Union([Timestamp, Type.Null()]),
+  lifecycleState: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const FilterValue = Type.Union([
+  Type.String({ maxLength: 200 }),
+  Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 }),
+]);
+
+export const VirtualDeviceListQuery = Type.Object(
+  {
+    ...ListQuery,
+    accountId: Type.Optional(Uuid),
+    connectorId: Type.Optional(Uuid),
+    deviceTemplateId: Type.Optional(Uuid),
+    deviceDriverId: Type.Optional(Uuid),
+    parentId: Type.Optional(Uuid),
+  },
+  {
+    // Kept (not stripped), so a misspelt filter[…] reaches parseDeviceFilter and is refused with 400.
+    additionalProperties: true,
+    patternProperties: { [FILTER_PARAM_PATTERN]: FilterValue },
+    description: 'Filters: `filter[title]`, `filter[tag]`, `filter[kv.<key>]`, each also as `…[not]`.',
+  },
+);
+
+export const DeviceFilterBody = Type.Record(Type.String({ pattern: FILTER_PARAM_PATTERN }), FilterValue, {
+  description: 'The list filters as an object: `{"filter[tag]": "a", "filter[kv.room][not]": "12"}`.',
+});
+
+export const BulkEditBody = Type.Object(
+  {
+    ids: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }),
+    set: Type.Object(
+      {
+        description: fields.description,
+        deviceDriverId: fields.deviceDriverId,
+        deviceTemplateId: fields.deviceTemplateId,
+        parentId: fields.parentId,
+        permissionScopeId: fields.permissionScopeId,
+        tags: fields.tags,
+        groups: fields.groups,
+        keyValueData: fields.keyValueData,
+        operationalStatus: fields.operationalStatus,
+        activationMethod: fields.activationMethod,
+        skipFrameCounterCheck: fields.skipFrameCounterCheck,
+        healthConfig: fields.healthConfig,
+      },
+      {
+        additionalProperties: false,
+        description: 'keyValueData is merged into each device; other fields replace.',
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const BulkDeleteTagsBody = Type.Object(
+  {
+    tags: Type.Array(Label, { minItems: 1, maxItems: 200 }),
+    ids: Type.Optional(Type.Array(Uuid, { maxItems: 10000 })),
+    filter: Type.Optional(DeviceFilterBody),
+    searchItems: Type.Optional(Type.String({ maxLength: 200 })),
+    accountId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdatedReply = Type.Object({ updated: Type.Integer() });
+
+export const StatisticsQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ format: 'date' })),
+    to: Type.Optional(Type.String({ format: 'date' })),
+    accountId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
+
+export const StatisticsReply = Type.Object({
+  accountId: Uuid,
+  from: Type.String({ format: 'date' }),
+  to: Type.String({ format: 'date' }),
+  total: Type.Integer(),
+  createdInRange: Type.Integer(),
+  createdPerDay: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), count: Type.Integer() })),
+});
+
+export const DeviceStateReply = Type.Object({
+  key: Type.String(),
+  value: Type.Unknown(),
+  timestamp: Timestamp,
+  packetId: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const PacketReply = Type.Object({
+  id: Type.String(),
+  receivedAt: Timestamp,
+  source: Type.String(),
+  status: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  payloadText: Type.Union([Type.String(), Type.Null()], {
+    description: 'The payload when it is UTF-8 text.',
+  }),
+  payloadBase64: Type.String(),
+});
+
+export const PacketListQuery = Type.Object(
+  { page: ListQuery.page, pageSize: ListQuery.pageSize },
+  { additionalProperties: false },
+);
+
+export const PacketListReply = Type.Object({
+  data: Type.Array(PacketReply),
+  meta: Type.Object({
+    page: Type.Integer(),
+    pageSize: Type.Integer(),
+    total: Type.Integer(),
+    limit: Type.Integer({ description: 'Packets the history keeps per device.' }),
+    maximumReached: Type.Boolean({ description: 'Older packets exist beyond the history limit.' }),
+  }),
+});
+
+export const ImportBody = Type.Object(
+  { csv: Type.String({ minLength: 1 }), accountId: Type.Optional(Uuid) },
+  { additionalProperties: false },
+);
+
+export const ImportQuery = Type.Object({ accountId: Type.Optional(Uuid) }, { additionalProperties: false });
+
+export const DeleteRemotelyParams = Type.Object({ id: Uuid, flag: Type.Boolean() });

@@ -1,0 +1,373 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/principal.js';
+import type { Account } from '../accounts/account.entity.js';
+import { canReach, type AccountService } from '../accounts/account.service.js';
+import { Connector } from '../connectors/connector.entity.js';
+import { DeviceDriver } from '../drivers/device-driver.entity.js';
+import type { PermissionScopeService } from '../permission-scopes/permission-scope.service.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import type { SecretBox } from '../platform/crypto/secret-box.js';
+import { errors, type AppError } from '../platform/errors.js';
+import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import type { DeviceTemplateService } from '../templates/device-template.service.js';
+import { applyTemplate } from '../templates/template-sync.js';
+import {
+  checkHealthConfig,
+  connectorUsableIn,
+  driverUsableIn,
+  endDeviceIdFor,
+  LORAWAN_CONNECTOR_TYPES,
+  THINGS_STACK_CONNECTOR_TYPE,
+} from './device-references.js';
+import { deviceFilterSql, type DeviceCondition } from './virtual-device.filter.js';
+import { VirtualDevice, type ActivationMethod } from './virtual-device.entity.js';
+
+export const VIRTUAL_DEVICE_SORTABLE = [
+  'title',
+  'device_id',
+  'createdAt',
+  'updatedAt',
+  'lastSeen',
+  'healthState',
+  'operationalStatus',
+] as const;
+const SORT_COLUMNS: Record<string, string> = {
+  // Text sorts ignore case, as the search does.
+  title: 'lower(d.title)',
+  device_id: 'lower(d.device_id)',
+  createdAt: 'd.created_at',
+  updatedAt: 'd.updated_at',
+  lastSeen: 'd.last_seen',
+  healthState: 'd.health_state',
+  operationalStatus: 'd.operational_status',
+};
+
+export interface VirtualDeviceInput {
+  device_id?: string;
+  title?: string;
+  description?: string;
+  connectorId?: string | null;
+  deviceDriverId?: string | null;
+  deviceTemplateId?: string | null;
+  parentId?: string | null;
+  permissionScopeId?: string | null;
+  tags?: string[];
+  groups?: string[];
+  keyValueData?: Record<string, unknown>;
+  externalId?: string | null;
+  referenceId?: string | null;
+  targetReferenceId?: string | null;
+  operationalStatus?: number | null;
+  activationMethod?: ActivationMethod;
+  skipFrameCounterCheck?: boolean;
+  devEui?: string | null;
+  endDeviceId?: string | null;
+  application_session_key?: string | null;
+  network_session_key?: string | null;
+  healthConfig?: unknown;
+}
+
+export interface DeviceListFilter {
+  accountId?: string;
+  connectorId?: string;
+  deviceTemplateId?: string;
+  deviceDriverId?: string;
+  parentId?: string;
+  conditions: DeviceCondition[];
+}
+
+/** Something that may refuse a device deletion (issue 4: states used in twin aggregations). */
+export type DeviceDeletionGuard = (device: VirtualDevice) => Promise<unknown[]>;
+
+const configNotAssigned = (what: string, id: string, path: string) =>
+  errors.unprocessable('CONFIG_NOT_ASSIGNED', `${what} ${id} is not available in this account`, [{ path }]);
+
+/**
+ * Virtual devices. Callers have checked VirtualDevice.read / virtualDevice.manage; here the
+ * account must be reachable and the device visible through the caller's permission scopes.
+ */
+export class VirtualDeviceService {
+  /** Extension point: twins register a guard so devices feeding aggregations are not deleted. */
+  readonly deletionGuards: DeviceDeletionGuard[] = [];
+
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly accounts: AccountService,
+    private readonly permissionScopes: PermissionScopeService,
+    private readonly templates: DeviceTemplateService,
+    private readonly secretBox: SecretBox,
+  ) {}
+
+  async list(
+    principal: Principal,
+    params: ListParams,
+    filter: DeviceListFilter,
+  ): Promise<ListResult<VirtualDevice>> {
+    const account = await this.accounts.actingAccount(principal, filter.accountId);
+    const where = this.whereSql(principal, account, filter, params.search);
+    const order = params.orderBy.map((o) => `${SORT_COLUMNS[o.field]} ${o.direction} nulls last`);
+    const connection = this.em().getConnection();
+    const [countRows, idRows] = await Promise.all([
+      connection.execute<Array<{ n: string }>>(
+        `SELECT count(*) AS n FROM virtual_devices d WHERE ${where.sql}`,
+        where.params,
+      ),
+      connection.execute<Array<{ id: string }>>(
+        `SELECT d.id FROM virtual_devices d WHERE ${where.sql} ORDER BY ${[...order, 'd.id asc'].join(', ')} LIMIT ? OFFSET ?`,
+        [...where.params, params.pageSize, params.offset],
+      ),
+    ]);
+    const ids = idRows.map((r) => r.id);
+    const rows = ids.length ? await this.em().find(VirtualDevice, { id: { $in: ids } }) : [];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return listResult(
+      ids.map((id) => byId.get(id)!),
+      Number(countRows[0]?.n ?? 0),
+      params,
+    );
+  }
+
+  /** The visible devices of `account` that match the filter, as parameterised SQL on alias `d`. */
+  whereSql(
+    principal: Principal,
+    account: Account,
+    filter: Omit<DeviceListFilter, 'accountId'>,
+    search?: string,
+  ): { sql: string; params: unknown[] } {
+    const parts: Array<{ sql: string; params: unknown[] }> = [
+      { sql: 'd.account_id = ?', params: [account.id] },
+      scopeFilter(principal).sql('d.permission_scope_id'),
+    ];
+    if (filter.connectorId) parts.push({ sql: 'd.connector_id = ?', params: [filter.connectorId] });
+    if (filter.deviceTemplateId) parts.push({ sql: 'd.template_id = ?', params: [filter.deviceTemplateId] });
+    if (filter.deviceDriverId) parts.push({ sql: 'd.driver_id = ?', params: [filter.deviceDriverId] });
+    if (filter.parentId) parts.push({ sql: 'd.parent_id = ?', params: [filter.parentId] });
+    const conditions = [...filter.conditions];
+    if (search) conditions.push({ field: 'title', not: false, value: search });
+    parts.push(...deviceFilterSql('d', conditions));
+    return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), params: parts.flatMap((p) => p.params) };
+  }
+
+  async get(principal: Principal, id: string): Promise<VirtualDevice> {
+    const notFound = () => errors.notFound('Virtual device', id);
+    const device = await this.em().findOne(
+      VirtualDevice,
+      { id },
+      { populate: ['account', 'connector', 'template'] },
+    );
+    if (!device || !canReach(principal, device.account)) throw notFound();
+    scopeFilter(principal).assertVisible(device.permissionScope?.id, notFound);
+    return device;
+  }
+
+  async create(
+    principal: Principal,
+    input: VirtualDeviceInput & { accountId?: string },
+  ): Promise<VirtualDevice> {
+    const account = await this.accounts.actingAccount(principal, input.accountId);
+    const device = new VirtualDevice();
+    device.account = account;
+    if (input.permissionScopeId === undefined && scopeFilter(principal).restricted) {
+      // A restricted caller could never see a device without a scope: give it the caller's first.
+      input = { ...input, permissionScopeId: principal.permissionScopeIds![0] ?? null };
+    }
+    await this.apply(principal, device, input, true);
+    await this.em().persistAndFlush(device);
+    return device;
+  }
+
+  async update(principal: Principal, id: string, input: VirtualDeviceInput): Promise<VirtualDevice> {
+    const device = await this.get(principal, id);
+    await this.apply(principal, device, input, false);
+    await this.em().flush();
+    return device;
+  }
+
+  /** `remote`: the network server should remove it too; the device then stays in `Deleting`. */
+  async delete(principal: Principal, id: string, remote = false): Promise<VirtualDevice | null> {
+    const device = await this.get(principal, id);
+    const blockers = (await Promise.all(this.deletionGuards.map((guard) => guard(device)))).flat();
+    if (blockers.length > 0) throw errors.deleteBlocked('The device is still in use', blockers);
+    if (remote) {
+      device.lifecycleState = 'Deleting';
+      await this.em().flush();
+      return device;
+    }
+    await this.em().removeAndFlush(device);
+    return null;
+  }
+
+  /** Links devices to a template; each needs a driver (its own or the template's). */
+  async linkTemplate(
+    principal: Principal,
+    templateId: string,
+    deviceIds: string[],
+  ): Promise<VirtualDevice[]> {
+    const template = await this.templates.get(principal, templateId);
+    const devices: VirtualDevice[] = [];
+    for (const id of [...new Set(deviceIds)]) {
+      const device = await this.get(principal, id);
+      if (device.account.id !== template.account.id) {
+        throw configNotAssigned('Device template', template.id, '/deviceIds');
+      }
+      this.link(device, template);
+      devices.push(device);
+    }
+    await this.em().flush();
+    return devices;
+  }
+
+  async unlinkTemplate(principal: Principal, id: string): Promise<VirtualDevice> {
+    const device = await this.get(principal, id);
+    device.template = null;
+    await this.em().flush();
+    return device;
+  }
+
+  private link(device: VirtualDevice, template: Awaited<ReturnType<DeviceTemplateService['get']>>): void {
+    if (!device.driver && !template.driver) {
+      throw errors.unprocessable(
+        'DEVICE_WITHOUT_DRIVER',
+        `Device ${device.id} has no device driver and the template supplies none; assign a driver first`,
+        [{ deviceId: device.id }],
+      );
+    }
+    device.template = template;
+    applyTemplate(device, template);
+  }
+
+  /** Applies input to a device; `creating` makes device_id and title required. */
+  async apply(
+    principal: Principal,
+    device: VirtualDevice,
+    input: VirtualDeviceInput,
+    creating: boolean,
+  ): Promise<void> {
+    const em = this.em();
+    const account = device.account;
+    if (input.title !== undefined) device.title = input.title.trim();
+    if (!device.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (input.description !== undefined) device.description = input.description;
+    if (input.tags !== undefined) device.tags = [...new Set(input.tags)];
+    if (input.keyValueData !== undefined) device.keyValueData = input.keyValueData;
+    for (const field of ['externalId', 'referenceId', 'targetReferenceId', 'endDeviceId'] as const) {
+      if (input[field] !== undefined) device[field] = input[field] || null;
+    }
+    if (input.operationalStatus !== undefined) device.operationalStatus = input.operationalStatus;
+    if (input.activationMethod !== undefined) device.activationMethod = input.activationMethod;
+    if (input.skipFrameCounterCheck !== undefined) device.skipFrameCounterCheck = input.skipFrameCounterCheck;
+    if (input.devEui !== undefined) device.devEui = input.devEui || null;
+    // Session keys: only a non-empty value replaces them, so a round-tripped device never clears them.
+    if (input.application_session_key)
+      device.applicationSessionKeySealed = this.secretBox.seal(input.application_session_key);
+    if (input.network_session_key)
+      device.networkSessionKeySealed = this.secretBox.seal(input.network_session_key);
+
+    if (input.connectorId !== undefined) {
+      if (input.connectorId === null) device.connector = null;
+      else {
+        const connector = await em.findOne(Connector, { id: input.connectorId }, { populate: ['account'] });
+        if (!connector || !canReach(principal, connector.account) || !connectorUsableIn(connector, account)) {
+          throw configNotAssigned('Connector', input.connectorId, '/connectorId');
+        }
+        device.connector = connector;
+      }
+    }
+    if (input.deviceDriverId !== undefined) {
+      if (input.deviceDriverId === null) device.driver = null;
+      else {
+        const driver = await em.findOne(
+          DeviceDriver,
+          { id: input.deviceDriverId },
+          { populate: ['account'] },
+        );
+        if (!driver || !driverUsableIn(driver, account)) {
+          throw configNotAssigned('Device driver', input.deviceDriverId, '/deviceDriverId');
+        }
+        device.driver = driver;
+      }
+    }
+    if (input.healthConfig !== undefined) {
+      const driver = device.driver ? await em.findOne(DeviceDriver, { id: device.driver.id }) : null;
+      device.healthConfig = checkHealthConfig(input.healthConfig, driver?.targetVariables);
+    }
+    if (input.parentId !== undefined) {
+      if (input.parentId === null) device.parent = null;
+      else {
+        const parent = await em.findOne(VirtualDevice, { id: input.parentId, account });
+        if (
+          !parent ||
+          parent.id === device.id ||
+          !scopeFilter(principal).allows(parent.permissionScope?.id)
+        ) {
+          throw configNotAssigned('Parent device', input.parentId, '/parentId');
+        }
+        device.parent = parent;
+      }
+    }
+    if (input.permissionScopeId !== undefined) {
+      device.permissionScope =
+        input.permissionScopeId === null
+          ? null
+          : ((
+              await this.permissionScopes.assignable(
+                principal,
+                account,
+                [input.permissionScopeId],
+                (id): AppError => configNotAssigned('Permission scope', id, '/permissionScopeId'),
+              )
+            )[0] ?? null);
+    }
+    if (input.groups !== undefined) {
+      const managed = device.template?.groups ?? [];
+      const removed = managed.filter((g) => !input.groups!.includes(g));
+      if (removed.length > 0) {
+        throw errors.unprocessable(
+          'TEMPLATE_MANAGED_GROUP',
+          `Groups managed by the device template cannot be removed: ${removed.join(', ')}`,
+          [{ path: '/groups', groups: removed }],
+        );
+      }
+      device.groups = [...new Set(input.groups)];
+    }
+    if (input.deviceTemplateId !== undefined && input.deviceTemplateId !== (device.template?.id ?? null)) {
+      if (input.deviceTemplateId === null) device.template = null;
+      else {
+        const template = await this.templates.usableIn(account, input.deviceTemplateId);
+        if (!template)
+          throw configNotAssigned('Device template', input.deviceTemplateId, '/deviceTemplateId');
+        this.link(device, template);
+      }
+    }
+    if (input.device_id !== undefined) device.deviceId = input.device_id.trim();
+    if (!device.deviceId) throw errors.validation('device_id is required', [{ path: '/device_id' }]);
+    await this.normaliseForConnector(device, creating);
+    await this.assertDeviceIdFree(device);
+  }
+
+  /** LoRaWAN kinds: EUI lower-case; The Things Stack: an EndDevice ID is made when missing. */
+  private async normaliseForConnector(device: VirtualDevice, creating: boolean): Promise<void> {
+    const type = device.connector?.type;
+    if (!type) return;
+    if (LORAWAN_CONNECTOR_TYPES.has(type) && device.devEui) device.devEui = device.devEui.toLowerCase();
+    if (type === THINGS_STACK_CONNECTOR_TYPE && !device.endDeviceId && creating) {
+      device.endDeviceId = endDeviceIdFor(device.deviceId, device.devEui);
+    }
+  }
+
+  /** `device_id` is unique per connector (per account for devices without one): 409 otherwise. */
+  private async assertDeviceIdFree(device: VirtualDevice): Promise<void> {
+    const clash = await this.em().count(VirtualDevice, {
+      deviceId: device.deviceId,
+      id: { $ne: device.id },
+      ...(device.connector ? { connector: device.connector } : { connector: null, account: device.account }),
+    });
+    if (clash > 0) {
+      throw errors.conflict(
+        'DEVICE_ID_TAKEN',
+        `device_id "${device.deviceId}" is already used on this connector`,
+        [{ path: '/device_id' }],
+      );
+    }
+  }
+}

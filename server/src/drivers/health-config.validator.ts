@@ -1,0 +1,166 @@
+import { errors } from '../platform/errors.js';
+import type { TargetVariable, ValueType } from './device-driver.entity.js';
+
+/**
+ * Checks a health configuration against the states it may refer to. Shared by drivers,
+ * templates and devices (all carry a `healthConfig`).
+ *
+ * A rule's `state` is a target variable key, `_parsed` (the whole parsed object) or `_raw`
+ * (the packet as received). Its operator must fit the state's type, its value the operator.
+ * `_raw` never causes a rejection by itself (spec: "HTTP 422 … not for configs containing
+ * _raw"): every known operator is accepted on it, only the value is checked for that operator.
+ */
+
+export const PARSED_STATE = '_parsed';
+export const RAW_STATE = '_raw';
+
+type StateKind = ValueType | 'raw';
+
+/** What a rule's `value` must be for an operator. */
+type ValueRule = 'none' | 'number' | 'range' | 'boolean' | 'string' | 'regex' | 'scalar';
+
+const ANY = ['exists', 'missing'] as const;
+
+export const OPERATORS_BY_TYPE: Record<ValueType, readonly string[]> = {
+  number: ['<', '<=', '>', '>=', '==', '!=', 'between', ...ANY],
+  boolean: ['==', '!=', 'isTrue', 'isFalse', ...ANY],
+  string: ['==', '!=', 'contains', 'matches', ...ANY],
+  object: ['hasKey', ...ANY],
+};
+
+const ALL_OPERATORS = [...new Set(Object.values(OPERATORS_BY_TYPE).flat())];
+
+const MAX_PATTERN_LENGTH = 200;
+const MAX_SILENT_SECONDS = 366 * 24 * 3600;
+
+function valueRule(operator: string, kind: StateKind): ValueRule {
+  switch (operator) {
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      return 'number';
+    case 'between':
+      return 'range';
+    case 'contains':
+    case 'hasKey':
+      return 'string';
+    case 'matches':
+      return 'regex';
+    case '==':
+    case '!=':
+      return kind === 'raw' || kind === 'object' ? 'scalar' : kind;
+    default:
+      return 'none';
+  }
+}
+
+function valueProblem(rule: ValueRule, value: unknown): string | undefined {
+  switch (rule) {
+    case 'none':
+      return value === undefined ? undefined : 'this operator takes no value';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'value must be a number';
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'value must be true or false';
+    case 'string':
+      return typeof value === 'string' ? undefined : 'value must be a string';
+    case 'scalar':
+      return ['string', 'number', 'boolean'].includes(typeof value)
+        ? undefined
+        : 'value must be a string, number or boolean';
+    case 'range':
+      return Array.isArray(value) &&
+        value.length === 2 &&
+        value.every((v) => typeof v === 'number' && Number.isFinite(v)) &&
+        (value[0] as number) <= (value[1] as number)
+        ? undefined
+        : 'value must be [min, max] with min <= max';
+    case 'regex':
+      if (typeof value !== 'string') return 'value must be a regular expression as a string';
+      if (value.length > MAX_PATTERN_LENGTH)
+        return `the pattern is longer than ${MAX_PATTERN_LENGTH} characters`;
+      try {
+        new RegExp(value);
+        return undefined;
+      } catch (error) {
+        return `value is not a valid regular expression: ${(error as Error).message}`;
+      }
+  }
+}
+
+export interface HealthConfigProblem {
+  /** Index of the rule, absent for problems with the configuration as a whole. */
+  index?: number;
+  path: string;
+  message: string;
+}
+
+/** All problems of a health configuration; empty when it is valid. */
+export function validateHealthConfig(
+  config: unknown,
+  targetVariables: readonly TargetVariable[],
+): HealthConfigProblem[] {
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    return [{ path: '', message: 'healthConfig must be an object with rules' }];
+  }
+  const { rules, silentAfterSeconds } = config as { rules?: unknown; silentAfterSeconds?: unknown };
+  const problems: HealthConfigProblem[] = [];
+  if (
+    silentAfterSeconds !== undefined &&
+    silentAfterSeconds !== null &&
+    (typeof silentAfterSeconds !== 'number' ||
+      !Number.isInteger(silentAfterSeconds) ||
+      silentAfterSeconds < 1 ||
+      silentAfterSeconds > MAX_SILENT_SECONDS)
+  ) {
+    problems.push({
+      path: '/silentAfterSeconds',
+      message: `silentAfterSeconds must be an integer from 1 to ${MAX_SILENT_SECONDS}`,
+    });
+  }
+  if (!Array.isArray(rules)) return [...problems, { path: '/rules', message: 'rules must be an array' }];
+  const types = new Map(targetVariables.map((v) => [v.key, v.type]));
+  rules.forEach((rule: unknown, index) => {
+    const at = (field: string, message: string) =>
+      problems.push({ index, path: `/rules/${index}${field}`, message: `rule ${index}: ${message}` });
+    if (typeof rule !== 'object' || rule === null || Array.isArray(rule))
+      return at('', 'a rule must be an object');
+    const { state, operator, value, result } = rule as Record<string, unknown>;
+    if (typeof result !== 'string' || result.trim() === '')
+      at('/result', 'result (the health state to set) is required');
+    let kind: StateKind | undefined;
+    if (state === RAW_STATE) kind = 'raw';
+    else if (state === PARSED_STATE) kind = 'object';
+    else if (typeof state === 'string' && types.has(state)) kind = types.get(state);
+    else {
+      const known = [...types.keys(), PARSED_STATE, RAW_STATE].join(', ');
+      return at(
+        '/state',
+        `state ${JSON.stringify(state)} is not a target variable, ${PARSED_STATE} or ${RAW_STATE} (known: ${known})`,
+      );
+    }
+    const allowed = kind === 'raw' ? ALL_OPERATORS : OPERATORS_BY_TYPE[kind!];
+    if (typeof operator !== 'string' || !allowed.includes(operator)) {
+      const what = kind === 'raw' ? '' : ` for ${state} (${kind})`;
+      return at(
+        '/operator',
+        `operator ${JSON.stringify(operator)} is not valid${what}; allowed: ${allowed.join(' ')}`,
+      );
+    }
+    const problem = valueProblem(valueRule(operator, kind!), value);
+    if (problem) at('/value', `${problem} for operator ${operator}`);
+  });
+  return problems;
+}
+
+/** Throws 422 INVALID_HEALTH_CONFIG naming every rule and problem; for driver, template and device services. */
+export function assertValidHealthConfig(config: unknown, targetVariables: readonly TargetVariable[]): void {
+  const problems = validateHealthConfig(config, targetVariables);
+  if (problems.length === 0) return;
+  throw errors.unprocessable(
+    'INVALID_HEALTH_CONFIG',
+    `Invalid health configuration: ${problems.map((p) => p.message).join('; ')}`,
+    problems,
+  );
+}

@@ -1,0 +1,67 @@
+import type { PacketOutcome } from './parse-packet.stage.js';
+
+export interface ConnectorNotice {
+  connectorId: string;
+  level: 'warn';
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Connector log entries for refused packets (unknown device, parse error), rate-limited: a gateway
+ * that floods an unknown device_id must not flood the log. Per connector and kind at most one entry
+ * per interval; the next entry says how many were left out meanwhile.
+ */
+export class ConnectorNotices {
+  private readonly last = new Map<string, { at: number; suppressed: number }>();
+
+  constructor(
+    private readonly intervalMs = 60_000,
+    private readonly now: () => number = Date.now,
+    private readonly maxTracked = 10_000,
+  ) {}
+
+  /** The entries a batch should write. */
+  collect(outcomes: PacketOutcome[]): ConnectorNotice[] {
+    const notices: ConnectorNotice[] = [];
+    const now = this.now();
+    for (const o of outcomes) {
+      if (o.status === 'parsed') continue;
+      const key = `${o.packet.connectorId}\u0000${o.status}`;
+      const seen = this.last.get(key);
+      if (seen && now - seen.at < this.intervalMs) {
+        seen.suppressed++;
+        continue;
+      }
+      const suppressed = seen?.suppressed ?? 0;
+      this.last.delete(key);
+      this.last.set(key, { at: now, suppressed: 0 });
+      if (this.last.size > this.maxTracked) this.last.delete(this.last.keys().next().value!);
+      notices.push({
+        connectorId: o.packet.connectorId,
+        level: 'warn',
+        message: describe(o) + (suppressed > 0 ? ` (${suppressed} similar since the previous entry)` : ''),
+        details: {
+          reason: o.status,
+          deviceId: o.packet.deviceKey,
+          packetId: o.packet.id.toString(),
+          ...(o.error ? { error: o.error } : {}),
+          suppressed,
+        },
+      });
+    }
+    return notices;
+  }
+}
+
+function describe(o: PacketOutcome): string {
+  const device = JSON.stringify(o.packet.deviceKey.slice(0, 200));
+  switch (o.status) {
+    case 'unknown-device':
+      return `Packet for unknown device_id ${device}: no device with this device_id is registered on this connector`;
+    case 'parse-error':
+      return `Packet of device_id ${device} could not be parsed: ${o.error ?? 'unknown error'}`;
+    default:
+      return `Packet of device_id ${device} could not be processed: ${o.error ?? 'unknown error'}`;
+  }
+}

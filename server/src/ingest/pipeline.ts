@@ -1,0 +1,267 @@
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Lifecycle } from '../platform/lifecycle.js';
+import type { Metrics } from '../platform/metrics.js';
+import { commitBatch, CURSOR_KEY } from './commit-batch.stage.js';
+import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
+import { jsonOnlyParsing, type DriverParsing } from './driver-parsing.js';
+import { PacketFeed } from './packet-feed.js';
+import type { PacketStore, StoredPacket } from './packet-store.js';
+import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
+import { DeviceResolver } from './resolve-device.stage.js';
+
+/**
+ * The ingest pipeline: committed packets become device states. Stages, in order:
+ *
+ *   feed        packet-feed.ts            committed packets, in memory or re-read from `packets`
+ *   resolve     resolve-device.stage.ts   (connectorId, device_id) → device and driver, cached
+ *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key
+ *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, packet status, cursor
+ *   report      connector-notices.ts      failed counters and rate-limited connector log entries
+ *   publish     listeners (live push; later: routing, rules, health evaluation)
+ *
+ * Failure and loss behaviour:
+ * - Nothing here can lose an acknowledged packet: it is in `packets` before it reaches us, and a
+ *   batch counts as processed only when its transaction (which also advances the cursor and sets
+ *   each packet's status) commits. A crash anywhere replays from the cursor at the next start.
+ * - The database unavailable (resolve or commit): the batch is retried with backoff, in order,
+ *   until it succeeds or the pipeline stops; new packets wait in the bounded feed meanwhile.
+ * - The database refusing a batch's data: the batch is split until the offending packet is alone;
+ *   that packet is marked `failed` with the error and the rest commit normally.
+ * - Unknown device, parse error: the packet is marked (`unknown-device`, `parse-error`), the
+ *   connector's failed counter grows and its log gets a rate-limited entry.
+ * - A listener that throws is logged and ignored: states are already committed.
+ * - Batches run one at a time, so a device's states only move forward in packet order.
+ */
+
+export type ProcessedListener = (updates: StateUpdate[]) => void;
+
+/** Where connector counters and log entries go (the connectors domain's ConnectorTelemetry). */
+export interface ConnectorReporting {
+  record(connectorId: string, result: 'in' | 'failed', count?: number): void;
+  write(
+    connectorId: string,
+    level: 'warn',
+    message: string,
+    details?: Record<string, unknown>,
+  ): Promise<void>;
+}
+
+export interface PipelineOptions {
+  databaseUrl: string;
+  packets: PacketStore;
+  connectors: ConnectorReporting;
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+  batchSize?: number;
+}
+
+const BACKOFF_MS = [50, 100, 250, 500, 1000, 2000, 5000];
+
+class Stopped extends Error {}
+
+export class IngestPipeline implements Lifecycle {
+  readonly name = 'ingest-pipeline';
+  private readonly pool: pg.Pool;
+  private readonly feed: PacketFeed;
+  private readonly resolver: DeviceResolver;
+  private readonly notices = new ConnectorNotices();
+  private readonly listeners: ProcessedListener[] = [];
+  private parsing: DriverParsing = jsonOnlyParsing;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private readonly log: FastifyBaseLogger;
+  private readonly processed;
+  private readonly latency;
+  private readonly batchSeconds;
+  private readonly connectors: ConnectorReporting;
+
+  constructor(options: PipelineOptions) {
+    this.log = options.log;
+    this.connectors = options.connectors;
+    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+    // An idle connection dropped by the server (restart, failover) must not crash the process.
+    this.pool.on('error', () => undefined);
+    const batchSize = options.batchSize ?? 1000;
+    this.feed = new PacketFeed(this.pool, { batchSize, maxQueued: 50_000, maxQueuedBytes: 64 * 1024 * 1024 });
+    this.resolver = new DeviceResolver(this.pool);
+    // Registered now, before any front door starts: the feed buffers until `start` replays.
+    options.packets.onStored((packets) => this.feed.push(packets));
+
+    const m = options.metrics;
+    this.processed = m.counter('stellwerk_ingest_packets_total', 'Packets processed by the ingest pipeline', [
+      'status',
+    ]);
+    this.latency = m.histogram(
+      'stellwerk_ingest_latency_seconds',
+      'From packet receipt to committed device states',
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    );
+    this.batchSeconds = m.histogram(
+      'stellwerk_ingest_batch_seconds',
+      'Time to resolve, parse and commit one batch',
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    );
+    m.gauge(
+      'stellwerk_ingest_queue_length',
+      'Committed packets waiting in memory for the pipeline',
+      [],
+      (g) => g.set(this.feed.queued),
+    );
+    m.gauge(
+      'stellwerk_ingest_feed_overflows',
+      'Times the pipeline fell back to reading the packet table',
+      [],
+      (g) => g.set(this.feed.overflowCount),
+    );
+    m.gauge('stellwerk_ingest_device_cache_size', 'Devices in the ingest lookup cache', [], (g) =>
+      g.set(this.resolver.size),
+    );
+  }
+
+  /** The drivers domain plugs in its parsers (all plugin types); until then JSON only. */
+  useParsing(parsing: DriverParsing): void {
+    this.parsing = parsing;
+  }
+
+  /** Called after each committed batch with its state updates, in packet order. */
+  onProcessed(listener: ProcessedListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** See DeviceResolver.invalidateDevice: devices domain calls it on create, update and delete. */
+  invalidateDevice(device?: { id?: string; connectorId?: string | null; deviceKey?: string }): void {
+    this.resolver.invalidateDevice(device);
+  }
+
+  invalidateDriver(driverId: string): void {
+    this.resolver.invalidateDriver(driverId);
+  }
+
+  invalidateConnector(connectorId: string): void {
+    this.resolver.invalidateConnector(connectorId);
+  }
+
+  /** Replays packets above the stored cursor, then follows new ones. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const { rows } = await this.pool.query<{ cursor: string | null }>(
+      `SELECT value #>> '{}' AS cursor FROM system_settings WHERE key = $1`,
+      [CURSOR_KEY],
+    );
+    this.feed.startAt(BigInt(rows[0]?.cursor ?? '0'));
+    this.running = this.run();
+  }
+
+  /** Finishes the batch in hand; what is left stays unprocessed in `packets` for the next start. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.feed.close();
+    await this.running;
+    await this.pool.end();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const batch = await this.retrying('read packets', () => this.feed.next());
+        if (batch.length > 0) await this.process(batch);
+      } catch (error) {
+        if (error instanceof Stopped) return;
+        // Not expected (each step retries or splits); keep the loop alive rather than stall ingest.
+        this.log.error({ err: error }, 'ingest pipeline: batch failed');
+      }
+    }
+  }
+
+  private async process(batch: StoredPacket[]): Promise<void> {
+    const began = performance.now();
+    const resolved = await this.retrying('resolve devices', () => this.resolver.resolve(batch));
+    const outcomes = await parsePackets(resolved, this.parsing);
+    const committed = await this.commit(outcomes);
+    this.batchSeconds.observe((performance.now() - began) / 1000);
+    const now = Date.now();
+    const updates: StateUpdate[] = [];
+    for (const o of committed) {
+      this.processed.inc({ status: o.status });
+      if (o.status !== 'parsed') this.connectors.record(o.packet.connectorId, 'failed');
+      this.latency.observe(Math.max(0, now - o.packet.receivedAt.getTime()) / 1000);
+      updates.push(...o.updates);
+    }
+    this.report(this.notices.collect(committed));
+    for (const listener of this.listeners) {
+      try {
+        listener(updates);
+      } catch (error) {
+        this.log.warn({ err: error }, 'ingest pipeline: a listener failed');
+      }
+    }
+  }
+
+  /** Commits, splitting the batch around packets whose data the database refuses. */
+  private async commit(outcomes: PacketOutcome[]): Promise<PacketOutcome[]> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await commitBatch(this.pool, outcomes, outcomes[outcomes.length - 1]!.packet.id);
+        return outcomes;
+      } catch (error) {
+        if (this.stopped) throw new Stopped();
+        if (isTransient(error)) {
+          this.log.warn({ err: error, attempt }, 'ingest pipeline: commit failed, retrying');
+          await this.pause(attempt);
+          continue;
+        }
+        if (outcomes.length > 1) {
+          const half = Math.ceil(outcomes.length / 2);
+          const first = await this.commit(outcomes.slice(0, half));
+          const second = await this.commit(outcomes.slice(half));
+          return [...first, ...second];
+        }
+        const [only] = outcomes;
+        if (only!.status === 'failed') {
+          // Even the bare status could not be written: logged, left unmarked (status null) and not retried.
+          this.log.error(
+            { err: error, packetId: only!.packet.id.toString() },
+            'ingest pipeline: packet skipped',
+          );
+          return [];
+        }
+        outcomes = [{ ...only!, status: 'failed', error: describeError(error), updates: [] }];
+      }
+    }
+  }
+
+  /** Connector log writes never throw and never hold up the next batch. */
+  private report(notices: ConnectorNotice[]): void {
+    for (const n of notices) void this.connectors.write(n.connectorId, n.level, n.message, n.details);
+  }
+
+  private async retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (this.stopped) throw new Stopped();
+        this.log.warn({ err: error, attempt }, `ingest pipeline: ${what} failed, retrying`);
+        await this.pause(attempt);
+      }
+    }
+  }
+
+  private async pause(attempt: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]));
+    if (this.stopped) throw new Stopped();
+  }
+}
+
+/** SQLSTATE classes that name the data, not the database's availability: retrying cannot help. */
+const DATA_ERROR = /^(21|22|23|2F|42|54)/;
+
+function isTransient(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return !(typeof code === 'string' && code.length === 5 && DATA_ERROR.test(code));
+}
+
+const describeError = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).replaceAll('\0', '').slice(0, 1000);

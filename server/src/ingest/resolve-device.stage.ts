@@ -1,0 +1,181 @@
+import type pg from 'pg';
+import type { DriverRef } from './driver-parsing.js';
+import type { StoredPacket } from './packet-store.js';
+
+/**
+ * Stage 1: which device sent each packet, by (connectorId, deviceKey).
+ *
+ * Failure behaviour: a database error rejects the whole call (the pipeline retries the batch);
+ * a packet without a registered device resolves to `null` (status `unknown-device` later).
+ * Lookups go through a bounded LRU cache; the devices and drivers domains call `invalidate*`
+ * when they change a device or driver, and entries also expire (other nodes change them too).
+ */
+
+export interface DeviceRef {
+  id: string;
+  accountId: string;
+  permissionScopeId: string | null;
+  driver: DriverRef | null;
+}
+
+export interface ResolvedPacket {
+  packet: StoredPacket;
+  device: DeviceRef | null;
+}
+
+interface CacheEntry {
+  connectorId: string;
+  device: DeviceRef | null;
+  expiresAt: number;
+}
+
+interface DeviceRow {
+  connector_id: string;
+  device_key: string;
+  id: string;
+  account_id: string;
+  permission_scope_id: string | null;
+  driver_id: string | null;
+  parser: DriverRef['parser'] | null;
+  driver_updated_at: Date | null;
+  target_variables: DriverRef['targetVariables'] | null;
+}
+
+const LOOKUP_SQL = `
+  SELECT u.c AS connector_id, u.k AS device_key, v.id, v.account_id, v.permission_scope_id,
+         d.id AS driver_id, d.parser, d.updated_at AS driver_updated_at, d.target_variables
+    FROM unnest($1::uuid[], $2::text[]) AS u(c, k)
+    JOIN virtual_devices v ON v.connector_id = u.c AND v.device_id = u.k
+    LEFT JOIN device_drivers d ON d.id = v.driver_id`;
+
+export interface DeviceCacheOptions {
+  maxEntries: number;
+  /** Known devices: how long an entry is trusted without an invalidation. */
+  ttlMs: number;
+  /**
+   * Unknown devices: short, so a device created by a bulk import or on another node is found soon;
+   * long enough that a flood of packets for unknown ids costs one lookup per second, not per batch.
+   */
+  negativeTtlMs: number;
+}
+
+export const DEFAULT_DEVICE_CACHE: DeviceCacheOptions = {
+  maxEntries: 20_000,
+  ttlMs: 60_000,
+  negativeTtlMs: 1_000,
+};
+
+const cacheKey = (connectorId: string, deviceKey: string) => `${connectorId}\u0000${deviceKey}`;
+
+export class DeviceResolver {
+  // Map iteration order is insertion order: re-inserting on a hit makes the first key the least recent.
+  private readonly cache = new Map<string, CacheEntry>();
+  // Bumped by every invalidation: a lookup that raced one is used once but not cached.
+  private generation = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: DeviceCacheOptions = DEFAULT_DEVICE_CACHE,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  async resolve(packets: StoredPacket[]): Promise<ResolvedPacket[]> {
+    const now = this.now();
+    const found = new Map<string, DeviceRef | null>();
+    const missing = new Map<string, { connectorId: string; deviceKey: string }>();
+    for (const p of packets) {
+      const key = cacheKey(p.connectorId, p.deviceKey);
+      if (found.has(key)) continue;
+      const entry = this.cache.get(key);
+      if (entry && entry.expiresAt > now) {
+        found.set(key, entry.device);
+        this.cache.delete(key);
+        this.cache.set(key, entry);
+      } else {
+        missing.set(key, { connectorId: p.connectorId, deviceKey: p.deviceKey });
+      }
+    }
+    if (missing.size > 0) {
+      const wanted = [...missing.values()];
+      const generation = this.generation;
+      const { rows } = await this.pool.query<DeviceRow>(LOOKUP_SQL, [
+        wanted.map((w) => w.connectorId),
+        wanted.map((w) => w.deviceKey),
+      ]);
+      const byKey = new Map(rows.map((row) => [cacheKey(row.connector_id, row.device_key), toRef(row)]));
+      for (const [key, { connectorId }] of missing) {
+        const device = byKey.get(key) ?? null;
+        found.set(key, device);
+        if (generation === this.generation)
+          this.remember(key, { connectorId, device, expiresAt: now + this.ttl(device) });
+      }
+    }
+    return packets.map((packet) => ({
+      packet,
+      device: found.get(cacheKey(packet.connectorId, packet.deviceKey)) ?? null,
+    }));
+  }
+
+  /**
+   * Forgets cached lookups of a device: by its id and/or its (connector, device_id) address; with
+   * no argument, everything. Call after a device is created, changed (also its old address) or deleted.
+   */
+  invalidateDevice(device?: { id?: string; connectorId?: string | null; deviceKey?: string }): void {
+    this.generation++;
+    if (!device) return this.cache.clear();
+    if (device.connectorId && device.deviceKey !== undefined)
+      this.cache.delete(cacheKey(device.connectorId, device.deviceKey));
+    if (device.id) this.forgetWhere((e) => e.device?.id === device.id);
+  }
+
+  /** Forgets every device using that driver: its parser may have changed. */
+  invalidateDriver(driverId: string): void {
+    this.generation++;
+    this.forgetWhere((e) => e.device?.driver?.id === driverId);
+  }
+
+  /** Forgets every device of a connector (deactivated, deleted, devices moved). */
+  invalidateConnector(connectorId: string): void {
+    this.generation++;
+    this.forgetWhere((e) => e.connectorId === connectorId);
+  }
+
+  private forgetWhere(match: (entry: CacheEntry) => boolean): void {
+    for (const [key, entry] of this.cache) if (match(entry)) this.cache.delete(key);
+  }
+
+  private remember(key: string, entry: CacheEntry): void {
+    this.cache.delete(key);
+    this.cache.set(key, entry);
+    while (this.cache.size > this.options.maxEntries) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest === undefined) break;
+      this.cache.delete(oldest);
+    }
+  }
+
+  private ttl(device: DeviceRef | null): number {
+    return device ? this.options.ttlMs : this.options.negativeTtlMs;
+  }
+}
+
+function toRef(row: DeviceRow): DeviceRef {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    permissionScopeId: row.permission_scope_id,
+    driver:
+      row.driver_id && row.parser
+        ? {
+            id: row.driver_id,
+            parser: row.parser,
+            updatedAt: row.driver_updated_at ?? new Date(0),
+            targetVariables: row.target_variables ?? [],
+          }
+        : null,
+  };
+}

@@ -1,0 +1,78 @@
+import websocket from '@fastify/websocket';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { SESSION_COOKIE_PLAIN, SESSION_COOKIE_SECURE } from '../auth/authenticate.js';
+import type { App, AppContext } from '../context.js';
+import { AppError, errors } from '../platform/errors.js';
+import { ErrorBody, errorResponses } from '../platform/http/schemas.js';
+import type { Services } from '../services.js';
+
+export const LIVE_PROTOCOL = 'stellwerk.live.v1';
+const BEARER_PROTOCOL = 'bearer.';
+const API_KEY_PROTOCOL = 'apikey.';
+
+/**
+ * `GET /xapi/v1/live`: the live WebSocket (docs/live.md). Browsers cannot set headers on a
+ * WebSocket, so besides `Authorization`, `x-api-key` and the console cookie the credential may come
+ * as a subprotocol (`bearer.<token>` or `apikey.<key>`, next to `stellwerk.live.v1`) or as
+ * `?token=<token>`; `liftCredential` turns those into headers before the ordinary auth hook runs.
+ */
+export async function liveRoutes(app: App, ctx: AppContext, { live }: Services): Promise<void> {
+  // One registration per server; the broker's MQTT-over-WebSocket route shares it.
+  if (!app.hasPlugin('@fastify/websocket')) {
+    await app.register(websocket, {
+      options: { maxPayload: 1024 * 1024, handleProtocols: chooseProtocol },
+    });
+  }
+  const allowedOrigin = new URL(ctx.config.publicUrl).origin;
+  app.route({
+    method: 'GET',
+    url: '/xapi/v1/live',
+    config: { auth: 'principal', permission: 'VirtualDevice.read' },
+    onRequest: async (request) => liftCredential(request, allowedOrigin),
+    schema: {
+      tags: ['live'],
+      summary: 'Live device packets over WebSocket',
+      description:
+        'Upgrade to a WebSocket, then send `{"subscribe":{"deviceIds":[…]}}`; packets of visible devices arrive as ' +
+        '`{"type":"packet","deviceId","receivedAt","states"}`. Credential: `Authorization: Bearer`, `x-api-key`, ' +
+        'the console cookie, subprotocol `bearer.<token>` / `apikey.<key>` (offer `stellwerk.live.v1` too) or `?token=`. ' +
+        'A plain GET answers 426 UPGRADE_REQUIRED.',
+      querystring: Type.Object({
+        token: Type.Optional(Type.String({ maxLength: 512, description: 'Session token (browsers)' })),
+      }),
+      response: { 426: ErrorBody, ...errorResponses },
+    },
+    handler: async () => {
+      throw new AppError('UPGRADE_REQUIRED', 426, 'Connect with a WebSocket client (Upgrade: websocket)');
+    },
+    wsHandler: (socket, request) => live.attach(socket, request.principal!),
+  });
+}
+
+function liftCredential(request: FastifyRequest, allowedOrigin: string): void {
+  const headers = request.headers;
+  if (headers.authorization || headers['x-api-key']) return;
+  const offered = String(headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim());
+  const bearer = offered.find((p) => p.startsWith(BEARER_PROTOCOL))?.slice(BEARER_PROTOCOL.length);
+  const apiKey = offered.find((p) => p.startsWith(API_KEY_PROTOCOL))?.slice(API_KEY_PROTOCOL.length);
+  const queryToken = (request.query as { token?: unknown } | undefined)?.token;
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
+  else if (apiKey) headers['x-api-key'] = apiKey;
+  else if (typeof queryToken === 'string' && queryToken) headers.authorization = `Bearer ${queryToken}`;
+  else if (request.cookies?.[SESSION_COOKIE_SECURE] ?? request.cookies?.[SESSION_COOKIE_PLAIN]) {
+    // The cookie rides along on cross-site WebSocket handshakes too (no CORS here): check the page's origin.
+    const origin = headers.origin;
+    if (origin !== undefined && origin !== allowedOrigin)
+      throw errors.forbidden('ORIGIN_NOT_ALLOWED', `WebSocket from origin ${origin} is not allowed`);
+  }
+}
+
+/** Answers with our protocol when offered; never echoes a credential-carrying one. */
+function chooseProtocol(protocols: Set<string>): string | false {
+  if (protocols.has(LIVE_PROTOCOL)) return LIVE_PROTOCOL;
+  for (const p of protocols) if (!p.startsWith(BEARER_PROTOCOL) && !p.startsWith(API_KEY_PROTOCOL)) return p;
+  return false;
+}

@@ -1,0 +1,258 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bearer,
+  caller,
+  errorCode,
+  expectStatus,
+  login,
+  userWithPermissions,
+  type Credentials,
+  type ListBody,
+} from './support/identity.js';
+import { createConnector, insertDevice, type ConnectorBody } from './support/connectors.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+let t: TestApp;
+let admin: Credentials;
+let call: ReturnType<typeof caller>;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { STELLWERK_PUBLIC_URL: 'https://iot.example.test' } });
+  admin = bearer(await login(t));
+  call = caller(t, admin);
+});
+afterAll(() => t.close());
+
+interface LogBody {
+  data: Array<{ level: string; message: string; details: Record<string, unknown>; createdAt: string }>;
+}
+
+describe('connectors', () => {
+  it('creates an embedded-broker connector with credentials shown once, checked by authenticateBroker', async () => {
+    const created = await createConnector(t, admin, { type: 'mqtt-broker', title: 'Site broker' });
+    expect(created).toMatchObject({
+      type: 'mqtt-broker',
+      active: true,
+      accountId: t.rootAccountId,
+      capabilities: ['broker', 'receives'],
+      packetsIn: 0,
+      packetsFailed: 0,
+      lastPacketAt: null,
+    });
+    expect(created.creationDate).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(created.apiEndpoint).toMatch(/^mqtt:\/\/iot\.example\.test:\d+$/);
+    const { username, password } = created.credentials!;
+    expect(username).toBe(created.brokerUsername);
+    expect(username).toMatch(/^c-[0-9a-f]{16}$/);
+    expect(Buffer.from(password!, 'base64url')).toHaveLength(32);
+
+    const one = expectStatus<ConnectorBody>(await call('GET', `/xapi/v1/connectors/${created.id}`), 200);
+    expect(JSON.stringify(one)).not.toContain(password);
+    expect(one).not.toHaveProperty('credentials');
+
+    const broker = t.services.connectors;
+    expect((await broker.authenticateBroker(username!, password!))?.id).toBe(created.id);
+    expect(await broker.authenticateBroker(username!, `${password}x`)).toBeNull();
+    expect(await broker.authenticateBroker('c-unknown', password!)).toBeNull();
+
+    // Rotation: the old password is refused at once, live clients are told to go.
+    const kicked: string[] = [];
+    broker.onDeactivated((id) => kicked.push(id));
+    const rotated = expectStatus<{ credentials: { username: string; password: string } }>(
+      await call('POST', `/xapi/v1/connectors/${created.id}/credentials`),
+      200,
+    ).credentials;
+    expect(rotated.username).toBe(username);
+    expect(await broker.authenticateBroker(username!, password!)).toBeNull();
+    expect((await broker.authenticateBroker(username!, rotated.password))?.id).toBe(created.id);
+    expect(kicked).toEqual([created.id]);
+
+    // Deactivated: credentials refused and the broker is told; activated again: accepted.
+    const off = expectStatus<ConnectorBody>(
+      await call('POST', `/xapi/v1/connectors/${created.id}/deactivate`),
+      200,
+    );
+    expect(off.active).toBe(false);
+    expect(kicked).toEqual([created.id, created.id]);
+    expect(await broker.authenticateBroker(username!, rotated.password)).toBeNull();
+    expectStatus(await call('POST', `/xapi/v1/connectors/${created.id}/activate`), 200);
+    expect((await broker.authenticateBroker(username!, rotated.password))?.id).toBe(created.id);
+
+    const logs = expectStatus<LogBody>(await call('GET', `/xapi/v1/connectors/${created.id}/logs`), 200);
+    expect(logs.data.map((l) => l.message)).toEqual([
+      'Connector activated',
+      'Connector deactivated',
+      'Credentials rotated',
+    ]);
+  });
+
+  it('issues a webhook URL under the public URL, shown again on reads; rotation replaces it', async () => {
+    const created = await createConnector(t, admin, { type: 'webhook-in' });
+    expect(created.apiEndpoint).toMatch(/^https:\/\/iot\.example\.test\/xapi\/v1\/webhooks\/[\w-]{43}$/);
+    expect(created.credentials).toEqual({ apiEndpoint: created.apiEndpoint });
+    const read = expectStatus<ConnectorBody>(await call('GET', `/xapi/v1/connectors/${created.id}`), 200);
+    expect(read.apiEndpoint).toBe(created.apiEndpoint);
+    const rotated = expectStatus<{ credentials: { apiEndpoint: string } }>(
+      await call('POST', `/xapi/v1/connectors/${created.id}/credentials`),
+      200,
+    );
+    expect(rotated.credentials.apiEndpoint).not.toBe(created.apiEndpoint);
+    const old = await t.app.inject({
+      method: 'POST',
+      url: new URL(created.apiEndpoint!).pathname,
+      payload: { device_id: 'd1' },
+    });
+    expect(old.statusCode).toBe(404);
+  });
+
+  it('stores kinds that do nothing yet with empty capabilities, secrets sealed and masked', async () => {
+    const created = await createConnector(t, admin, {
+      type: 'kafka-out',
+      config: { brokers: ['k1:9092'], saslPassword: 'kafka-secret' },
+    });
+    expect(created.capabilities).toEqual([]);
+    expect(created.credentials).toBeNull();
+    expect(created.config).toEqual({ brokers: ['k1:9092'], saslPassword: '********' });
+    const row = await t.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ config: Record<string, unknown> }>>('SELECT config FROM connectors WHERE id = ?', [
+        created.id,
+      ]);
+    expect(JSON.stringify(row[0]!.config)).not.toContain('kafka-secret');
+    // Sending the mask back keeps the secret.
+    const updated = expectStatus<ConnectorBody>(
+      await call('PUT', `/xapi/v1/connectors/${created.id}`, {
+        config: { brokers: ['k2:9092'], saslPassword: '********' },
+      }),
+      200,
+    );
+    expect(updated.config).toEqual({ brokers: ['k2:9092'], saslPassword: '********' });
+    const after = await t.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ config: { saslPassword: unknown } }>>('SELECT config FROM connectors WHERE id = ?', [
+        created.id,
+      ]);
+    expect(after[0]!.config.saslPassword).toEqual(row[0]!.config.saslPassword);
+    expect(errorCode(await call('POST', `/xapi/v1/connectors/${created.id}/credentials`))).toBe(
+      'NO_CREDENTIALS',
+    );
+  });
+
+  it('validates mqtt-in settings and masks its password and client key', async () => {
+    const bad = await call('POST', '/xapi/v1/connectors', {
+      type: 'mqtt-in',
+      title: 'bad',
+      config: { url: 'http://x', topics: ['a/#/b'], qos: 2 },
+    });
+    expect(bad.statusCode).toBe(400);
+    const paths = bad
+      .json<{ error: { details: Array<{ path: string }> } }>()
+      .error.details.map((d) => d.path);
+    expect(paths).toEqual(expect.arrayContaining(['/config/url', '/config/topics/0', '/config/qos']));
+
+    const created = await createConnector(t, admin, {
+      type: 'mqtt-in',
+      active: false,
+      config: { url: 'mqtt://127.0.0.1:1', topics: ['plant/+/up'], username: 'u', password: 'p4ss' },
+    });
+    expect(created.config).toMatchObject({ username: 'u', password: '********' });
+    expect(created.apiEndpoint).toBe('mqtt://127.0.0.1:1');
+    expect(created.capabilities).toEqual(['subscribe', 'receives']);
+  });
+
+  it('lists by type and searches titles; unknown sort fields are refused', async () => {
+    await createConnector(t, admin, { type: 'tts-uplink', title: 'Things Stack EU1' });
+    const list = expectStatus<ListBody<ConnectorBody>>(
+      await call('GET', '/xapi/v1/connectors?type=tts-uplink'),
+      200,
+    );
+    expect(list.data.map((c) => c.type)).toEqual(['tts-uplink']);
+    const search = expectStatus<ListBody<ConnectorBody>>(
+      await call('GET', '/xapi/v1/connectors?searchItems=things%20STACK'),
+      200,
+    );
+    expect(search.data.map((c) => c.title)).toEqual(['Things Stack EU1']);
+    expect((await call('GET', '/xapi/v1/connectors?sort=config')).statusCode).toBe(400);
+    expect((await call('POST', '/xapi/v1/connectors', { type: 'nonsense', title: 'x' })).statusCode).toBe(
+      400,
+    );
+  });
+
+  it('blocks deletion while a device uses the connector, naming the device', async () => {
+    const connector = await createConnector(t, admin, { type: 'webhook-in' });
+    const deviceId = await insertDevice(t, {
+      accountId: t.rootAccountId,
+      connectorId: connector.id,
+      deviceId: 'meter-1',
+      title: 'Meter 1',
+    });
+    const blocked = await call('DELETE', `/xapi/v1/connectors/${connector.id}`);
+    expect(blocked.statusCode).toBe(409);
+    expect(blocked.json()).toMatchObject({
+      error: { code: 'DELETE_BLOCKED', details: [{ type: 'virtualDevice', id: deviceId, title: 'Meter 1' }] },
+    });
+    await t.orm.em.fork().getConnection().execute('DELETE FROM virtual_devices WHERE id = ?', [deviceId]);
+    expect((await call('DELETE', `/xapi/v1/connectors/${connector.id}`)).statusCode).toBe(204);
+    expect((await call('GET', `/xapi/v1/connectors/${connector.id}`)).statusCode).toBe(404);
+  });
+
+  it('keeps only the newest 100 log entries, newest first', async () => {
+    const connector = await createConnector(t, admin, { type: 'webhook-in' });
+    for (let i = 0; i < 105; i++) await t.services.connectors.log(connector.id, 'info', `entry ${i}`, { i });
+    const logs = expectStatus<LogBody>(await call('GET', `/xapi/v1/connectors/${connector.id}/logs`), 200);
+    expect(logs.data).toHaveLength(100);
+    expect(logs.data[0]!.message).toBe('entry 104');
+    expect(logs.data[99]!.message).toBe('entry 5');
+    const stored = await t.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ n: string }>>('SELECT count(*) AS n FROM connector_logs WHERE connector_id = ?', [
+        connector.id,
+      ]);
+    expect(Number(stored[0]!.n)).toBe(100);
+    const few = expectStatus<LogBody>(
+      await call('GET', `/xapi/v1/connectors/${connector.id}/logs?limit=3`),
+      200,
+    );
+    expect(few.data.map((l) => l.details.i)).toEqual([104, 103, 102]);
+  });
+
+  it('counts packets in the row (batched) and in /metrics', async () => {
+    const connector = await createConnector(t, admin, { type: 'webhook-in' });
+    t.services.connectors.recordPackets(connector.id, 'in', 3);
+    t.services.connectors.recordPackets(connector.id, 'failed');
+    const read = expectStatus<ConnectorBody>(await call('GET', `/xapi/v1/connectors/${connector.id}`), 200);
+    expect(read).toMatchObject({ packetsIn: 3, packetsFailed: 1 });
+    expect(read.lastPacketAt).not.toBeNull();
+    await t.services.connectorTelemetry.flush();
+    const row = await t.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ packets_in: string; packets_failed: string }>>(
+        'SELECT packets_in, packets_failed FROM connectors WHERE id = ?',
+        [connector.id],
+      );
+    expect(row[0]).toEqual({ packets_in: '3', packets_failed: '1' });
+    const again = expectStatus<ConnectorBody>(await call('GET', `/xapi/v1/connectors/${connector.id}`), 200);
+    expect(again).toMatchObject({ packetsIn: 3, packetsFailed: 1 });
+    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    expect(metrics).toMatch(
+      new RegExp(
+        `stellwerk_connector_packets_total\\{[^}]*connector="${connector.id}"[^}]*result="in"[^}]*\\} 3`,
+      ),
+    );
+  });
+
+  it('needs connector.read to read and connector.manage (or Integration.manage) to change', async () => {
+    const reader = await userWithPermissions(t, admin, 'Connector Reader', ['connector.read']);
+    const integrator = await userWithPermissions(t, admin, 'Integrator', ['Integration.manage']);
+    const asReader = caller(t, bearer(reader.token));
+    expectStatus(await asReader('GET', '/xapi/v1/connectors'), 200);
+    const refused = await asReader('POST', '/xapi/v1/connectors', { type: 'webhook-in', title: 'x' });
+    expect(refused.statusCode).toBe(403);
+    expect(errorCode(refused)).toBe('NO_PERMISSION_CONNECTOR.MANAGE');
+    await createConnector(t, bearer(integrator.token), { type: 'webhook-in' });
+  });
+});

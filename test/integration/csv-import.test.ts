@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { caller, expectStatus, makeConnector, makeDriver } from './support/device-fixtures.js';
+import { login, type ListBody } from './support/identity.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+type JobBody = {
+  id: string;
+  type: string;
+  status: string;
+  total: number;
+  progress: number;
+  succeeded: number;
+  failed: number;
+  errors: Array<{ row: number; code: string; message: string }>;
+  result: Record<string, unknown>;
+};
+
+let t: TestApp;
+let call: ReturnType<typeof caller>;
+let token: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  token = await login(t);
+  call = caller(t, { authorization: `Bearer ${token}` });
+}, 120_000);
+afterAll(() => t?.close());
+
+describe('CSV import of virtual devices', () => {
+  it('imports 10,000 devices as a job that finishes with per-row errors for the bad rows', async () => {
+    const connectorId = await makeConnector(t, t.rootAccountId, 'tts-uplink');
+    const driverId = await makeDriver(t, t.rootAccountId);
+    const child = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/accounts', { title: 'Elsewhere', parentId: t.rootAccountId }),
+      201,
+    );
+    const foreignDriver = await makeDriver(t, child.id);
+    await call('POST', '/xapi/v1/virtual-devices', { device_id: 'exists-already', title: 'x', connectorId });
+
+    const lines = ['device_id,title,connectorId,deviceDriverId,tags,operationalStatus,devEui,kv.room'];
+    const bad = new Map<number, string>();
+    for (let i = 1; i <= 10_000; i++) {
+      const line = i + 1; // the header is line 1
+      if (i % 1000 === 1) {
+        bad.set(line, 'CONFIG_NOT_ASSIGNED');
+        lines.push(`dev-${i},Device ${i},${connectorId},${foreignDriver},a;b,1,,${i}`);
+      } else if (i % 1000 === 2) {
+        bad.set(line, 'VALIDATION_ERROR');
+        lines.push(`dev-${i},Device ${i},${connectorId},${driverId},a,1.5,,${i}`);
+      } else if (i === 3) {
+        bad.set(line, 'DEVICE_ID_TAKEN');
+        lines.push(`exists-already,Device ${i},${connectorId},${driverId},a,1,,${i}`);
+      } else {
+        const eui = i.toString(16).padStart(16, 'A');
+        lines.push(`dev-${i},Device ${i},${connectorId},${driverId},a;b,${i % 5},${eui},${i}`);
+      }
+    }
+    const began = Date.now();
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/xapi/v1/virtual-devices/import',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv' },
+      payload: lines.join('\n'),
+    });
+    const queued = expectStatus<JobBody & { queuePosition: number }>(response, 202);
+    expect(queued).toMatchObject({
+      type: 'virtual-device-import',
+      status: 'queued',
+      queuePosition: 1,
+      total: 10_000,
+    });
+
+    await t.services.jobs.runner.runOnce();
+    const job = expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${queued.id}`), 200);
+    expect(Date.now() - began).toBeLessThan(30_000);
+    expect(job).toMatchObject({
+      status: 'finished',
+      total: 10_000,
+      progress: 10_000,
+      failed: bad.size,
+      succeeded: 10_000 - bad.size,
+      result: { created: 10_000 - bad.size },
+    });
+    expect(new Map(job.errors.map((e) => [e.row, e.code]))).toEqual(bad);
+    expect(job.errors.find((e) => e.code === 'CONFIG_NOT_ASSIGNED')!.message).toContain(
+      'ConfigNotAssignedError',
+    );
+
+    const sample = expectStatus<ListBody<Record<string, unknown>>>(
+      await call('GET', '/xapi/v1/virtual-devices?filter[kv.room]=17'),
+      200,
+    );
+    expect(sample.data).toEqual([
+      expect.objectContaining({
+        device_id: 'dev-17',
+        tags: ['a', 'b'],
+        operationalStatus: 2,
+        devEui: 'aaaaaaaaaaaaaa11',
+        endDeviceId: 'eui-aaaaaaaaaaaaaa11',
+        healthState: 'Unknown',
+      }),
+    ]);
+  }, 60_000);
+
+  it('accepts a JSON {csv} body, refuses an unreadable file at once, and never leaves a job running', async () => {
+    const unknown = await call('POST', '/xapi/v1/virtual-devices/import', { csv: 'device_id,colour\nx,red' });
+    expect(unknown.statusCode).toBe(400);
+    const empty = await call('POST', '/xapi/v1/virtual-devices/import', { csv: 'device_id,title' });
+    expect(empty.statusCode).toBe(400);
+    const job = expectStatus<JobBody>(
+      await call('POST', '/xapi/v1/virtual-devices/import', {
+        csv: 'device_id,title,deviceTemplateId\njson-1,Json one,\n,Missing id,\njson-2,Bad template,00000000-0000-4000-8000-000000000000',
+      }),
+      202,
+    );
+    await t.services.jobs.runner.runOnce();
+    const done = expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${job.id}`), 200);
+    expect(done).toMatchObject({ status: 'finished', succeeded: 1, failed: 2 });
+    expect(done.errors.map((e) => [e.row, e.code])).toEqual([
+      [3, 'VALIDATION_ERROR'],
+      [4, 'CONFIG_NOT_ASSIGNED'],
+    ]);
+    const running = await t.orm.em
+      .getConnection()
+      .execute<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running'`);
+    expect(running[0]!.n).toBe(0);
+  });
+});
