@@ -253,6 +253,12 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
     }
     await sleep(20);
   }
+  // Where the tail comes from: the worst latency per tenth of the run, in arrival order.
+  const tenths = (values: number[]) =>
+    Array.from({ length: 10 }, (_, i) =>
+      Math.max(...values.slice((i * values.length) / 10, ((i + 1) * values.length) / 10)).toFixed(0),
+    ).join(' ');
+  debug(`worst visible per tenth: ${tenths(w.live.latencies)}; worst durable: ${tenths(pub.latencies)}`);
   return {
     expected,
     acked: pub.acked,

@@ -123,7 +123,7 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
   });
   const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
-  ingest.onProcessed((updates) => live.publish(updates));
+  ingest.onVisible((updates) => live.publish(updates));
   ctx.lifecycle.push(ingest, live);
   const jobRunner = new JobRunner({
     orm: ctx.orm,

@@ -2,6 +2,7 @@ import net from 'node:net';
 import mqtt from 'mqtt';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PACKET_STATUS_SQL } from '../../server/src/ingest/commit-batch.stage.js';
 import { createTestDatabase } from './support/database.js';
 import {
   killSpawnedServers,
@@ -151,7 +152,7 @@ describe('durability under SIGKILL', () => {
       // The restarted pipeline replays from its cursor: nothing stored stays unprocessed.
       await waitFor(async () => {
         const { rows: open } = await admin.query<{ n: string }>(
-          'SELECT count(*) AS n FROM packets WHERE connector_id = $1 AND status IS NULL',
+          `SELECT count(*) AS n FROM packets p WHERE connector_id = $1 AND ${PACKET_STATUS_SQL} IS NULL`,
           [connector.id],
         );
         return Number(open[0]!.n) === 0 ? true : undefined;

@@ -39,7 +39,8 @@ describe('ingest pipeline', () => {
     const deviceId = await insertDevice(t, { connectorId, deviceKey: 'meter-1', driverId });
     await append(connectorId, 'meter-1', { temperature: 21.5, on: true, label: 'Kessel "A"' });
     const [row] = await processedPackets(t, connectorId, 1);
-    expect(row).toMatchObject({ status: 'parsed', error: null, device_uuid: deviceId });
+    // A parsed packet is not written twice: its status follows from the cursor.
+    expect(row).toMatchObject({ status: 'parsed', error: null });
     expect(await statesOf(t, deviceId)).toEqual({
       _raw: '{"temperature":21.5,"on":true,"label":"Kessel \\"A\\""}',
       _parsed: { temperature: 21.5, on: true, label: 'Kessel "A"' },
@@ -55,6 +56,33 @@ describe('ingest pipeline', () => {
     expect(Date.now() - new Date(device!.last_seen!).getTime()).toBeLessThan(60_000);
     expect(BigInt((await cursor())!)).toBeGreaterThanOrEqual(BigInt(row!.id));
     expect(updates.find((u) => u.deviceId === deviceId)?.states).toMatchObject({ temperature: 21.5 });
+  });
+
+  it('makes a packet visible before its commit and writes a parsed packet only once', async () => {
+    const connectorId = await insertConnector(t);
+    const deviceId = await insertDevice(t, { connectorId, deviceKey: 'early-1', driverId });
+    // The first packet fills the device cache; the second is resolved and parsed without the database.
+    await append(connectorId, 'early-1', { step: 1 });
+    await processedPackets(t, connectorId, 1);
+    const events: string[] = [];
+    t.services.ingest.onVisible((visible) => {
+      if (visible.some((u) => u.deviceId === deviceId && u.states.step === 2)) events.push('visible');
+    });
+    await append(connectorId, 'early-1', { step: 2 }).then(() => events.push('committed'));
+    expect(events).toEqual(['visible', 'committed']);
+    const rows = await processedPackets(t, connectorId, 2);
+    expect(rows.map((r) => r.status)).toEqual(['parsed', 'parsed']);
+    // Derived from the cursor: the row itself was never updated.
+    const raw = await sql<{ status: string | null; device_uuid: string | null }>(
+      t,
+      'SELECT status, device_uuid FROM packets WHERE connector_id = ?',
+      [connectorId],
+    );
+    expect(raw).toEqual([
+      { status: null, device_uuid: null },
+      { status: null, device_uuid: null },
+    ]);
+    await expect.poll(async () => (await statesOf(t, deviceId)).step).toBe(2);
   });
 
   it('keeps only _raw for a device without a driver; binary payloads as base64', async () => {

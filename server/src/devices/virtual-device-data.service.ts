@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import type { AccountService } from '../accounts/account.service.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+import { PACKET_STATUS_SQL } from '../ingest/commit-batch.stage.js';
 import type { Job } from '../jobs/job.entity.js';
 import type { JobService } from '../jobs/job.service.js';
 import { DEVICE_IMPORT_JOB, parseImportCsv } from './device-import.js';
@@ -70,7 +71,9 @@ export class VirtualDeviceDataService {
 
   /**
    * Newest packets first, at most `packetHistoryLimit` in all; `maximumReached` tells the caller
-   * that older packets exist beyond what the history shows.
+   * that older packets exist beyond what the history shows. Packets are found by the device's
+   * address (connector, device_id), as the sender named it (index packets(connector_id, device_key, id));
+   * a parsed packet's status is derived from the ingest cursor (ADR 0092).
    */
   async packets(principal: Principal, id: string, page: number, pageSize: number) {
     const device = await this.devices.get(principal, id);
@@ -78,18 +81,19 @@ export class VirtualDeviceDataService {
     const connection = this.em().getConnection();
     const offset = (page - 1) * pageSize;
     const take = Math.max(0, Math.min(pageSize, limit - offset));
+    const address = [device.connector?.id ?? null, device.deviceId];
     const [countRows, rows] = await Promise.all([
       // Counting stops one past the limit: enough to know whether it is reached.
       connection.execute<Array<{ n: string }>>(
-        'SELECT count(*) AS n FROM (SELECT 1 FROM packets WHERE device_uuid = ? LIMIT ?) p',
-        [device.id, limit + 1],
+        `SELECT count(*) AS n FROM (SELECT 1 FROM packets WHERE connector_id = ? AND device_key = ? LIMIT ?) p`,
+        [...address, limit + 1],
       ),
       take === 0
         ? Promise.resolve([])
         : connection.execute<Array<Record<string, unknown>>>(
-            `SELECT id, received_at, source, status, error, payload FROM packets WHERE device_uuid = ?
-              ORDER BY id DESC LIMIT ? OFFSET ?`,
-            [device.id, take, offset],
+            `SELECT id, received_at, source, ${PACKET_STATUS_SQL} AS status, error, payload FROM packets p
+              WHERE connector_id = ? AND device_key = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+            [...address, take, offset],
           ),
     ]);
     const count = Number(countRows[0]?.n ?? 0);

@@ -3,14 +3,21 @@ import type { PacketOutcome } from './parse-packet.stage.js';
 
 /**
  * Stage 3: one transaction per batch writes everything the batch changes, in multi-row statements:
- * device states, lastSeen, the packets' status (and resolved device), and the ingest cursor. All or nothing: after a crash the whole batch is replayed, and replaying is
- * harmless, because a state row only moves forward (a packet never overwrites a newer packet's value).
+ * device states, lastSeen, the status (and resolved device) of packets that did not parse, and the
+ * ingest cursor. A parsed packet is not written again: status null at or below the cursor means
+ * `parsed` (see PACKET_STATUS_SQL). All or nothing: after a crash the whole batch is replayed, and
+ * replaying is harmless, because a state row only moves forward (a packet never overwrites a newer
+ * packet's value).
  *
  * Failure behaviour: any error rolls the transaction back and is thrown; the pipeline decides
  * whether to retry (database unavailable) or to split the batch (one packet's data is refused).
  */
 
 export const CURSOR_KEY = 'ingest_cursor';
+
+/** A packet's effective status, for readers of `packets` aliased `p`: null = not yet processed. */
+export const PACKET_STATUS_SQL = `COALESCE(p.status, CASE WHEN p.id <= (
+    SELECT (value #>> '{}')::bigint FROM system_settings WHERE key = '${CURSOR_KEY}') THEN 'parsed' END)`;
 
 // A state written by the API or a rule (packet_id null) yields only to a packet that is not older.
 const STATES_SQL = `
@@ -50,12 +57,14 @@ export async function commitBatch(pool: pg.Pool, outcomes: PacketOutcome[], curs
       await client.query(STATES_SQL, [states.d, states.k, states.v, states.t, states.p]);
     const seen = lastSeenRows(outcomes);
     if (seen.d.length > 0) await client.query(LAST_SEEN_SQL, [seen.d, seen.t]);
-    await client.query(PACKETS_SQL, [
-      outcomes.map((o) => o.packet.id.toString()),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.error?.slice(0, ERROR_MAX_LENGTH) ?? null),
-      outcomes.map((o) => o.device?.id ?? null),
-    ]);
+    const marked = outcomes.filter((o) => o.status !== 'parsed');
+    if (marked.length > 0)
+      await client.query(PACKETS_SQL, [
+        marked.map((o) => o.packet.id.toString()),
+        marked.map((o) => o.status),
+        marked.map((o) => o.error?.slice(0, ERROR_MAX_LENGTH) ?? null),
+        marked.map((o) => o.device?.id ?? null),
+      ]);
     await client.query(CURSOR_SQL, [CURSOR_KEY, cursor.toString()]);
     await client.query('COMMIT');
   } catch (error) {
@@ -68,25 +77,34 @@ export async function commitBatch(pool: pg.Pool, outcomes: PacketOutcome[], curs
 
 /** The last value per (device, key) wins: one statement cannot update the same row twice. */
 function stateRows(outcomes: PacketOutcome[]) {
-  const latest = new Map<string, { d: string; k: string; v: string; t: Date; p: string }>();
-  for (const o of outcomes) {
-    for (const u of o.updates) {
-      const p = u.packetId.toString();
-      for (const [k, value] of Object.entries(u.states)) {
-        const key = `${u.deviceId}\u0000${k}`;
-        latest.delete(key);
-        latest.set(key, { d: u.deviceId, k, v: JSON.stringify(value ?? null), t: u.receivedAt, p });
+  // Newest first: a (device, key) already taken is superseded, so older values are never serialised.
+  const taken = new Map<string, Set<string>>();
+  const rows = {
+    d: [] as string[],
+    k: [] as string[],
+    v: [] as string[],
+    t: [] as Date[],
+    p: [] as string[],
+  };
+  for (let i = outcomes.length - 1; i >= 0; i--) {
+    const updates = outcomes[i]!.updates;
+    for (let j = updates.length - 1; j >= 0; j--) {
+      const u = updates[j]!;
+      let keys = taken.get(u.deviceId);
+      if (!keys) taken.set(u.deviceId, (keys = new Set()));
+      let p: string | undefined;
+      for (const k of Object.keys(u.states)) {
+        if (keys.has(k)) continue;
+        keys.add(k);
+        rows.d.push(u.deviceId);
+        rows.k.push(k);
+        rows.v.push(JSON.stringify(u.states[k] ?? null));
+        rows.t.push(u.receivedAt);
+        rows.p.push((p ??= u.packetId.toString()));
       }
     }
   }
-  const rows = [...latest.values()];
-  return {
-    d: rows.map((r) => r.d),
-    k: rows.map((r) => r.k),
-    v: rows.map((r) => r.v),
-    t: rows.map((r) => r.t),
-    p: rows.map((r) => r.p),
-  };
+  return rows;
 }
 
 function lastSeenRows(outcomes: PacketOutcome[]) {

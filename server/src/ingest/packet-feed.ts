@@ -55,6 +55,11 @@ export class PacketFeed {
     return this.queue.length;
   }
 
+  /** Reading the table (start, overflow): the next batch is there as soon as it is asked for. */
+  get catchingUp(): boolean {
+    return this.catchUp;
+  }
+
   get overflowCount(): number {
     return this.overflows;
   }

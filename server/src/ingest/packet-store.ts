@@ -16,13 +16,20 @@ import { PacketRefusedError, type IncomingPacket, type PacketSink } from './inge
  * - A failed INSERT rejects every packet of that batch (none was acknowledged).
  * - After commit, listeners get the stored packets with their ids (the ingest pipeline); a listener's
  *   failure never affects durability, because the pipeline replays from the store after a restart.
+ * - Before commit, `onAppended` listeners see each accepted packet at once (the pipeline's visible
+ *   stage: live push must not wait for the commit). Such a packet may still fail to commit, in which
+ *   case it is never acknowledged; the listener must treat it as provisional. Each stored packet
+ *   carries the object `append` was given (`incoming`) so the two can be matched.
  */
 
 export interface StoredPacket extends IncomingPacket {
   id: bigint;
+  /** The object given to `append` in this process; absent for packets re-read from the table. */
+  incoming?: IncomingPacket;
 }
 
 export type StoredListener = (packets: StoredPacket[]) => void;
+export type AppendedListener = (packet: IncomingPacket) => void;
 
 interface Waiting {
   packet: IncomingPacket;
@@ -46,6 +53,7 @@ export class PacketStore implements PacketSink, Lifecycle {
   private queue: Waiting[] = [];
   private flushing: Promise<void> | undefined;
   private readonly listeners: StoredListener[] = [];
+  private readonly appendedListeners: AppendedListener[] = [];
   private stopped = false;
   private readonly batchSize;
   private readonly stored;
@@ -78,6 +86,11 @@ export class PacketStore implements PacketSink, Lifecycle {
     this.listeners.push(listener);
   }
 
+  /** Registers a consumer of accepted, not yet committed packets (see the failure behaviour above). */
+  onAppended(listener: AppendedListener): void {
+    this.appendedListeners.push(listener);
+  }
+
   append(packet: IncomingPacket): Promise<void> {
     if (this.stopped)
       return Promise.reject(new PacketRefusedError('INGEST_STOPPED', 'The server is stopping'));
@@ -88,6 +101,13 @@ export class PacketStore implements PacketSink, Lifecycle {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ packet, resolve, reject });
       this.flushing ??= this.drain();
+      for (const listener of this.appendedListeners) {
+        try {
+          listener(packet);
+        } catch {
+          // Provisional consumers only: the packet's durability does not depend on them.
+        }
+      }
     });
   }
 
@@ -138,7 +158,7 @@ export class PacketStore implements PacketSink, Lifecycle {
     this.batchSize.observe(batch.length);
     this.stored.inc(batch.length);
     for (const w of batch) w.resolve();
-    const stored = packets.map((p, i) => ({ ...p, id: ids[i]! }));
+    const stored = packets.map((p, i): StoredPacket => ({ ...p, id: ids[i]!, incoming: p }));
     for (const listener of this.listeners) {
       try {
         listener(stored);

@@ -10,13 +10,16 @@ export class Packet {
   connectorId!: string;
   /** The `device_id` as the sender named it (topic segment or payload field). */
   deviceKey!: string;
-  /** Resolved device, when one is registered for that connector and `device_id`. */
+  /** Resolved device, written only with a non-`parsed` status (the history reads by deviceKey). */
   deviceUuid: string | null = null;
   receivedAt: Date = new Date();
   payload!: Buffer;
   /** `mqtt`, `webhook`, `hub`, … */
   source!: string;
-  /** null until processed; then `parsed`, `unknown-device`, `parse-error` or `refused`. */
+  /**
+   * null until processed, and for parsed packets (null at or below `ingest_cursor` means `parsed`,
+   * PACKET_STATUS_SQL); otherwise `unknown-device`, `parse-error` or `failed`.
+   */
   status: string | null = null;
   error: string | null = null;
 }
@@ -24,7 +27,9 @@ export class Packet {
 export const PacketSchema = new EntitySchema<Packet>({
   class: Packet,
   tableName: 'packets',
-  indexes: [{ properties: ['deviceUuid', 'id'] }, { properties: ['connectorId', 'id'] }],
+  // Packet history reads by the device's address (connector, device_id): no index on device_uuid, which
+  // is written only for packets that did not parse (ADR 0092). Its prefix serves per-connector reads.
+  indexes: [{ properties: ['connectorId', 'deviceKey', 'id'] }],
   properties: {
     id: { type: 'bigint', primary: true, autoincrement: true },
     connectorId: { type: 'uuid' },

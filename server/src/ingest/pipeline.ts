@@ -9,21 +9,32 @@ import { PacketFeed } from './packet-feed.js';
 import type { PacketStore, StoredPacket } from './packet-store.js';
 import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
 import { DeviceResolver } from './resolve-device.stage.js';
+import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visible.stage.js';
 
 /**
- * The ingest pipeline: committed packets become device states. Stages, in order:
+ * The ingest pipeline: packets become device states. Stages, in order (ADR 0092):
  *
+ *   visible     visible.stage.ts          accepted, not yet committed packets: resolve, parse, live push
  *   feed        packet-feed.ts            committed packets, in memory or re-read from `packets`
  *   resolve     resolve-device.stage.ts   (connectorId, device_id) → device and driver, cached
  *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key
- *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, packet status, cursor
+ *               (both skipped for a packet the visible stage already handled: its outcome is reused)
+ *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, non-parsed packet status, cursor
  *   report      connector-notices.ts      failed counters and rate-limited connector log entries
- *   publish     listeners (live push; later: routing, rules, health evaluation)
+ *   publish     processed listeners (later: routing, rules, health evaluation); visible listeners
+ *               for packets the visible stage did not handle (replayed, or it was saturated)
  *
  * Failure and loss behaviour:
- * - Nothing here can lose an acknowledged packet: it is in `packets` before it reaches us, and a
- *   batch counts as processed only when its transaction (which also advances the cursor and sets
- *   each packet's status) commits. A crash anywhere replays from the cursor at the next start.
+ * - Visible before durable: consoles see a packet's values before its commit (publish → visible
+ *   must not wait for fsync). A packet whose commit fails was never acknowledged; its values were
+ *   only pushed live, never persisted, and the device's next packet overwrites them on consoles.
+ *   XAPI state reads show committed states (device_states), a commit interval behind the live push.
+ * - Nothing here can lose an acknowledged packet: it is in `packets` before it reaches the feed,
+ *   and a batch counts as processed only when its transaction (which also advances the cursor)
+ *   commits. A crash anywhere replays from the cursor at the next start; replayed packets are
+ *   pushed live again after their commit (consoles may see a value twice, never a stale one persisted).
+ * - A packet's status is written only when it is not `parsed` (`unknown-device`, `parse-error`,
+ *   `failed`); a packet with status null at or below the cursor is parsed (no second write per packet).
  * - The database unavailable (resolve or commit): the batch is retried with backoff, in order,
  *   until it succeeds or the pipeline stops; new packets wait in the bounded feed meanwhile.
  * - The database refusing a batch's data: the batch is split until the offending packet is alone;
@@ -31,7 +42,9 @@ import { DeviceResolver } from './resolve-device.stage.js';
  * - Unknown device, parse error: the packet is marked (`unknown-device`, `parse-error`), the
  *   connector's failed counter grows and its log gets a rate-limited entry.
  * - A listener that throws is logged and ignored: states are already committed.
- * - Batches run one at a time, so a device's states only move forward in packet order.
+ * - Batches commit one at a time, so a device's stored states only move forward in packet order.
+ * - Batches commit at most every `commitIntervalMs` while less than a batch waits: device_states
+ *   may lag the live push by that much (and by the batch), never the acknowledgement.
  */
 
 export type ProcessedListener = (updates: StateUpdate[]) => void;
@@ -54,6 +67,12 @@ export interface PipelineOptions {
   metrics: Metrics;
   log: FastifyBaseLogger;
   batchSize?: number;
+  /**
+   * Least time between two batch commits while the feed holds less than a batch: states are
+   * already visible live, so persisting them in fewer, larger transactions costs nothing visible
+   * and leaves the database's CPU and WAL to the packet store (PUBACK latency).
+   */
+  commitIntervalMs?: number;
 }
 
 const BACKOFF_MS = [50, 100, 250, 500, 1000, 2000, 5000];
@@ -67,6 +86,8 @@ export class IngestPipeline implements Lifecycle {
   private readonly resolver: DeviceResolver;
   private readonly notices = new ConnectorNotices();
   private readonly listeners: ProcessedListener[] = [];
+  private readonly visibleListeners: VisibleListener[] = [];
+  private readonly visible: VisibleStage;
   private parsing: DriverParsing = jsonOnlyParsing;
   private running: Promise<void> | undefined;
   private stopped = false;
@@ -75,6 +96,10 @@ export class IngestPipeline implements Lifecycle {
   private readonly latency;
   private readonly batchSeconds;
   private readonly connectors: ConnectorReporting;
+  private readonly batchSize: number;
+  private readonly commitIntervalMs: number;
+  private lastBatchAt = 0;
+  private wakeSleeper: (() => void) | undefined;
 
   constructor(options: PipelineOptions) {
     this.log = options.log;
@@ -82,10 +107,18 @@ export class IngestPipeline implements Lifecycle {
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
     // An idle connection dropped by the server (restart, failover) must not crash the process.
     this.pool.on('error', () => undefined);
-    const batchSize = options.batchSize ?? 1000;
+    const batchSize = (this.batchSize = options.batchSize ?? 1000);
+    this.commitIntervalMs = options.commitIntervalMs ?? 100;
     this.feed = new PacketFeed(this.pool, { batchSize, maxQueued: 50_000, maxQueuedBytes: 64 * 1024 * 1024 });
     this.resolver = new DeviceResolver(this.pool);
+    this.visible = new VisibleStage(
+      this.resolver,
+      () => this.parsing,
+      (updates) => this.notifyVisible(updates),
+      this.log,
+    );
     // Registered now, before any front door starts: the feed buffers until `start` replays.
+    options.packets.onAppended((packet) => this.visible.take(packet));
     options.packets.onStored((packets) => this.feed.push(packets));
 
     const m = options.metrics;
@@ -129,6 +162,14 @@ export class IngestPipeline implements Lifecycle {
     this.listeners.push(listener);
   }
 
+  /**
+   * Called with each packet's state updates as soon as they are known: before the packet's commit
+   * when it arrived in this process, after it when replayed (see the failure behaviour above).
+   */
+  onVisible(listener: VisibleListener): void {
+    this.visibleListeners.push(listener);
+  }
+
   /** See DeviceResolver.invalidateDevice: devices domain calls it on create, update and delete. */
   invalidateDevice(device?: { id?: string; connectorId?: string | null; deviceKey?: string }): void {
     this.resolver.invalidateDevice(device);
@@ -157,6 +198,7 @@ export class IngestPipeline implements Lifecycle {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.wakeSleeper?.();
     this.feed.close();
     await this.running;
     await this.pool.end();
@@ -165,7 +207,10 @@ export class IngestPipeline implements Lifecycle {
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
+        const wait = this.lastBatchAt + this.commitIntervalMs - performance.now();
+        if (wait > 0 && !this.feed.catchingUp && this.feed.queued < this.batchSize) await this.sleep(wait);
         const batch = await this.retrying('read packets', () => this.feed.next());
+        this.lastBatchAt = performance.now();
         if (batch.length > 0) await this.process(batch);
       } catch (error) {
         if (error instanceof Stopped) return;
@@ -177,24 +222,50 @@ export class IngestPipeline implements Lifecycle {
 
   private async process(batch: StoredPacket[]): Promise<void> {
     const began = performance.now();
-    const resolved = await this.retrying('resolve devices', () => this.resolver.resolve(batch));
-    const outcomes = await parsePackets(resolved, this.parsing);
+    const early = await this.visible.outcomes(batch);
+    const late = batch.filter((_, i) => !early[i]);
+    let lateOutcomes: PacketOutcome[] = [];
+    if (late.length > 0) {
+      const resolved = await this.retrying('resolve devices', () => this.resolver.resolve(late));
+      lateOutcomes = await parsePackets(resolved, this.parsing);
+    }
+    const shown = new Set<PacketOutcome>();
+    let next = 0;
+    const outcomes = early.map((o) => {
+      if (o) shown.add(o);
+      return o ?? lateOutcomes[next++]!;
+    });
     const committed = await this.commit(outcomes);
     this.batchSeconds.observe((performance.now() - began) / 1000);
     const now = Date.now();
     const updates: StateUpdate[] = [];
+    const unseen: StateUpdate[] = [];
     for (const o of committed) {
       this.processed.inc({ status: o.status });
       if (o.status !== 'parsed') this.connectors.record(o.packet.connectorId, 'failed');
       this.latency.observe(Math.max(0, now - o.packet.receivedAt.getTime()) / 1000);
-      updates.push(...o.updates);
+      for (const u of o.updates) updates.push(u);
+      // A packet the split marked `failed` has no updates left; anything else not yet shown is now.
+      if (!shown.has(o)) for (const u of o.updates) unseen.push(u);
     }
     this.report(this.notices.collect(committed));
+    if (unseen.length > 0) this.notifyVisible(unseen);
     for (const listener of this.listeners) {
       try {
         listener(updates);
       } catch (error) {
         this.log.warn({ err: error }, 'ingest pipeline: a listener failed');
+      }
+    }
+  }
+
+  private notifyVisible(updates: VisibleUpdate[]): void {
+    if (updates.length === 0) return;
+    for (const listener of this.visibleListeners) {
+      try {
+        listener(updates);
+      } catch (error) {
+        this.log.warn({ err: error }, 'ingest pipeline: a visible listener failed');
       }
     }
   }
@@ -247,6 +318,15 @@ export class IngestPipeline implements Lifecycle {
         await this.pause(attempt);
       }
     }
+  }
+
+  /** Sleeps, but wakes at once when the pipeline stops. */
+  private async sleep(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeSleeper = () => (clearTimeout(timer), resolve());
+    });
+    this.wakeSleeper = undefined;
   }
 
   private async pause(attempt: number): Promise<void> {

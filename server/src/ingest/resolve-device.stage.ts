@@ -18,8 +18,8 @@ export interface DeviceRef {
   driver: DriverRef | null;
 }
 
-export interface ResolvedPacket {
-  packet: StoredPacket;
+export interface ResolvedPacket<P extends StoredPacket = StoredPacket> {
+  packet: P;
   device: DeviceRef | null;
 }
 
@@ -83,7 +83,7 @@ export class DeviceResolver {
     return this.cache.size;
   }
 
-  async resolve(packets: StoredPacket[]): Promise<ResolvedPacket[]> {
+  async resolve<P extends StoredPacket>(packets: P[]): Promise<Array<ResolvedPacket<P>>> {
     const now = this.now();
     const found = new Map<string, DeviceRef | null>();
     const missing = new Map<string, { connectorId: string; deviceKey: string }>();

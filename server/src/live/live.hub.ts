@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
-import type { StateUpdate } from '../ingest/parse-packet.stage.js';
+import type { VisibleUpdate } from '../ingest/visible.stage.js';
 import { isUuid } from '../platform/crypto/ids.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -67,8 +67,9 @@ export class LiveHub implements Lifecycle {
     for (const c of this.connections) c.socket.close(1001, 'server stopping');
   }
 
-  /** Pushes committed state updates to the consoles that follow each device. */
-  publish(updates: StateUpdate[]): void {
+  /** Pushes state updates to the consoles that follow each device (before commit: ADR 0092). */
+  publish(updates: VisibleUpdate[]): void {
+    const corked = new Set<LiveConnection>();
     for (const u of updates) {
       const followers = this.byDevice.get(u.deviceId);
       if (!followers) continue;
@@ -78,9 +79,16 @@ export class LiveHub implements Lifecycle {
         receivedAt: u.receivedAt.toISOString(),
         states: u.states,
       });
-      for (const c of followers) c.send(message);
+      for (const c of followers) {
+        if (!corked.has(c)) {
+          corked.add(c);
+          c.cork();
+        }
+        c.send(message);
+      }
       this.sent.inc(followers.size);
     }
+    for (const c of corked) c.uncork();
   }
 
   /** Takes over an upgraded socket of an authenticated principal. */

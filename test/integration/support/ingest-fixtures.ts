@@ -2,6 +2,7 @@ import { Account } from '../../../server/src/accounts/account.entity.js';
 import { Connector } from '../../../server/src/connectors/connector.entity.js';
 import { VirtualDevice } from '../../../server/src/devices/virtual-device.entity.js';
 import { DeviceDriver, type ParserConfig } from '../../../server/src/drivers/device-driver.entity.js';
+import { PACKET_STATUS_SQL } from '../../../server/src/ingest/commit-batch.stage.js';
 import type { IncomingPacket } from '../../../server/src/ingest/ingest.types.js';
 import { sleep } from './server-process.js';
 import type { TestApp } from './test-app.js';
@@ -61,7 +62,7 @@ export const packet = (connectorId: string, deviceKey: string, payload: unknown)
 export const sql = <T>(t: TestApp, query: string, params: unknown[] = []) =>
   t.orm.em.fork().getConnection().execute<T[]>(query, params);
 
-/** Waits until every packet of the connector has a status; returns them in id order. */
+/** Waits until every packet of the connector has a status (null and at most the cursor: parsed); returns them in id order. */
 export async function processedPackets(t: TestApp, connectorId: string, count: number, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -70,9 +71,11 @@ export async function processedPackets(t: TestApp, connectorId: string, count: n
       status: string | null;
       error: string | null;
       device_uuid: string | null;
-    }>(t, 'SELECT id, status, error, device_uuid FROM packets WHERE connector_id = ? ORDER BY id', [
-      connectorId,
-    ]);
+    }>(
+      t,
+      `SELECT id, ${PACKET_STATUS_SQL} AS status, error, device_uuid FROM packets p WHERE connector_id = ? ORDER BY id`,
+      [connectorId],
+    );
     if (rows.length >= count && rows.every((r) => r.status !== null)) return rows;
     if (Date.now() > deadline)
       throw new Error(`packets not processed in time: ${JSON.stringify(rows.slice(0, 5))} (${rows.length})`);
