@@ -6,13 +6,13 @@ import {
   connectClient,
   createBrokerConnector,
   downTopic,
-  eventually,
   startBrokerApp,
   storedPackets,
   upTopic,
   type BrokerCredentials,
   type BrokerTestApp,
 } from './support/broker.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Acceptance 2: a client of tenant B cannot subscribe to, publish into, or set a will on tenant A's
@@ -96,7 +96,7 @@ describe.each([4, 5] as const)('MQTT %s', (protocolVersion) => {
     await expect(b.subscribeAsync(['#', downTopic(A, '+')], { qos: 1 })).rejects.toThrow(refused);
     await a.publishAsync(upTopic(A, 'meter-1'), '{"a":1}', { qos: 1 });
     await t.services.broker.publishDownlink(A.connectorId, 'meter-1', Buffer.from('for A'));
-    await eventually(async () => (aInbox.length ? true : undefined));
+    await waitFor(async () => (aInbox.length ? true : undefined));
     await new Promise((r) => setTimeout(r, 100));
     expect(aInbox).toEqual([[downTopic(A, 'meter-1'), 'for A']]);
     expect(bInbox).toEqual([]);
@@ -150,7 +150,7 @@ describe.each([4, 5] as const)('MQTT %s', (protocolVersion) => {
       will: { topic: upTopic(B, device), payload: Buffer.from('{"online":false}'), qos: 1, retain: true },
     });
     b.stream.destroy();
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const r = (await storedPackets(t, B.connectorId)).filter((p) => p.device_key === device);
       return r.length ? r : undefined;
     });
@@ -168,7 +168,7 @@ describe.each([4, 5] as const)('MQTT %s', (protocolVersion) => {
     expect(a.connected).toBe(true);
     const aInbox = inbox(a);
     await t.services.broker.publishDownlink(A.connectorId, 'm', Buffer.from('still A'));
-    await eventually(async () => (aInbox.length ? true : undefined));
+    await waitFor(async () => (aInbox.length ? true : undefined));
 
     // A leaves its persistent session behind; B with the same id gets a session of its own.
     await a.endAsync();
@@ -183,7 +183,7 @@ describe.each([4, 5] as const)('MQTT %s', (protocolVersion) => {
     const again = await connectClient(url(), A, { protocolVersion, clientId, clean: false });
     open.push(again);
     const againInbox = inbox(again);
-    await eventually(async () => (againInbox.length ? true : undefined));
+    await waitFor(async () => (againInbox.length ? true : undefined));
     expect(againInbox).toEqual([[downTopic(A, 'm'), 'queued for A']]);
   });
 });

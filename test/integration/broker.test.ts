@@ -13,7 +13,6 @@ import { insertDevice, insertDriver } from './support/ingest-fixtures.js';
 import {
   connectClient,
   createBrokerConnector,
-  eventually,
   runMosquitto,
   startBrokerApp,
   storedPackets,
@@ -21,6 +20,7 @@ import {
   type BrokerCredentials,
   type BrokerTestApp,
 } from './support/broker.js';
+import { waitFor } from './support/wait.js';
 
 let t: BrokerTestApp;
 let dir: string;
@@ -99,7 +99,7 @@ describe('mosquitto_pub into the embedded broker', () => {
     const rows =
       qos === '1'
         ? await storedPackets(t, c.connectorId)
-        : await eventually(async () => {
+        : await waitFor(async () => {
             const r = await storedPackets(t, c.connectorId);
             return r.length ? r : undefined;
           });
@@ -163,7 +163,7 @@ describe('mosquitto_pub into the embedded broker', () => {
         });
       const rows = await storedPackets(t, c.connectorId);
       expect(rows.map((r) => r.payload.toString())).toEqual([ok]);
-      const refusal = await eventually(async () =>
+      const refusal = await waitFor(async () =>
         (await connectorLogs(c.connectorId)).find((l) => l.details.code === 'TOO_MANY_ITEMS'),
       );
       expect(refusal.message).toMatch(/51 items; at most 50/);
@@ -374,14 +374,14 @@ describe('end to end: mosquitto_pub → packet store → driver → state visibl
         return Object.fromEntries(list.map((s) => [s.key, s.value]));
       };
       expect(
-        await eventually(async () => ((await states(meter)).flow !== undefined ? states(meter) : undefined)),
+        await waitFor(async () => ((await states(meter)).flow !== undefined ? states(meter) : undefined)),
       ).toMatchObject({
         flow: 3.5,
         _parsed: { flow: 3.5 },
       });
       // The driver's binary layout decodes the two's-complement int16; `_raw` keeps the bytes (base64).
       expect(
-        await eventually(async () => ((await states(probe))._raw !== undefined ? states(probe) : undefined)),
+        await waitFor(async () => ((await states(probe))._raw !== undefined ? states(probe) : undefined)),
       ).toMatchObject({ _raw: bytes.toString('base64'), temperature: -12.3 });
     },
   );
@@ -391,7 +391,7 @@ describe('end to end: mosquitto_pub → packet store → driver → state visibl
     const driverId = await insertDriver(t);
     const first = await pub(c, ['-q', '1', '-t', upTopic(c, 'late-1'), '-m', '{"level":1}']);
     expect(first.code).toBe(0);
-    await eventually(async () => {
+    await waitFor(async () => {
       const rows = await storedPackets(t, c.connectorId);
       return rows.length === 1 ? rows : undefined;
     });
@@ -400,7 +400,7 @@ describe('end to end: mosquitto_pub → packet store → driver → state visibl
     const device = await insertDevice(t, { connectorId: c.connectorId, deviceKey: 'late-1', driverId });
     expect((await pub(c, ['-q', '1', '-t', upTopic(c, 'late-1'), '-m', '{"level":2}'])).code).toBe(0);
     const token = await bearer(t, ADMIN_EMAIL, { password: ADMIN_PASSWORD });
-    const level = await eventually(async () => {
+    const level = await waitFor(async () => {
       const response = await t.app.inject({
         url: `/xapi/v1/virtual-devices/${device}/states`,
         headers: { authorization: `Bearer ${token}` },

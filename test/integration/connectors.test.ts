@@ -9,7 +9,8 @@ import {
   type Credentials,
   type ListBody,
 } from './support/identity.js';
-import { createConnector, insertDevice, type ConnectorBody } from './support/connectors.js';
+import { createConnector, type ConnectorBody } from './support/connectors.js';
+import { insertDevice } from './support/ingest-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 let t: TestApp;
@@ -185,7 +186,7 @@ describe('connectors', () => {
     const deviceId = await insertDevice(t, {
       accountId: t.rootAccountId,
       connectorId: connector.id,
-      deviceId: 'meter-1',
+      deviceKey: 'meter-1',
       title: 'Meter 1',
     });
     const blocked = await call('DELETE', `/xapi/v1/connectors/${connector.id}`);

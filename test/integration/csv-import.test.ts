@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caller, expectStatus, makeConnector, makeDriver } from './support/device-fixtures.js';
-import { login, type ListBody } from './support/identity.js';
+import { makeConnector, makeDriver } from './support/device-fixtures.js';
+import { login, type ListBody, caller, expectStatus } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 type JobBody = {

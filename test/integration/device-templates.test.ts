@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caller, errorCodeOf, expectStatus, makeDriver } from './support/device-fixtures.js';
-import { login } from './support/identity.js';
+import { makeDriver } from './support/device-fixtures.js';
+import { login, caller, errorCode, expectStatus } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 type Obj = Record<string, unknown> & { id: string };
@@ -32,7 +32,7 @@ describe('device templates', () => {
       deviceIds: [bare.id],
     });
     expect(r.statusCode).toBe(422);
-    expect(errorCodeOf(r)).toBe('DEVICE_WITHOUT_DRIVER');
+    expect(errorCode(r)).toBe('DEVICE_WITHOUT_DRIVER');
 
     const device = await post('/xapi/v1/virtual-devices', {
       device_id: 'm1',
@@ -54,7 +54,7 @@ describe('device templates', () => {
     });
     const drop = await call('PUT', `/xapi/v1/virtual-devices/${device.id}`, { groups: ['site'] });
     expect(drop.statusCode).toBe(422);
-    expect(errorCodeOf(drop)).toBe('TEMPLATE_MANAGED_GROUP');
+    expect(errorCode(drop)).toBe('TEMPLATE_MANAGED_GROUP');
     expectStatus(await call('PUT', `/xapi/v1/virtual-devices/${device.id}`, { groups: ['billing'] }), 200);
 
     const unlinked = expectStatus<Obj>(

@@ -9,9 +9,9 @@ import {
   sleep,
   startServer,
   tempDataDir,
-  waitFor,
   type ServerProcess,
 } from './support/server-process.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Acceptance 4: 5,000 QoS 1 messages with unique sequence numbers go to the embedded broker of a
@@ -126,7 +126,7 @@ describe('durability under SIGKILL', () => {
         return undefined;
       },
       45_000,
-      500,
+      { intervalMs: 500 },
     );
     await client.endAsync();
 

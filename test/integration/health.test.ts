@@ -12,8 +12,9 @@ import { newId } from '../../server/src/platform/crypto/ids.js';
 import { SecretBox } from '../../server/src/platform/crypto/secret-box.js';
 import { openOrm } from '../../server/src/platform/db/orm.js';
 import { createTestDatabase } from './support/database.js';
-import { waitFor } from './support/server-process.js';
+
 import { createTestApp, json, type TestApp } from './support/test-app.js';
+import { waitFor } from './support/wait.js';
 
 /** `/xapi/v1/health` and the heartbeat against a real PostgreSQL (process-level checks: process.test.ts). */
 let t: TestApp;
@@ -159,7 +160,7 @@ describe('heartbeat', () => {
           return later.lastHeartbeat > first!.lastHeartbeat ? later : undefined;
         },
         5_000,
-        50,
+        { intervalMs: 50 },
       );
 
       // Hold the row: the running beat blocks, and no second beat may pile up behind it.

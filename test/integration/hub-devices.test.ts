@@ -8,7 +8,8 @@ import {
   type Credentials,
   type ListBody,
 } from './support/identity.js';
-import { createConnector, insertDevice, packetsOf, type ConnectorBody } from './support/connectors.js';
+import { createConnector, packetsOf, type ConnectorBody } from './support/connectors.js';
+import { insertDevice } from './support/ingest-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 let t: TestApp;
@@ -44,7 +45,7 @@ beforeAll(async () => {
   meter = await insertDevice(t, {
     accountId: plant,
     connectorId: connector.id,
-    deviceId: 'meter-1',
+    deviceKey: 'meter-1',
     title: 'Meter 1',
   });
   await t.orm.em
@@ -74,7 +75,7 @@ const hub = (key: string, method: 'GET' | 'POST', url: string, payload?: unknown
 
 describe('hub device API', () => {
   it("lists the key's devices and reads one with its current states", async () => {
-    await insertDevice(t, { accountId: other, connectorId: null, deviceId: 'foreign', title: 'Foreign' });
+    await insertDevice(t, { accountId: other, connectorId: null, deviceKey: 'foreign', title: 'Foreign' });
     const list = expectStatus<ListBody<HubDeviceBody>>(await hub(readKey, 'GET', '/hub/api/v1/devices'), 200);
     expect(list.data.map((d) => d.device_id)).toEqual(['meter-1']);
     const one = expectStatus<HubDeviceBody>(await hub(readKey, 'GET', `/hub/api/v1/devices/${meter}`), 200);
@@ -110,10 +111,10 @@ describe('hub device API', () => {
   });
 
   it('answers 404 for devices outside the key account and 422 for a device without connector', async () => {
-    const foreign = await insertDevice(t, { accountId: other, connectorId: null, deviceId: 'f2' });
+    const foreign = await insertDevice(t, { accountId: other, connectorId: null, deviceKey: 'f2' });
     expect((await hub(manageKey, 'GET', `/hub/api/v1/devices/${foreign}`)).statusCode).toBe(404);
     expect((await hub(manageKey, 'POST', `/hub/api/v1/devices/${foreign}/data`, {})).statusCode).toBe(404);
-    const lonely = await insertDevice(t, { accountId: plant, connectorId: null, deviceId: 'lonely' });
+    const lonely = await insertDevice(t, { accountId: plant, connectorId: null, deviceKey: 'lonely' });
     expect(errorCode(await hub(manageKey, 'POST', `/hub/api/v1/devices/${lonely}/data`, {}))).toBe(
       'DEVICE_HAS_NO_CONNECTOR',
     );

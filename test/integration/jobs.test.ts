@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRunner } from '../../server/src/jobs/job.runner.js';
-import { caller, expectStatus } from './support/device-fixtures.js';
-import { login, type ListBody } from './support/identity.js';
+import { login, type ListBody, caller, expectStatus } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 type JobBody = {

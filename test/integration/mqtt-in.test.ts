@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, caller, expectStatus, login, type Credentials } from './support/identity.js';
-import { createConnector, packetsOf, waitFor, type ConnectorBody } from './support/connectors.js';
+import { createConnector, packetsOf, type ConnectorBody } from './support/connectors.js';
 import {
   makePki,
   mosquittoPasswd,
@@ -11,6 +11,7 @@ import {
   type TestPki,
 } from './support/mosquitto.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { waitFor } from './support/wait.js';
 
 /** Acceptance 3: mqtt-in subscribes to a real Mosquitto, once with a password, once with TLS client certificates. */
 
@@ -30,7 +31,9 @@ afterAll(async () => {
 });
 
 const ready = (id: string) =>
-  waitFor(async () => (t.services.mqttIn.isReady(id) ? true : undefined), 10_000, 'mqtt-in subscription');
+  waitFor(async () => (t.services.mqttIn.isReady(id) ? true : undefined), 10_000, {
+    what: 'mqtt-in subscription',
+  });
 
 const logMessages = async (id: string) =>
   expectStatus<{ data: Array<{ level: string; message: string }> }>(
@@ -39,11 +42,9 @@ const logMessages = async (id: string) =>
   ).data.map((l) => `${l.level}: ${l.message}`);
 
 const packetFor = (connectorId: string, deviceKey: string) =>
-  waitFor(
-    async () => (await packetsOf(t, connectorId)).find((p) => p.device_key === deviceKey),
-    10_000,
-    `packet of ${deviceKey}`,
-  );
+  waitFor(async () => (await packetsOf(t, connectorId)).find((p) => p.device_key === deviceKey), 10_000, {
+    what: `packet of ${deviceKey}`,
+  });
 
 describe('mqtt-in with username and password', () => {
   let broker: Mosquitto;

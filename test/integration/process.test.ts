@@ -12,9 +12,9 @@ import {
   processesMentioning,
   startServer,
   tempDataDir,
-  waitFor,
   type ServerProcess,
 } from './support/server-process.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Real server processes (node + tsx on the sources) with the default heartbeat settings

@@ -3,8 +3,8 @@ import { ApiKey } from '../../server/src/api-keys/api-key.entity.js';
 import { Account } from '../../server/src/accounts/account.entity.js';
 import { randomToken, sha256 } from '../../server/src/platform/crypto/tokens.js';
 import { VirtualDevice } from '../../server/src/devices/virtual-device.entity.js';
-import { caller, errorCodeOf, expectStatus, makeConnector } from './support/device-fixtures.js';
-import { login, type ListBody } from './support/identity.js';
+import { makeConnector } from './support/device-fixtures.js';
+import { login, type ListBody, caller, errorCode, expectStatus } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 type Device = Record<string, unknown> & { id: string; tags: string[]; keyValueData: Record<string, unknown> };
@@ -64,7 +64,7 @@ describe('virtual devices', () => {
     for (const bad of [1.5, '1']) {
       const r = await call('PUT', `/xapi/v1/virtual-devices/${device.id}`, { operationalStatus: bad });
       expect(r.statusCode).toBe(400);
-      expect(errorCodeOf(r)).toBe('VALIDATION_ERROR');
+      expect(errorCode(r)).toBe('VALIDATION_ERROR');
     }
   });
 
@@ -72,7 +72,7 @@ describe('virtual devices', () => {
     await create({ device_id: 'dup', title: 'A', connectorId });
     const r = await call('POST', '/xapi/v1/virtual-devices', { device_id: 'dup', title: 'B', connectorId });
     expect(r.statusCode).toBe(409);
-    expect(errorCodeOf(r)).toBe('DEVICE_ID_TAKEN');
+    expect(errorCode(r)).toBe('DEVICE_ID_TAKEN');
     const other = await makeConnector(t, t.rootAccountId);
     await create({ device_id: 'dup', title: 'B', connectorId: other });
   });

@@ -120,14 +120,3 @@ export async function storedPackets(
       connectorId,
     ]);
 }
-
-/** Polls until `check` returns a value that is not undefined (stored rows arrive after the broker's ack for QoS 0). */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -1,6 +1,3 @@
-import { Account } from '../../../server/src/accounts/account.entity.js';
-import { Connector } from '../../../server/src/connectors/connector.entity.js';
-import { VirtualDevice } from '../../../server/src/devices/virtual-device.entity.js';
 import { caller, expectStatus, type Credentials } from './identity.js';
 import type { TestApp } from './test-app.js';
 
@@ -37,23 +34,6 @@ export async function createConnector(
   );
 }
 
-/** A device row written directly: the devices API is another domain's and not needed to test ingestion doors. */
-export async function insertDevice(
-  t: TestApp,
-  fields: { accountId: string; connectorId: string | null; deviceId: string; title?: string },
-): Promise<string> {
-  return t.withContext(async () => {
-    const em = t.ctx.em();
-    const device = new VirtualDevice();
-    device.account = em.getReference(Account, fields.accountId);
-    device.connector = fields.connectorId ? em.getReference(Connector, fields.connectorId) : null;
-    device.deviceId = fields.deviceId;
-    device.title = fields.title ?? `device ${fields.deviceId}`;
-    await em.persistAndFlush(device);
-    return device.id;
-  });
-}
-
 export interface PacketRow {
   id: string;
   device_key: string;
@@ -70,19 +50,4 @@ export function packetsOf(t: TestApp, connectorId: string): Promise<PacketRow[]>
       'SELECT id, device_key, payload, source, status FROM packets WHERE connector_id = ? ORDER BY id',
       [connectorId],
     );
-}
-
-/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

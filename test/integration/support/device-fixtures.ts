@@ -1,5 +1,3 @@
-import type { LightMyRequestResponse } from 'fastify';
-import { expect } from 'vitest';
 import { Account } from '../../../server/src/accounts/account.entity.js';
 import { Connector } from '../../../server/src/connectors/connector.entity.js';
 import { DeviceDriver } from '../../../server/src/drivers/device-driver.entity.js';
@@ -30,20 +28,3 @@ export async function makeDriver(t: TestApp, accountId: string, shared = false):
     return driver.id;
   });
 }
-
-/** A request helper bound to one credential. */
-export const caller =
-  (t: TestApp, headers: Record<string, string>) =>
-  (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-    t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
-
-export function expectStatus<T = Record<string, unknown>>(
-  response: LightMyRequestResponse,
-  status: number,
-): T {
-  expect(response.statusCode, response.body).toBe(status);
-  return (response.body ? response.json() : undefined) as T;
-}
-
-export const errorCodeOf = (response: LightMyRequestResponse) =>
-  response.json<{ error?: { code: string } }>().error?.code;

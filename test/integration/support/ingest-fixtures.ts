@@ -37,15 +37,21 @@ export async function insertDriver(
 
 export async function insertDevice(
   t: TestApp,
-  o: { connectorId: string; deviceKey: string; driverId?: string | null; accountId?: string },
+  o: {
+    connectorId: string | null;
+    deviceKey: string;
+    driverId?: string | null;
+    accountId?: string;
+    title?: string;
+  },
 ): Promise<string> {
   const em = t.orm.em.fork();
   const device = em.create(VirtualDevice, {
     account: em.getReference(Account, o.accountId ?? t.rootAccountId),
-    connector: em.getReference(Connector, o.connectorId),
+    connector: o.connectorId ? em.getReference(Connector, o.connectorId) : null,
     driver: o.driverId ? em.getReference(DeviceDriver, o.driverId) : null,
     deviceId: o.deviceKey,
-    title: o.deviceKey,
+    title: o.title ?? o.deviceKey,
   } as VirtualDevice);
   await em.flush();
   return device.id;
