@@ -115,7 +115,9 @@ export function createServices(ctx: AppContext) {
     connectors.recordPackets(id, result, count),
   );
   // After the packet store and connector telemetry: stopped before them, so its last batch still lands.
+  const driverParsing = new DriverParsing();
   const ingest = new IngestPipeline({
+    parsing: driverParsing,
     databaseUrl: String(ctx.orm.config.get('clientUrl')),
     packets,
     connectors: connectorTelemetry,
@@ -162,11 +164,7 @@ export function createServices(ctx: AppContext) {
     jobs,
     ctx.config.packetHistoryLimit,
   );
-  const driverParsing = new DriverParsing();
   const drivers = new DeviceDriverService(ctx.em, accounts, driverParsing);
-  ingest.useParsing({
-    parse: async (driver, payload) => (await driverParsing.parse(driver, payload)).values,
-  });
   ctx.orm.em.getEventManager().registerSubscriber(new DeviceCacheSubscriber(ingest));
   return {
     packets,

@@ -205,6 +205,7 @@ describe('ingest pipeline', () => {
     const replaying = new IngestPipeline({
       databaseUrl: url,
       packets: store,
+      parsing: t.services.driverParsing,
       connectors: noReports,
       metrics: new Metrics(),
       log: t.app.log,
@@ -222,6 +223,7 @@ describe('ingest pipeline', () => {
       const again = new IngestPipeline({
         databaseUrl: url,
         packets: store,
+        parsing: t.services.driverParsing,
         connectors: noReports,
         metrics: new Metrics(),
         log: t.app.log,

@@ -63,8 +63,7 @@ async function parseOne({ packet, device }: ResolvedPacket, parsing: DriverParsi
     return { packet, device, status: 'parsed', error: null, updates: [update({ [RAW_STATE]: raw })] };
   let items: unknown[];
   try {
-    const parsed = await parsing.parse(device.driver, packet.payload);
-    items = Array.isArray(parsed) ? parsed : [parsed];
+    items = (await parsing.parse(device.driver, packet.payload)).values;
     if (items.length > MAX_ARRAY_ITEMS)
       throw new Error(`The parser returned ${items.length} items; at most ${MAX_ARRAY_ITEMS} are allowed`);
   } catch (error) {

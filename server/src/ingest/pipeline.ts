@@ -4,7 +4,7 @@ import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import { commitBatch, CURSOR_KEY } from './commit-batch.stage.js';
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
-import { jsonOnlyParsing, type DriverParsing } from './driver-parsing.js';
+import type { DriverParsing } from './driver-parsing.js';
 import { PacketFeed } from './packet-feed.js';
 import type { PacketStore, StoredPacket } from './packet-store.js';
 import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
@@ -63,6 +63,8 @@ export interface ConnectorReporting {
 export interface PipelineOptions {
   databaseUrl: string;
   packets: PacketStore;
+  /** The drivers domain's parsers (services.ts passes its DriverParsing service). */
+  parsing: DriverParsing;
   connectors: ConnectorReporting;
   metrics: Metrics;
   log: FastifyBaseLogger;
@@ -88,7 +90,7 @@ export class IngestPipeline implements Lifecycle {
   private readonly listeners: ProcessedListener[] = [];
   private readonly visibleListeners: VisibleListener[] = [];
   private readonly visible: VisibleStage;
-  private parsing: DriverParsing = jsonOnlyParsing;
+  private readonly parsing: DriverParsing;
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly log: FastifyBaseLogger;
@@ -104,6 +106,7 @@ export class IngestPipeline implements Lifecycle {
   constructor(options: PipelineOptions) {
     this.log = options.log;
     this.connectors = options.connectors;
+    this.parsing = options.parsing;
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
     // An idle connection dropped by the server (restart, failover) must not crash the process.
     this.pool.on('error', () => undefined);
@@ -113,7 +116,7 @@ export class IngestPipeline implements Lifecycle {
     this.resolver = new DeviceResolver(this.pool);
     this.visible = new VisibleStage(
       this.resolver,
-      () => this.parsing,
+      this.parsing,
       (updates) => this.notifyVisible(updates),
       this.log,
     );
@@ -150,11 +153,6 @@ export class IngestPipeline implements Lifecycle {
     m.gauge('stellwerk_ingest_device_cache_size', 'Devices in the ingest lookup cache', [], (g) =>
       g.set(this.resolver.size),
     );
-  }
-
-  /** The drivers domain plugs in its parsers (all plugin types); until then JSON only. */
-  useParsing(parsing: DriverParsing): void {
-    this.parsing = parsing;
   }
 
   /** Called after each committed batch with its state updates, in packet order. */

@@ -37,7 +37,7 @@ export class VisibleStage {
 
   constructor(
     private readonly resolver: DeviceResolver,
-    private readonly parsing: () => DriverParsing,
+    private readonly parsing: DriverParsing,
     private readonly publish: VisibleListener,
     private readonly log: FastifyBaseLogger,
     private readonly maxInFlight = 20_000,
@@ -89,7 +89,7 @@ export class VisibleStage {
   private async process(batch: IncomingPacket[]): Promise<Map<IncomingPacket, PacketOutcome> | undefined> {
     try {
       const resolved = await this.resolver.resolve(batch.map((packet) => ({ ...packet, id: 0n })));
-      const outcomes = await parsePackets(resolved, this.parsing());
+      const outcomes = await parsePackets(resolved, this.parsing);
       const updates: VisibleUpdate[] = [];
       for (const o of outcomes) for (const u of o.updates) updates.push(u);
       try {
