@@ -16,6 +16,9 @@ import { DeviceDriverSchema } from './drivers/device-driver.entity.js';
 import { PacketSchema } from './ingest/packet.entity.js';
 import { JobSchema } from './jobs/job.entity.js';
 import { DeviceTemplateSchema } from './templates/device-template.entity.js';
+import { DashboardSchema } from './dashboards/dashboard.entity.js';
+import { DataStateSchema } from './states/data-state.entity.js';
+import { DigitalTwinSchema } from './twins/digital-twin.entity.js';
 
 /** Every entity schema; MikroORM discovers exactly these. */
 export const ENTITIES = [
@@ -27,6 +30,9 @@ export const ENTITIES = [
   DeviceStateSchema,
   PacketSchema,
   JobSchema,
+  DigitalTwinSchema,
+  DataStateSchema,
+  DashboardSchema,
   AccountSchema,
   AnnouncementSchema,
   AnnouncementStateSchema,

@@ -31,6 +31,8 @@ export class Account {
   description: string | null = null;
   mandatoryTwoFactor = false;
   retentionMonths = 24;
+  /** IANA zone for calendar periods (time-aggregated states) and time rules. */
+  timeZone = 'UTC';
   uiSettings: UiSettings = {};
   metaInfo: Record<string, unknown> = {};
   modules: Record<string, unknown> = {};
@@ -51,6 +53,7 @@ export const AccountSchema = new EntitySchema<Account>({
     description: { type: 'text', nullable: true },
     mandatoryTwoFactor: { type: 'boolean', default: false },
     retentionMonths: { type: 'double', default: 24 },
+    timeZone: { type: 'string', length: 64, default: 'UTC' },
     uiSettings: { type: 'json' },
     metaInfo: { type: 'json' },
     modules: { type: 'json' },

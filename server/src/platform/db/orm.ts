@@ -25,6 +25,9 @@ export function ormConfig(options: OrmOptions): Options {
     extensions: [Migrator],
     forceUtcTimezone: true,
     discovery: { warnWhenNoEntities: true },
+    // Time-series tables (partitioned `ts_points`, its partitions, the outbox) are managed by
+    // hand-written migrations and the partition maintenance of timeseries/, not by entities.
+    schemaGenerator: { skipTables: [/^ts_/] },
     pool: { min: 0, max: options.poolMax ?? 10 },
     debug: false,
     allowGlobalContext: false,

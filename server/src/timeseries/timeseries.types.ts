@@ -1,0 +1,53 @@
+/**
+ * The time-series contract (ARCHITECTURE.md section 5). Every state value change becomes a point;
+ * points go to every configured target through a durable outbox (`ts_outbox`), each target with its
+ * own cursor, so a target that is down catches up when it returns and none loses a point.
+ */
+
+/** One value of one data state at one time. Booleans are stored as 1/0, strings in `text`. */
+export interface TimeSeriesPoint {
+  accountId: string;
+  twinId: string;
+  stateId: string;
+  stateKey: string;
+  time: Date;
+  /** Numeric value (booleans 1/0); null for text values. */
+  value: number | null;
+  /** Text value (strings, JSON of objects); null for numeric values. */
+  text: string | null;
+}
+
+/** Which points to read back: raw points of the given states in [from, to). */
+export interface PointFilter {
+  stateIds: string[];
+  from: Date;
+  to: Date;
+  /** At most this many points, oldest first. */
+  limit?: number;
+}
+
+/**
+ * A database that stores points. Implementations: PostgreSQL (default, partitioned `ts_points`),
+ * InfluxDB 1.x (v1 `/write` and `/query`), InfluxDB 2.x / VictoriaMetrics (v2 write API).
+ */
+export interface TimeSeriesTarget {
+  /** Configured name, unique among targets (`postgres`, `influx-site` …): the outbox cursor key. */
+  readonly name: string;
+  readonly kind: 'postgres' | 'influxdb-v1' | 'influxdb-v2';
+  /** Stores every point or throws (the writer retries the same batch later: writes must be idempotent). */
+  write(points: TimeSeriesPoint[]): Promise<void>;
+  /** Raw points, oldest first. */
+  readPoints(filter: PointFilter): Promise<TimeSeriesPoint[]>;
+  /** True when the target answers now (used to choose who serves reads). */
+  health(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Appends points to the durable outbox inside the caller's transaction (state engine, API writes). */
+export interface PointSink {
+  /** `client` is a pg client inside an open transaction; the points commit or roll back with it. */
+  append(
+    client: { query: (sql: string, params?: unknown[]) => Promise<unknown> },
+    points: TimeSeriesPoint[],
+  ): Promise<void>;
+}

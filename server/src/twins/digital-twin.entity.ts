@@ -1,0 +1,65 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { newId } from '../platform/crypto/ids.js';
+import { Account } from '../accounts/account.entity.js';
+import { Dashboard } from '../dashboards/dashboard.entity.js';
+
+/** A postal address; coordinates come with it or from the (optional) geocoder. */
+export interface TwinAddress {
+  street?: string;
+  postalCode?: string;
+  city?: string;
+  region?: string;
+  country?: string;
+  [key: string]: unknown;
+}
+
+export type TwinStatus = 'active' | 'inactive';
+
+/** A hierarchical object (site, building, pump …) with data states, a place on the map and a dashboard. */
+export class DigitalTwin {
+  id: string = newId();
+  account!: Account;
+  parent: DigitalTwin | null = null;
+  /** Ids from the root twin down to and including this one: hierarchy filters are one `= ANY(path)`. */
+  path: string[] = [];
+  title!: string;
+  description = '';
+  address: TwinAddress | null = null;
+  latitude: number | null = null;
+  longitude: number | null = null;
+  /** Devices with the same `referenceId` are routed to this twin (dynamic data routing). */
+  referenceId: string | null = null;
+  customProperties: Record<string, string> = {};
+  tags: string[] = [];
+  /** Spec 3.2.20: true for new twins. */
+  useParentScope = true;
+  status: TwinStatus = 'active';
+  dashboard: Dashboard | null = null;
+  createdAt: Date = new Date();
+  updatedAt: Date = new Date();
+}
+
+export const DigitalTwinSchema = new EntitySchema<DigitalTwin>({
+  class: DigitalTwin,
+  tableName: 'digital_twins',
+  indexes: [{ properties: ['account', 'title'] }, { properties: ['referenceId'] }],
+  properties: {
+    id: { type: 'uuid', primary: true },
+    account: { kind: 'm:1', entity: () => Account, deleteRule: 'cascade' },
+    parent: { kind: 'm:1', entity: () => DigitalTwin, nullable: true, deleteRule: 'set null', index: true },
+    path: { type: 'text[]', columnType: 'uuid[]' },
+    title: { type: 'string', length: 200 },
+    description: { type: 'text' },
+    address: { type: 'json', nullable: true },
+    latitude: { type: 'double', nullable: true },
+    longitude: { type: 'double', nullable: true },
+    referenceId: { type: 'string', length: 200, nullable: true },
+    customProperties: { type: 'json' },
+    tags: { type: 'text[]' },
+    useParentScope: { type: 'boolean', default: true },
+    status: { type: 'string', length: 20 },
+    dashboard: { kind: 'm:1', entity: () => Dashboard, nullable: true, deleteRule: 'set null', index: true },
+    createdAt: { type: 'datetime', columnType: 'timestamptz' },
+    updatedAt: { type: 'datetime', columnType: 'timestamptz', onUpdate: () => new Date() },
+  },
+});
