@@ -51,3 +51,12 @@ export interface PointSink {
     points: TimeSeriesPoint[],
   ): Promise<void>;
 }
+
+/**
+ * Who serves reads (the store in timeseries/ implements it): the primary target while it is
+ * healthy, else the first healthy secondary. The query endpoint pushes a query down as SQL when the
+ * serving target is PostgreSQL and otherwise evaluates it over `readPoints` of the serving target.
+ */
+export interface TimeSeriesReads {
+  servingTarget(): Promise<TimeSeriesTarget>;
+}
