@@ -8,6 +8,7 @@ interface AccountBody {
   hierarchyLevel: number;
   title: string;
   retentionMonths: number;
+  timeZone: string;
   mandatoryTwoFactor: boolean;
   uiSettings: Record<string, unknown>;
   effectiveUiSettings?: Record<string, unknown>;
@@ -50,6 +51,23 @@ describe('accounts', () => {
     for (const retentionMonths of ['12,5,1', 'twelve', 0, -3, '1e3']) {
       const response = await admin('POST', '/xapi/v1/accounts', { title: 'x', retentionMonths });
       expect(response.statusCode, String(retentionMonths)).toBe(400);
+      expect(response.json<{ error: { code: string } }>().error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('keeps a time zone for calendar periods: UTC by default, canonical IANA names, others refused', async () => {
+    const plain = await createAccount({ title: 'Zoneless' });
+    expect(plain.timeZone).toBe('UTC');
+    const berlin = await createAccount({ title: 'Berlin plant', timeZone: 'europe/berlin' });
+    expect(berlin.timeZone).toBe('Europe/Berlin');
+    const moved = expectStatus<AccountBody>(
+      await admin('PUT', `/xapi/v1/accounts/${berlin.id}`, { timeZone: 'America/New_York' }),
+      200,
+    );
+    expect(moved.timeZone).toBe('America/New_York');
+    for (const timeZone of ['Mars/Olympus', 'UTC+25', '']) {
+      const response = await admin('POST', '/xapi/v1/accounts', { title: 'x', timeZone });
+      expect(response.statusCode, timeZone).toBe(400);
       expect(response.json<{ error: { code: string } }>().error.code).toBe('VALIDATION_ERROR');
     }
   });

@@ -33,6 +33,7 @@ export function accountDto(
     description: account.description,
     mandatoryTwoFactor: account.mandatoryTwoFactor,
     retentionMonths: account.retentionMonths,
+    timeZone: account.timeZone,
     uiSettings: account.uiSettings,
     ...(effectiveUiSettings ? { effectiveUiSettings } : {}),
     metaInfo: account.metaInfo,

@@ -47,6 +47,13 @@ const AccountFields = {
   description: Type.Optional(Type.Union([Type.String({ maxLength: 5000 }), Type.Null()])),
   mandatoryTwoFactor: Type.Optional(Type.Boolean()),
   retentionMonths: Type.Optional(RetentionMonths),
+  timeZone: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'IANA time zone (e.g. Europe/Berlin) for calendar periods and time rules; default UTC.',
+    }),
+  ),
   uiSettings: Type.Optional(UiSettings),
   metaInfo: Type.Optional(Json),
   modules: Type.Optional(Json),
@@ -69,6 +76,7 @@ export const AccountReply = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   mandatoryTwoFactor: Type.Boolean(),
   retentionMonths: Type.Number(),
+  timeZone: Type.String(),
   uiSettings: Type.Record(Type.String(), Type.Unknown()),
   effectiveUiSettings: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   metaInfo: Type.Record(Type.String(), Type.Unknown()),

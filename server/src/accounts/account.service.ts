@@ -26,6 +26,7 @@ export interface AccountInput {
   parentId?: string;
   mandatoryTwoFactor?: boolean;
   retentionMonths?: number | string;
+  timeZone?: string;
   uiSettings?: UiSettings;
   metaInfo?: Record<string, unknown>;
   modules?: Record<string, unknown>;
@@ -164,6 +165,7 @@ export class AccountService {
     if (input.mandatoryTwoFactor !== undefined) account.mandatoryTwoFactor = input.mandatoryTwoFactor;
     if (input.retentionMonths !== undefined)
       account.retentionMonths = parseRetentionMonths(input.retentionMonths);
+    if (input.timeZone !== undefined) account.timeZone = parseTimeZone(input.timeZone);
     if (input.uiSettings !== undefined) account.uiSettings = input.uiSettings;
     if (input.metaInfo !== undefined) account.metaInfo = input.metaInfo;
     if (input.modules !== undefined) account.modules = input.modules;
@@ -215,6 +217,17 @@ const isHttpUrl = (value: string): boolean => {
     return false;
   }
 };
+
+/** An IANA zone name Intl knows, in its canonical spelling (`europe/berlin` → `Europe/Berlin`). */
+export function parseTimeZone(value: string): string {
+  try {
+    return new Intl.DateTimeFormat('en', { timeZone: value.trim() }).resolvedOptions().timeZone;
+  } catch {
+    throw errors.validation('timeZone must be an IANA time zone such as Europe/Berlin or UTC', [
+      { path: '/timeZone', value },
+    ]);
+  }
+}
 
 /** Months as a number or text; `"12,5"` (decimal comma) means 12.5. */
 export function parseRetentionMonths(value: number | string): number {
