@@ -354,10 +354,18 @@ async function setUpStellwerk(dir: string): Promise<Stellwerk> {
   ]);
   await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
   socket.on('message', (data: Buffer) => {
-    const m = JSON.parse(data.toString()) as { type: string; count?: number; states?: { t?: number } };
-    if (m.type === 'packet' && typeof m.states?.t === 'number') {
-      live.received++;
-      live.latencies.push(now() - m.states.t);
+    const m = JSON.parse(data.toString()) as {
+      type: string;
+      count?: number;
+      packets?: Array<{ states?: { t?: number } }>;
+    };
+    if (m.type === 'packets') {
+      const at = now();
+      for (const p of m.packets ?? []) {
+        if (typeof p.states?.t !== 'number') continue;
+        live.received++;
+        live.latencies.push(at - p.states.t);
+      }
     } else if (m.type === 'dropped') live.dropped += m.count ?? 0;
   });
   const ids = devices.rows.map((r) => r.id);

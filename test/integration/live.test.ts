@@ -21,7 +21,15 @@ interface Message {
 async function connect(url: string, options: WebSocket.ClientOptions & { protocols?: string[] } = {}) {
   const socket = new WebSocket(url, options.protocols ?? [], options);
   const messages: Message[] = [];
-  socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString('utf8')) as Message));
+  const batches: Message[][] = [];
+  // A `packets` message carries a batch; the tests look at its entries one by one as `packet`s.
+  socket.on('message', (data: Buffer) => {
+    const message = JSON.parse(data.toString('utf8')) as Message;
+    if (message.type !== 'packets') return messages.push(message);
+    const entries = message.packets as Message[];
+    batches.push(entries);
+    for (const entry of entries) messages.push({ ...entry, type: 'packet' });
+  });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', resolve);
     socket.once('error', reject);
@@ -35,7 +43,7 @@ async function connect(url: string, options: WebSocket.ClientOptions & { protoco
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  return { socket, messages, next };
+  return { socket, messages, batches, next };
 }
 
 /** The HTTP status a refused handshake answered with. */
@@ -112,6 +120,17 @@ describe('live push', () => {
     await t.services.packets.append(packet(connectorId, 'root-dev', { temperature: 20 }));
     await new Promise((r) => setTimeout(r, 300));
     expect(client.messages.filter((m) => m.type === 'packet')).toEqual([]);
+    client.socket.close();
+  });
+
+  it('sends the updates of one step as one batch, in packet order', async () => {
+    const client = await connect(base, { protocols: ['stellwerk.live.v1', `bearer.${adminToken}`] });
+    client.socket.send(JSON.stringify({ subscribe: { deviceIds: [rootDevice] } }));
+    await client.next('subscribed');
+    await t.services.packets.append(packet(connectorId, 'root-dev', [{ n: 1 }, { n: 2 }, { n: 3 }]));
+    await client.next('packet');
+    expect(client.batches).toHaveLength(1);
+    expect(client.batches[0]!.map((p) => (p.states as { n: number }).n)).toEqual([1, 2, 3]);
     client.socket.close();
   });
 

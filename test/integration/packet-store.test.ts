@@ -40,6 +40,32 @@ describe('packet store', () => {
     expect(Number(batches?.[1])).toBeLessThan(count);
   });
 
+  it('stores every column exactly: odd device keys, binary and empty payloads, millisecond times', async () => {
+    const keys = ['a,b', 'quote"d', 'back\\slash', '{brace}', 'spaced key', 'NULL', 'ümlaut-☃', ''];
+    const payloads = [Buffer.from([0, 1, 255, 92, 34]), Buffer.alloc(0), Buffer.from('{"x":"\\u0000"}')];
+    const sent = keys.map((deviceKey, i) => ({
+      connectorId: '01a200aa-989b-76c9-840b-4a0dd99a7460',
+      deviceKey,
+      payload: payloads[i % payloads.length]!,
+      source: i % 2 ? 'webhook' : 'mqtt',
+      receivedAt: new Date(1_700_000_000_000 + i * 1001 + 7),
+    }));
+    await Promise.all(sent.map((p) => t.services.packets.append(p)));
+    const rows = await t.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ device_key: string; payload: Buffer; source: string; received_at: string | Date }>>(
+        `SELECT device_key, payload, source, received_at FROM packets
+          WHERE connector_id = '01a200aa-989b-76c9-840b-4a0dd99a7460' ORDER BY id`,
+      );
+    expect(rows.map((r) => r.device_key)).toEqual(keys);
+    expect(rows.map((r) => r.source)).toEqual(sent.map((p) => p.source));
+    expect(rows.map((r) => r.payload.toString('hex'))).toEqual(sent.map((p) => p.payload.toString('hex')));
+    expect(rows.map((r) => new Date(r.received_at).getTime())).toEqual(
+      sent.map((p) => p.receivedAt.getTime()),
+    );
+  });
+
   it('refuses packets beyond the pending limit instead of growing without bound', async () => {
     const small = await createTestApp({ env: { STELLWERK_INGEST_MAX_PENDING: '100' } });
     try {

@@ -12,7 +12,8 @@ const FLUSH_EVERY_MS = 2000;
 interface Pending {
   in: number;
   failed: number;
-  last: Date | null;
+  /** Epoch ms of the latest packet (0: none); a number, so counting allocates nothing per packet. */
+  lastMs: number;
 }
 
 export type PacketResult = 'in' | 'failed';
@@ -48,6 +49,8 @@ export class ConnectorTelemetry implements Lifecycle {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly packets;
+  /** Prometheus children per connector: labelling once, not hashing labels per packet. */
+  private readonly children = new Map<string, Record<PacketResult, { inc(n: number): void }>>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -62,19 +65,31 @@ export class ConnectorTelemetry implements Lifecycle {
   }
 
   /** Counts packets of a connector; `in` = durably stored, `failed` = refused. */
-  record(connectorId: string, result: PacketResult, count = 1, at: Date = new Date()): void {
+  record(connectorId: string, result: PacketResult, count = 1, at?: Date): void {
     if (count <= 0) return;
-    this.packets.inc({ connector: connectorId, result }, count);
-    const entry = this.pending.get(connectorId) ?? { in: 0, failed: 0, last: null };
+    let children = this.children.get(connectorId);
+    if (!children) {
+      children = {
+        in: this.packets.labels({ connector: connectorId, result: 'in' }),
+        failed: this.packets.labels({ connector: connectorId, result: 'failed' }),
+      };
+      this.children.set(connectorId, children);
+    }
+    children[result].inc(count);
+    let entry = this.pending.get(connectorId);
+    if (!entry) this.pending.set(connectorId, (entry = { in: 0, failed: 0, lastMs: 0 }));
     entry[result] += count;
-    if (!entry.last || entry.last < at) entry.last = at;
-    this.pending.set(connectorId, entry);
+    const ms = at ? at.getTime() : Date.now();
+    if (entry.lastMs < ms) entry.lastMs = ms;
     this.arm();
   }
 
   /** Counts not yet flushed, so replies show what happened a moment ago. */
-  unflushed(connectorId: string): Pending | undefined {
-    return this.pending.get(connectorId);
+  unflushed(connectorId: string): { in: number; failed: number; last: Date | null } | undefined {
+    const entry = this.pending.get(connectorId);
+    return (
+      entry && { in: entry.in, failed: entry.failed, last: entry.lastMs ? new Date(entry.lastMs) : null }
+    );
   }
 
   /** Appends a connector log entry; never throws (a log write must not break ingestion). */
@@ -119,7 +134,7 @@ export class ConnectorTelemetry implements Lifecycle {
       id,
       i: p.in,
       f: p.failed,
-      l: p.last?.toISOString() ?? null,
+      l: p.lastMs ? new Date(p.lastMs).toISOString() : null,
     }));
     this.flushing = this.orm.em
       .getConnection()
@@ -129,10 +144,10 @@ export class ConnectorTelemetry implements Lifecycle {
         (error: unknown) => {
           this.log.warn({ err: error }, 'connector counter flush failed; retrying');
           for (const [id, p] of batch) {
-            const entry = this.pending.get(id) ?? { in: 0, failed: 0, last: null };
+            const entry = this.pending.get(id) ?? { in: 0, failed: 0, lastMs: 0 };
             entry.in += p.in;
             entry.failed += p.failed;
-            if (p.last && (!entry.last || entry.last < p.last)) entry.last = p.last;
+            entry.lastMs = Math.max(entry.lastMs, p.lastMs);
             this.pending.set(id, entry);
           }
           this.arm();

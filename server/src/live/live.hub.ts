@@ -14,7 +14,7 @@ import { LiveConnection } from './live.connection.js';
  *
  * Client → server: `{"subscribe":{"deviceIds":[…]}}`, `{"unsubscribe":{"deviceIds":[…]}}`.
  * Server → client: `{type:'subscribed', deviceIds, notFound}`, `{type:'unsubscribed', deviceIds}`,
- * `{type:'packet', deviceId, receivedAt, states}`, `{type:'dropped', count}`, `{type:'error', error}`.
+ * `{type:'packets', packets:[{deviceId, receivedAt, states}, …]}`, `{type:'dropped', count}`, `{type:'error', error}`.
  * Visibility is checked when subscribing (tenancy and permission scopes); the credential is
  * re-checked every minute and the socket closed with 4401 once it is revoked or expired.
  */
@@ -67,28 +67,30 @@ export class LiveHub implements Lifecycle {
     for (const c of this.connections) c.socket.close(1001, 'server stopping');
   }
 
-  /** Pushes state updates to the consoles that follow each device (before commit: ADR 0092). */
+  /**
+   * Pushes state updates to the consoles that follow each device (before commit: ADR 0092): one
+   * `packets` message per console per call, so a batch of updates costs one frame, not one per packet.
+   */
   publish(updates: VisibleUpdate[]): void {
-    const corked = new Set<LiveConnection>();
+    const perConnection = new Map<LiveConnection, string[]>();
+    let sent = 0;
     for (const u of updates) {
       const followers = this.byDevice.get(u.deviceId);
       if (!followers) continue;
-      const message = JSON.stringify({
-        type: 'packet',
+      const item = JSON.stringify({
         deviceId: u.deviceId,
         receivedAt: u.receivedAt.toISOString(),
         states: u.states,
       });
       for (const c of followers) {
-        if (!corked.has(c)) {
-          corked.add(c);
-          c.cork();
-        }
-        c.send(message);
+        const items = perConnection.get(c);
+        if (items) items.push(item);
+        else perConnection.set(c, [item]);
       }
-      this.sent.inc(followers.size);
+      sent += followers.size;
     }
-    for (const c of corked) c.uncork();
+    for (const [c, items] of perConnection) c.send(`{"type":"packets","packets":[${items.join(',')}]}`);
+    if (sent > 0) this.sent.inc(sent);
   }
 
   /** Takes over an upgraded socket of an authenticated principal. */

@@ -35,7 +35,7 @@ export async function liveRoutes(app: App, ctx: AppContext, { live }: Services):
       summary: 'Live device packets over WebSocket',
       description:
         'Upgrade to a WebSocket, then send `{"subscribe":{"deviceIds":[…]}}`; packets of visible devices arrive as ' +
-        '`{"type":"packet","deviceId","receivedAt","states"}`. Credential: `Authorization: Bearer`, `x-api-key`, ' +
+        '`{"type":"packets","packets":[{"deviceId","receivedAt","states"}]}`. Credential: `Authorization: Bearer`, `x-api-key`, ' +
         'the console cookie, subprotocol `bearer.<token>` / `apikey.<key>` (offer `stellwerk.live.v1` too) or `?token=`. ' +
         'A plain GET answers 426 UPGRADE_REQUIRED.',
       querystring: Type.Object({

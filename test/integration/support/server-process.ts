@@ -60,7 +60,9 @@ export function spawnServer(env: Record<string, string>): {
   output: () => string;
   exited: Promise<Exit>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+  // The bench passes e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the server under load.
+  const extra = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'server/src/main.ts'], {
     cwd: REPO_ROOT,
     env: serverEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

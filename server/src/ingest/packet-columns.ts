@@ -1,0 +1,47 @@
+import type { IncomingPacket } from './ingest.types.js';
+
+/**
+ * The packet store's INSERT parameters, encoded by hand for speed (see packet-store.ts):
+ * `[connectorIds, deviceKeys, receivedAtMs, payloads, offsets, lengths, sources]`.
+ * Array literals follow PostgreSQL's array input syntax: every text element double-quoted, with
+ * backslash and double quote escaped; uuids need no quoting. Payloads travel as one Buffer (sent as
+ * a binary parameter) and each row takes `substring(payloads FROM offset FOR length)` (1-based).
+ */
+export function packetColumns(
+  packets: readonly IncomingPacket[],
+): [string, string, string, Buffer, string, string, string] {
+  const connectors: string[] = [];
+  const keys: string[] = [];
+  const times: number[] = [];
+  const offsets: number[] = [];
+  const lengths: number[] = [];
+  const sources: string[] = [];
+  const payloads: Buffer[] = [];
+  let offset = 1;
+  for (const p of packets) {
+    connectors.push(p.connectorId);
+    keys.push(quote(p.deviceKey));
+    times.push(p.receivedAt.getTime());
+    offsets.push(offset);
+    lengths.push(p.payload.length);
+    offset += p.payload.length;
+    sources.push(quote(p.source));
+    payloads.push(p.payload);
+  }
+  return [
+    `{${connectors.join(',')}}`,
+    `{${keys.join(',')}}`,
+    `{${times.join(',')}}`,
+    Buffer.concat(payloads, offset - 1),
+    `{${offsets.join(',')}}`,
+    `{${lengths.join(',')}}`,
+    `{${sources.join(',')}}`,
+  ];
+}
+
+const SPECIAL = /[\\"]/g;
+
+/** One element of a text array literal. */
+export function quote(text: string): string {
+  return `"${text.replace(SPECIAL, '\\$&')}"`;
+}
