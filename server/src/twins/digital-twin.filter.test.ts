@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { parseDeviceFilter } from '../devices/virtual-device.filter.js';
+import { twinFilterSql } from './digital-twin.filter.js';
+
+describe('twin filter SQL', () => {
+  it('reads kv conditions from the custom properties, with NOT, and keeps values out of the text', () => {
+    const sql = twinFilterSql(
+      't',
+      parseDeviceFilter({
+        "filter[kv.fl'oor]": "2'; drop table digital_twins",
+        'filter[tag][not]': 'old',
+        'filter[title]': '50%',
+      }),
+    );
+    expect(sql).toEqual([
+      { sql: '(t.custom_properties ->> ?) = ?', params: ["fl'oor", "2'; drop table digital_twins"] },
+      { sql: 'NOT (? = ANY(t.tags))', params: ['old'] },
+      { sql: 't.title ILIKE ?', params: ['%50\\%%'] },
+    ]);
+    expect(twinFilterSql('t', parseDeviceFilter({ 'filter[kv.a][not]': 'x' }))).toEqual([
+      { sql: '(t.custom_properties ->> ?) IS DISTINCT FROM ?', params: ['a', 'x'] },
+    ]);
+  });
+});

@@ -1,0 +1,279 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/principal.js';
+import { canReach, type AccountService } from '../accounts/account.service.js';
+import type { DashboardService } from '../dashboards/dashboard.service.js';
+import type { DeviceCondition } from '../devices/virtual-device.filter.js';
+import { errors } from '../platform/errors.js';
+import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { DigitalTwin, type TwinAddress, type TwinStatus } from './digital-twin.entity.js';
+import { twinFilterSql } from './digital-twin.filter.js';
+import { locate, type Geocoder } from './geocoder.js';
+import { TwinHierarchy } from './twin-hierarchy.js';
+
+export const DIGITAL_TWIN_SORTABLE = ['title', 'createdAt', 'updatedAt'] as const;
+const SORT_COLUMNS: Record<string, string> = {
+  // Text sorts ignore case, as the search does.
+  title: 'lower(t.title)',
+  createdAt: 't.created_at',
+  updatedAt: 't.updated_at',
+};
+
+export interface DigitalTwinInput {
+  title?: string;
+  description?: string;
+  parentId?: string | null;
+  address?: TwinAddress | null;
+  latitude?: number | null;
+  longitude?: number | null;
+  referenceId?: string | null;
+  customProperties?: Record<string, string>;
+  tags?: string[];
+  useParentScope?: boolean;
+  status?: TwinStatus;
+  dashboardId?: string | null;
+}
+
+export interface TwinListFilter {
+  accountId?: string;
+  parentId?: string;
+  referenceId?: string;
+  conditions: DeviceCondition[];
+}
+
+/** A data state as a twin reply lists it (the states API owns the full record). */
+export interface TwinStateSummary {
+  id: string;
+  key: string;
+  title: string;
+  valueType: string;
+  unit: string | null;
+  value: unknown;
+  timestamp: Date | null;
+  warning: string | null;
+}
+
+/** A twin with what its replies show beyond the record: the way down from the root, and its states. */
+export interface TwinView {
+  twin: DigitalTwin;
+  hierarchy: Array<{ id: string; title: string }>;
+  states: TwinStateSummary[];
+}
+
+/** Something that may refuse a twin deletion (the states domain: states feeding other twins). */
+export type TwinDeletionGuard = (twin: DigitalTwin) => Promise<unknown[]>;
+
+/**
+ * Digital twins. Callers have checked digitalTwin.read/manage; here the twin's account must be
+ * reachable (otherwise 404). A twin PUT never touches the twin's data states: they are only read
+ * here, for replies.
+ */
+export class DigitalTwinService {
+  /** Extension point, as on virtual devices: guards return blockers (409 DELETE_BLOCKED). */
+  readonly deletionGuards: TwinDeletionGuard[] = [];
+  /**
+   * Told after a change that moves data between twins (a new `referenceId` re-routes devices, a
+   * deletion drops states): the state engine reloads its routing index.
+   */
+  readonly routingListeners: Array<(twinId: string) => void> = [];
+  private readonly hierarchy: TwinHierarchy;
+
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly accounts: AccountService,
+    private readonly dashboards: DashboardService,
+    private readonly geocoder: Geocoder | null,
+  ) {
+    this.hierarchy = new TwinHierarchy(em);
+  }
+
+  async list(
+    principal: Principal,
+    params: ListParams,
+    filter: TwinListFilter,
+  ): Promise<ListResult<TwinView>> {
+    const account = await this.accounts.actingAccount(principal, filter.accountId);
+    const parts: Array<{ sql: string; params: unknown[] }> = [
+      { sql: 't.account_id = ?', params: [account.id] },
+    ];
+    if (filter.parentId) parts.push({ sql: 't.parent_id = ?', params: [filter.parentId] });
+    if (filter.referenceId !== undefined)
+      parts.push({ sql: 't.reference_id = ?', params: [filter.referenceId] });
+    const conditions = [...filter.conditions];
+    if (params.search) conditions.push({ field: 'title', not: false, value: params.search });
+    parts.push(...twinFilterSql('t', conditions));
+    const where = parts.map((p) => `(${p.sql})`).join(' AND ');
+    const whereParams = parts.flatMap((p) => p.params);
+    const order = [...params.orderBy.map((o) => `${SORT_COLUMNS[o.field]} ${o.direction}`), 't.id asc'];
+    const [countRows, idRows] = await Promise.all([
+      this.em().execute<Array<{ n: string }>>(
+        `SELECT count(*) AS n FROM digital_twins t WHERE ${where}`,
+        whereParams,
+      ),
+      this.em().execute<Array<{ id: string }>>(
+        `SELECT t.id FROM digital_twins t WHERE ${where} ORDER BY ${order.join(', ')} LIMIT ? OFFSET ?`,
+        [...whereParams, params.pageSize, params.offset],
+      ),
+    ]);
+    const ids = idRows.map((r) => r.id);
+    const rows = ids.length ? await this.em().find(DigitalTwin, { id: { $in: ids } }) : [];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const views = await this.views(ids.map((id) => byId.get(id)!));
+    return listResult(views, Number(countRows[0]?.n ?? 0), params);
+  }
+
+  async get(principal: Principal, id: string): Promise<DigitalTwin> {
+    const twin = await this.em().findOne(DigitalTwin, { id }, { populate: ['account'] });
+    if (!twin || !canReach(principal, twin.account)) throw errors.notFound('Digital twin', id);
+    return twin;
+  }
+
+  async show(principal: Principal, id: string): Promise<TwinView> {
+    return this.view(await this.get(principal, id));
+  }
+
+  /** `geocode`: resolve the address to coordinates with the configured geocoder first. */
+  async create(
+    principal: Principal,
+    input: DigitalTwinInput & { accountId?: string },
+    geocode = false,
+  ): Promise<TwinView> {
+    const account = await this.accounts.actingAccount(principal, input.accountId);
+    const twin = new DigitalTwin();
+    twin.account = account;
+    twin.useParentScope = input.useParentScope ?? true;
+    await this.apply(twin, input, geocode);
+    await this.em().transactional(async () => {
+      await this.hierarchy.lock(account.id);
+      twin.path = await this.hierarchy.pathBelow(account.id, twin.id, input.parentId ?? null);
+      twin.parent = input.parentId ? this.em().getReference(DigitalTwin, input.parentId) : null;
+      this.em().persist(twin);
+    });
+    return this.view(twin);
+  }
+
+  /** Partial: omitted fields keep their value; a new parent moves the twin with its subtree. */
+  async update(
+    principal: Principal,
+    id: string,
+    input: DigitalTwinInput,
+    geocode = false,
+  ): Promise<TwinView> {
+    const twin = await this.get(principal, id);
+    const referenceId = twin.referenceId;
+    await this.apply(twin, input, geocode);
+    const newParentId = input.parentId;
+    if (newParentId !== undefined && newParentId !== (twin.parent?.id ?? null)) {
+      await this.em().transactional(async () => {
+        const accountId = twin.account.id;
+        await this.hierarchy.lock(accountId);
+        // Re-read under the lock: a concurrent move may have changed this twin's place meanwhile.
+        const oldPath = (await this.hierarchy.storedPath(accountId, twin.id)) ?? twin.path;
+        const newPath = await this.hierarchy.pathBelow(accountId, twin.id, newParentId);
+        await this.hierarchy.moveSubtree(accountId, oldPath, newPath);
+        twin.path = newPath;
+        twin.parent = newParentId ? this.em().getReference(DigitalTwin, newParentId) : null;
+      });
+    } else {
+      await this.em().flush();
+    }
+    if (twin.referenceId !== referenceId) this.routingChanged(twin.id);
+    return this.view(twin);
+  }
+
+  private routingChanged(twinId: string): void {
+    for (const listener of this.routingListeners) listener(twinId);
+  }
+
+  /** Removes the address and the coordinates that came with it (the twin leaves the map). */
+  async deleteAddress(principal: Principal, id: string): Promise<TwinView> {
+    const twin = await this.get(principal, id);
+    twin.address = null;
+    twin.latitude = null;
+    twin.longitude = null;
+    await this.em().flush();
+    return this.view(twin);
+  }
+
+  /** Its data states go with it (foreign key cascade); its children become root twins. */
+  async delete(principal: Principal, id: string): Promise<void> {
+    const twin = await this.get(principal, id);
+    const blockers = (await Promise.all(this.deletionGuards.map((guard) => guard(twin)))).flat();
+    if (blockers.length > 0) throw errors.deleteBlocked('The twin is still in use', blockers);
+    await this.em().transactional(async () => {
+      await this.hierarchy.lock(twin.account.id);
+      const path = (await this.hierarchy.storedPath(twin.account.id, twin.id)) ?? twin.path;
+      await this.hierarchy.detachChildren(twin.account.id, path);
+      this.em().remove(twin);
+    });
+    this.routingChanged(id);
+  }
+
+  async view(twin: DigitalTwin): Promise<TwinView> {
+    return (await this.views([twin]))[0]!;
+  }
+
+  /** Hierarchy and states of several twins in two queries. */
+  async views(twins: DigitalTwin[]): Promise<TwinView[]> {
+    if (twins.length === 0) return [];
+    const lineages = await this.hierarchy.lineages(twins.map((t) => t.path));
+    const rows = await this.em().execute<Array<Record<string, unknown>>>(
+      `SELECT id, twin_id, key, title, value_type, unit, value, timestamp, warning
+         FROM data_states WHERE twin_id IN (?) ORDER BY key, id`,
+      [twins.map((t) => t.id)],
+    );
+    const states = new Map<string, TwinStateSummary[]>();
+    for (const r of rows) {
+      const list = states.get(r.twin_id as string) ?? [];
+      list.push({
+        id: r.id as string,
+        key: r.key as string,
+        title: r.title as string,
+        valueType: r.value_type as string,
+        unit: (r.unit as string | null) ?? null,
+        value: r.value ?? null,
+        timestamp: r.timestamp ? new Date(r.timestamp as string) : null,
+        warning: (r.warning as string | null) ?? null,
+      });
+      states.set(r.twin_id as string, list);
+    }
+    return twins.map((twin, i) => ({ twin, hierarchy: lineages[i]!, states: states.get(twin.id) ?? [] }));
+  }
+
+  private async apply(twin: DigitalTwin, input: DigitalTwinInput, geocode: boolean): Promise<void> {
+    if (input.title !== undefined) twin.title = input.title.trim();
+    if (!twin.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (input.description !== undefined) twin.description = input.description;
+    if (input.address !== undefined) twin.address = input.address;
+    if (input.latitude !== undefined) twin.latitude = input.latitude;
+    if (input.longitude !== undefined) twin.longitude = input.longitude;
+    if (input.referenceId !== undefined) twin.referenceId = input.referenceId?.trim() || null;
+    if (input.customProperties !== undefined) twin.customProperties = input.customProperties;
+    if (input.tags !== undefined) twin.tags = [...new Set(input.tags)];
+    if (input.useParentScope !== undefined) twin.useParentScope = input.useParentScope;
+    if (input.status !== undefined) twin.status = input.status;
+    if (input.dashboardId !== undefined) {
+      if (input.dashboardId === null) twin.dashboard = null;
+      else {
+        const dashboard = await this.dashboards.ofAccount(twin.account, input.dashboardId);
+        if (!dashboard) {
+          throw errors.unprocessable(
+            'CONFIG_NOT_ASSIGNED',
+            `dashboardId: dashboard ${input.dashboardId} is not a dashboard of the twin's account`,
+            [{ path: '/dashboardId', id: input.dashboardId }],
+          );
+        }
+        twin.dashboard = dashboard;
+      }
+    }
+    if ((twin.latitude === null) !== (twin.longitude === null)) {
+      throw errors.validation('latitude and longitude are set together (or both null)', [
+        { path: twin.latitude === null ? '/latitude' : '/longitude' },
+      ]);
+    }
+    if (geocode) {
+      const point = await locate(this.geocoder, twin.address);
+      twin.latitude = point.latitude;
+      twin.longitude = point.longitude;
+    }
+  }
+}
