@@ -9,9 +9,21 @@ import type { PacketOutcome } from './parse-packet.stage.js';
  * replaying is harmless, because a state row only moves forward (a packet never overwrites a newer
  * packet's value).
  *
+ * The commit hook (the state engine, ADR 0100) runs in the same transaction, after the device
+ * states and before the cursor: twin states and time-series points commit exactly with the batch.
+ *
  * Failure behaviour: any error rolls the transaction back and is thrown; the pipeline decides
  * whether to retry (database unavailable) or to split the batch (one packet's data is refused).
  */
+
+/**
+ * Work inside a batch's transaction; what it returns runs after the commit (never after a rollback).
+ * It runs again for every retry and split half, so it must keep nothing from a failed attempt.
+ */
+export type BatchCommitHook = (
+  client: pg.PoolClient,
+  outcomes: PacketOutcome[],
+) => Promise<(() => void) | undefined>;
 
 export const CURSOR_KEY = 'ingest_cursor';
 
@@ -47,7 +59,12 @@ const CURSOR_SQL = `
 
 const ERROR_MAX_LENGTH = 1000;
 
-export async function commitBatch(pool: pg.Pool, outcomes: PacketOutcome[], cursor: bigint): Promise<void> {
+export async function commitBatch(
+  pool: pg.Pool,
+  outcomes: PacketOutcome[],
+  cursor: bigint,
+  hook?: BatchCommitHook,
+): Promise<(() => void) | undefined> {
   const client = await pool.connect();
   let broken = false;
   try {
@@ -65,8 +82,10 @@ export async function commitBatch(pool: pg.Pool, outcomes: PacketOutcome[], curs
         marked.map((o) => o.error?.slice(0, ERROR_MAX_LENGTH) ?? null),
         marked.map((o) => o.device?.id ?? null),
       ]);
+    const afterCommit = hook ? await hook(client, outcomes) : undefined;
     await client.query(CURSOR_SQL, [CURSOR_KEY, cursor.toString()]);
     await client.query('COMMIT');
+    return afterCommit;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => (broken = true));
     throw error;

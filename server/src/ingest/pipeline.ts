@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
-import { commitBatch, CURSOR_KEY } from './commit-batch.stage.js';
+import { commitBatch, CURSOR_KEY, type BatchCommitHook } from './commit-batch.stage.js';
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { PacketFeed } from './packet-feed.js';
@@ -19,7 +19,8 @@ import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visibl
  *   resolve     resolve-device.stage.ts   (connectorId, device_id) → device and driver, cached
  *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key
  *               (both skipped for a packet the visible stage already handled: its outcome is reused)
- *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, non-parsed packet status, cursor
+ *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, non-parsed packet status,
+ *                                         the commit hook (state engine: twin states, points), cursor
  *   report      connector-notices.ts      failed counters and rate-limited connector log entries
  *   publish     processed listeners (later: routing, rules, health evaluation); visible listeners
  *               for packets the visible stage did not handle (replayed, or it was saturated)
@@ -41,7 +42,8 @@ import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visibl
  *   that packet is marked `failed` with the error and the rest commit normally.
  * - Unknown device, parse error: the packet is marked (`unknown-device`, `parse-error`), the
  *   connector's failed counter grows and its log gets a rate-limited entry.
- * - A listener that throws is logged and ignored: states are already committed.
+ * - A listener that throws is logged and ignored: states are already committed. The commit hook's
+ *   after-commit calls (state change listeners) run after the processed listeners, same rule.
  * - Batches commit one at a time, so a device's stored states only move forward in packet order.
  * - Batches commit at most every `commitIntervalMs` while less than a batch waits: device_states
  *   may lag the live push by that much (and by the batch), never the acknowledgement.
@@ -75,6 +77,8 @@ export interface PipelineOptions {
    * and leaves the database's CPU and WAL to the packet store (PUBACK latency).
    */
   commitIntervalMs?: number;
+  /** Runs inside each batch transaction before the cursor moves (the state engine, ADR 0100). */
+  commitHook?: BatchCommitHook;
 }
 
 const BACKOFF_MS = [50, 100, 250, 500, 1000, 2000, 5000];
@@ -100,6 +104,7 @@ export class IngestPipeline implements Lifecycle {
   private readonly connectors: ConnectorReporting;
   private readonly batchSize: number;
   private readonly commitIntervalMs: number;
+  private readonly commitHook: BatchCommitHook | undefined;
   private lastBatchAt = 0;
   private wakeSleeper: (() => void) | undefined;
 
@@ -112,6 +117,7 @@ export class IngestPipeline implements Lifecycle {
     this.pool.on('error', () => undefined);
     const batchSize = (this.batchSize = options.batchSize ?? 1000);
     this.commitIntervalMs = options.commitIntervalMs ?? 100;
+    this.commitHook = options.commitHook;
     this.feed = new PacketFeed(this.pool, { batchSize, maxQueued: 50_000, maxQueuedBytes: 64 * 1024 * 1024 });
     this.resolver = new DeviceResolver(this.pool);
     this.visible = new VisibleStage(
@@ -233,7 +239,8 @@ export class IngestPipeline implements Lifecycle {
       if (o) shown.add(o);
       return o ?? lateOutcomes[next++]!;
     });
-    const committed = await this.commit(outcomes);
+    const afterCommit: Array<() => void> = [];
+    const committed = await this.commit(outcomes, afterCommit);
     this.batchSeconds.observe((performance.now() - began) / 1000);
     const now = Date.now();
     const updates: StateUpdate[] = [];
@@ -255,6 +262,13 @@ export class IngestPipeline implements Lifecycle {
         this.log.warn({ err: error }, 'ingest pipeline: a listener failed');
       }
     }
+    for (const done of afterCommit) {
+      try {
+        done();
+      } catch (error) {
+        this.log.warn({ err: error }, 'ingest pipeline: an after-commit call failed');
+      }
+    }
   }
 
   private notifyVisible(updates: VisibleUpdate[]): void {
@@ -269,10 +283,16 @@ export class IngestPipeline implements Lifecycle {
   }
 
   /** Commits, splitting the batch around packets whose data the database refuses. */
-  private async commit(outcomes: PacketOutcome[]): Promise<PacketOutcome[]> {
+  private async commit(outcomes: PacketOutcome[], afterCommit: Array<() => void>): Promise<PacketOutcome[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await commitBatch(this.pool, outcomes, outcomes[outcomes.length - 1]!.packet.id);
+        const done = await commitBatch(
+          this.pool,
+          outcomes,
+          outcomes[outcomes.length - 1]!.packet.id,
+          this.commitHook,
+        );
+        if (done) afterCommit.push(done);
         return outcomes;
       } catch (error) {
         if (this.stopped) throw new Stopped();
@@ -283,8 +303,8 @@ export class IngestPipeline implements Lifecycle {
         }
         if (outcomes.length > 1) {
           const half = Math.ceil(outcomes.length / 2);
-          const first = await this.commit(outcomes.slice(0, half));
-          const second = await this.commit(outcomes.slice(half));
+          const first = await this.commit(outcomes.slice(0, half), afterCommit);
+          const second = await this.commit(outcomes.slice(half), afterCommit);
           return [...first, ...second];
         }
         const [only] = outcomes;

@@ -15,6 +15,8 @@ export interface DeviceRef {
   id: string;
   accountId: string;
   permissionScopeId: string | null;
+  /** Dynamic data routing: the twin with this referenceId (same account) receives its states. */
+  referenceId: string | null;
   driver: DriverRef | null;
 }
 
@@ -35,6 +37,7 @@ interface DeviceRow {
   id: string;
   account_id: string;
   permission_scope_id: string | null;
+  reference_id: string | null;
   driver_id: string | null;
   parser: DriverRef['parser'] | null;
   driver_updated_at: Date | null;
@@ -42,7 +45,7 @@ interface DeviceRow {
 }
 
 const LOOKUP_SQL = `
-  SELECT u.c AS connector_id, u.k AS device_key, v.id, v.account_id, v.permission_scope_id,
+  SELECT u.c AS connector_id, u.k AS device_key, v.id, v.account_id, v.permission_scope_id, v.reference_id,
          d.id AS driver_id, d.parser, d.updated_at AS driver_updated_at, d.target_variables
     FROM unnest($1::uuid[], $2::text[]) AS u(c, k)
     JOIN virtual_devices v ON v.connector_id = u.c AND v.device_id = u.k
@@ -168,6 +171,7 @@ function toRef(row: DeviceRow): DeviceRef {
     id: row.id,
     accountId: row.account_id,
     permissionScopeId: row.permission_scope_id,
+    referenceId: row.reference_id,
     driver:
       row.driver_id && row.parser
         ? {

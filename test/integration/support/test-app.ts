@@ -75,6 +75,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     close: async () => {
       await app.close();
       await services.ingest.stop();
+      // The state engine's pool opens on first use (lifecycle parts are not started in tests).
+      await services.stateEngine.stop();
       await services.packets.stop();
       await orm.close();
       await db.drop();

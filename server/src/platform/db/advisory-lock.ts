@@ -19,3 +19,50 @@ export async function withAdvisoryLock<T>(
     await client.end();
   }
 }
+
+/**
+ * Leadership for background work one node at a time runs (timers): a session advisory lock held on
+ * its own connection for as long as that connection lives. Nodes without it keep asking; a node
+ * that dies or loses its connection releases it, and another node takes over at its next attempt.
+ */
+export class AdvisoryLease {
+  private client: pg.Client | undefined;
+  private held = false;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly key: number,
+  ) {}
+
+  /** True while this process holds the lock (taking it when it is free). */
+  async acquire(): Promise<boolean> {
+    if (this.held && this.client) return true;
+    if (!this.client) {
+      const client = new pg.Client({ connectionString: this.databaseUrl });
+      client.on('error', () => this.forget(client));
+      await client.connect();
+      this.client = client;
+    }
+    const { rows } = await this.client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [
+      this.key,
+    ]);
+    this.held = rows[0]?.ok === true;
+    return this.held;
+  }
+
+  async release(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    this.client = undefined;
+    this.held = false;
+    // Ending the session releases the lock.
+    await client.end().catch(() => undefined);
+  }
+
+  private forget(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.held = false;
+    void client.end().catch(() => undefined);
+  }
+}

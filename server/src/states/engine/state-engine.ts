@@ -1,0 +1,244 @@
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import type { PacketOutcome } from '../../ingest/parse-packet.stage.js';
+import { errors } from '../../platform/errors.js';
+import type { Lifecycle } from '../../platform/lifecycle.js';
+import type { Metrics } from '../../platform/metrics.js';
+import type { PointSink } from '../../timeseries/timeseries.types.js';
+import type { StateValueSetter } from '../state-value-setter.js';
+import { RoutingIndex } from './routing-index.js';
+import {
+  loadDefinitions,
+  lockRows,
+  windowFigures,
+  writeRows,
+  type Queryable,
+  type WindowFigures,
+} from './state-store.js';
+import { StateWork, type StateChange, type StateEvent } from './state-work.js';
+
+/**
+ * The state engine (ADR 0100): device states → twin data states → dependent states → time-series
+ * points, in the transaction that also commits the device states and the ingest cursor.
+ *
+ * Per ingest batch: nothing at all when no state is routed from it (in-memory index lookups only);
+ * otherwise three statements: lock the touched rows (`SELECT … FOR UPDATE`, one per batch), write
+ * the changed rows (one `unnest` UPDATE), append the points (one `ts_outbox` INSERT).
+ *
+ * Failure behaviour:
+ * - A failing statement fails the batch transaction: the pipeline retries it or splits it (ADR 0090);
+ *   nothing of the engine's work is committed without the cursor, and nothing twice (replays are
+ *   skipped by packet order, see state-work.ts).
+ * - Listeners run after the commit; one that throws is logged and ignored.
+ * - Definitions: this node reloads its index before its next use after `definitionsChanged`; other
+ *   nodes reload every `reloadIntervalMs` (default 15 s), so a definition changed on another node
+ *   takes effect there at most that much later.
+ */
+
+export type StateChangeListener = (changes: StateChange[]) => void;
+
+export interface StateEngineOptions {
+  databaseUrl: string;
+  points: PointSink;
+  log: FastifyBaseLogger;
+  metrics?: Metrics;
+  reloadIntervalMs?: number;
+}
+
+export class StateEngine implements StateValueSetter, Lifecycle {
+  readonly name = 'state-engine';
+  private pool: pg.Pool | undefined;
+  private index: RoutingIndex | undefined;
+  private version = 0;
+  private loadedVersion = -1;
+  private loading: { version: number; done: Promise<RoutingIndex> } | undefined;
+  private readonly listeners: StateChangeListener[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly changesCounter;
+
+  constructor(private readonly options: StateEngineOptions) {
+    this.changesCounter = options.metrics?.counter(
+      'stellwerk_state_changes_total',
+      'Twin data state value changes written by the state engine',
+    );
+  }
+
+  /** Called after each commit with the value changes it made, in order. */
+  onStateChanges(listener: StateChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** See StateValueSetter: the whole index is reloaded before its next use on this node. */
+  definitionsChanged(_twinId?: string): void {
+    this.version++;
+  }
+
+  async start(): Promise<void> {
+    this.timer ??= setInterval(() => void this.refresh(), this.options.reloadIntervalMs ?? 15_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.end();
+  }
+
+  /** The current index, loaded (once, shared by concurrent callers) when definitions changed. */
+  async routing(): Promise<RoutingIndex> {
+    if (this.index && this.loadedVersion === this.version) return this.index;
+    if (this.loading?.version !== this.version) {
+      const version = this.version;
+      const done = loadDefinitions(this.db()).then((defs) => {
+        const index = new RoutingIndex(defs);
+        if (index.unranked.length > 0)
+          this.options.log.warn(
+            { stateIds: index.unranked.slice(0, 20) },
+            'state engine: states on a dependency cycle are not recomputed',
+          );
+        // A newer change while loading keeps the index stale: the next call loads again.
+        if (version >= this.loadedVersion) [this.index, this.loadedVersion] = [index, version];
+        return index;
+      });
+      this.loading = { version, done };
+      done.catch(() => undefined).finally(() => this.loading?.done === done && (this.loading = undefined));
+    }
+    return this.loading.done;
+  }
+
+  /**
+   * The ingest pipeline's commit hook: inside the batch transaction, turns the batch's device state
+   * updates into twin state changes and points; returns the listener call for after the commit.
+   */
+  readonly inBatch = async (
+    client: Queryable,
+    outcomes: PacketOutcome[],
+  ): Promise<(() => void) | undefined> => {
+    const index = await this.routing();
+    if (index.routedCount === 0) return undefined;
+    const events: StateEvent[] = [];
+    for (const o of outcomes) {
+      if (!o.device || o.updates.length === 0) continue;
+      const routes = index.routesOf({
+        deviceId: o.device.id,
+        accountId: o.device.accountId,
+        referenceId: o.device.referenceId,
+      });
+      if (routes.length === 0) continue;
+      o.updates.forEach((u, i) => {
+        for (const byKey of routes)
+          for (const key of Object.keys(u.states)) {
+            const ids = byKey.get(key);
+            if (!ids) continue;
+            const value = u.states[key];
+            for (const stateId of ids)
+              events.push({ stateId, kind: 'receive', value, time: u.receivedAt, seq: [u.packetId, i] });
+          }
+      });
+    }
+    if (events.length === 0) return undefined;
+    const work = await this.run(client, index, events);
+    return () => this.notify(work.changes);
+  };
+
+  /** StateValueSetter: the caller has authorized the write. */
+  async setValue(stateId: string, value: unknown, time: Date): Promise<{ changed: boolean }> {
+    let index = await this.routing();
+    if (!index.byId.has(stateId)) {
+      // Created a moment ago (maybe on another node): look once more before refusing.
+      this.definitionsChanged();
+      index = await this.routing();
+      if (!index.byId.has(stateId)) throw errors.notFound('State', stateId);
+    }
+    const work = await this.transaction(index, [{ stateId, kind: 'set', value, time }], (w) => {
+      if (!w.has(stateId)) throw errors.notFound('State', stateId);
+    });
+    return { changed: work.changes.some((c) => c.stateId === stateId) };
+  }
+
+  /** Events from timers (random values, window aggregates, period rollovers) in one transaction. */
+  async applyEvents(events: StateEvent[]): Promise<StateChange[]> {
+    if (events.length === 0) return [];
+    return (await this.transaction(await this.routing(), events)).changes;
+  }
+
+  /** Figures of stored points per window (timeseries-aggregate sources), read on the engine's pool. */
+  windowFigures(
+    windows: Array<{ id: string; source: string; since: Date }>,
+    until: Date,
+  ): Promise<Map<string, WindowFigures>> {
+    return windowFigures(this.db(), windows, until);
+  }
+
+  /** Locks, computes, writes and appends points on `db` (inside a transaction the caller owns). */
+  private async run(
+    db: Queryable,
+    index: RoutingIndex,
+    events: StateEvent[],
+    check?: (work: StateWork) => void,
+  ): Promise<StateWork> {
+    const rows = await lockRows(db, index.closure(new Set(events.map((e) => e.stateId))));
+    const work = new StateWork(index, rows);
+    check?.(work);
+    for (const e of events) work.apply(e);
+    await writeRows(db, work.dirtyRows());
+    await this.options.points.append(db, work.points());
+    return work;
+  }
+
+  private async transaction(
+    index: RoutingIndex,
+    events: StateEvent[],
+    check?: (work: StateWork) => void,
+  ): Promise<StateWork> {
+    const client = await this.db().connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const work = await this.run(client, index, events, check);
+      await client.query('COMMIT');
+      this.notify(work.changes);
+      return work;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private notify(changes: StateChange[]): void {
+    if (changes.length === 0) return;
+    this.changesCounter?.inc(changes.length);
+    for (const listener of this.listeners) {
+      try {
+        listener(changes);
+      } catch (error) {
+        this.options.log.warn({ err: error }, 'state engine: a listener failed');
+      }
+    }
+  }
+
+  /** Periodic reload for definitions changed on other nodes: off the hot path, swapped when done. */
+  private async refresh(): Promise<void> {
+    try {
+      const version = this.version;
+      const index = new RoutingIndex(await loadDefinitions(this.db()));
+      if (version === this.version && version >= this.loadedVersion)
+        [this.index, this.loadedVersion] = [index, version];
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'state engine: reloading definitions failed');
+    }
+  }
+
+  private db(): pg.Pool {
+    if (!this.pool) {
+      this.pool = new pg.Pool({ connectionString: this.options.databaseUrl, max: 3, allowExitOnIdle: true });
+      // An idle connection dropped by the server (restart, failover) must not crash the process.
+      this.pool.on('error', () => undefined);
+    }
+    return this.pool;
+  }
+}
