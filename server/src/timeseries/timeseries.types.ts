@@ -59,4 +59,6 @@ export interface PointSink {
  */
 export interface TimeSeriesReads {
   servingTarget(): Promise<TimeSeriesTarget>;
+  /** Raw points from the serving target, failing over to the next healthy target if it fails. */
+  readPoints(filter: PointFilter): Promise<TimeSeriesPoint[]>;
 }

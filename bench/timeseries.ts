@@ -1,0 +1,286 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import pino from 'pino';
+import { ENTITIES } from '../server/src/entities.js';
+import { newId } from '../server/src/platform/crypto/ids.js';
+import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
+import { migrateUp, openOrm } from '../server/src/platform/db/orm.js';
+import { Metrics } from '../server/src/platform/metrics.js';
+import { OutboxSink } from '../server/src/timeseries/outbox.js';
+import { OutboxWriter } from '../server/src/timeseries/outbox-writer.js';
+import { PartitionMaintenance } from '../server/src/timeseries/partitions.js';
+import { PostgresTarget } from '../server/src/timeseries/targets/postgres.target.js';
+import type { TimeSeriesPoint } from '../server/src/timeseries/timeseries.types.js';
+
+/**
+ * `npm run bench:timeseries` — not a test. On one embedded PostgreSQL, in the same run:
+ * 1. rows/s into ts_points: through the writer (points appended to the outbox in commit batches of
+ *    1,000 → delivered by the postgres target's writer), raw `unnest` inserts of 1,000 rows (prepared)
+ *    and one raw COPY stream — interleaved rounds, medians reported, as ratios;
+ * 2. ts_points filled with 10 million points (1,000 states × 30 days), then p50/p99 of "hourly mean
+ *    over 30 days of one state". BENCH_POINTS (default 300000) sets the points per throughput round,
+ *    BENCH_FILL (default 10000000) the fill. docs/performance.md has the figures.
+ */
+
+const POINTS = Number(process.env.BENCH_POINTS ?? 200_000);
+const FILL = Number(process.env.BENCH_FILL ?? 10_000_000);
+const ROUNDS = 5;
+const QUERIES = 500;
+const log = pino({ level: 'warn' });
+const now = () => performance.now();
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+const pct = (v: number[], p: number) =>
+  [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor((p / 100) * v.length))]!;
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function makePoints(count: number, states: string[], start: number): TimeSeriesPoint[] {
+  return Array.from({ length: count }, (_, i) => ({
+    accountId: 'bench',
+    twinId: 'bench',
+    stateId: states[i % states.length]!,
+    stateKey: 'k',
+    time: new Date(start + i),
+    value: i * 0.25,
+    text: null,
+  }));
+}
+
+/** The baseline: a plain prepared `unnest` INSERT of 1,000 rows per statement, one connection. */
+async function rawUnnest(pool: pg.Pool, points: TimeSeriesPoint[]): Promise<number> {
+  const client = await pool.connect();
+  const t0 = now();
+  for (let i = 0; i < points.length; i += 1000) {
+    const chunk = points.slice(i, i + 1000);
+    await client.query({
+      name: 'bench_raw_unnest',
+      text:
+        'INSERT INTO ts_points (state_id, "time", value, text) ' +
+        'SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::float8[], $4::text[])',
+      values: [
+        chunk.map((p) => p.stateId),
+        chunk.map((p) => p.time.toISOString()),
+        chunk.map((p) => p.value),
+        chunk.map((p) => p.text),
+      ],
+    });
+  }
+  const ms = now() - t0;
+  client.release();
+  return (points.length * 1000) / ms;
+}
+
+async function rawCopy(pool: pg.Pool, points: TimeSeriesPoint[]): Promise<number> {
+  const client = await pool.connect();
+  const t0 = now();
+  const lines = function* () {
+    for (let i = 0; i < points.length; i += 1000) {
+      let chunk = '';
+      for (const p of points.slice(i, i + 1000))
+        chunk += `${p.stateId}\t${p.time.toISOString()}\t${p.value}\t\\N\n`;
+      yield chunk;
+    }
+  };
+  await pipeline(
+    Readable.from(lines()),
+    client.query(copyFrom('COPY ts_points (state_id, "time", value, text) FROM STDIN')),
+  );
+  const ms = now() - t0;
+  client.release();
+  return (points.length * 1000) / ms;
+}
+
+/**
+ * Through the writer, warm (started once, idle): the points are appended to the outbox in rows of
+ * 1,000 (one row per state-engine commit) within one transaction, so they all become visible at
+ * its commit; timed from that commit until the writer's cursor passes the last row.
+ */
+async function throughWriter(
+  writer: OutboxWriter,
+  pool: pg.Pool,
+  points: TimeSeriesPoint[],
+): Promise<{ rate: number; appendRate: number }> {
+  const sink = new OutboxSink();
+  const client = await pool.connect();
+  const a0 = now();
+  await client.query('BEGIN');
+  for (let i = 0; i < points.length; i += 1000) await sink.append(client, points.slice(i, i + 1000));
+  const { rows } = await client.query<{ id: string }>('SELECT max(id) AS id FROM ts_outbox');
+  await client.query('COMMIT');
+  const t0 = now();
+  client.release();
+  const last = Number(rows[0]!.id);
+  while ((writer.writers[0]!.position ?? 0) < last) await new Promise((r) => setTimeout(r, 1));
+  const ms = now() - t0;
+  await writer.cleanup();
+  return { rate: (points.length * 1000) / ms, appendRate: (points.length * 1000) / (t0 - a0) };
+}
+
+async function main() {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-bench-ts-'));
+  // As root the cluster runs as `postgres`, which must be able to enter the temp folder.
+  await fs.chmod(dir, 0o755);
+  const embedded = new EmbeddedDatabase({
+    dataDir: path.join(dir, 'pg'),
+    port: 0,
+    database: 'stellwerk',
+    log,
+  });
+  const url = await embedded.start();
+  const cleanup = async () => {
+    await embedded.stop().catch(() => undefined);
+    await fs.rm(dir, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  try {
+    const orm = await openOrm({ clientUrl: url, entities: ENTITIES, poolMax: 2 });
+    await migrateUp(orm);
+    await orm.close();
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    pool.on('error', () => undefined);
+    const clock = new Date();
+    await new PartitionMaintenance({ pool, log, clock: () => clock }).run();
+    const states = Array.from({ length: 100 }, () => newId());
+    console.log(
+      `Stellwerk time-series bench — ${os.cpus().length} CPUs, ${POINTS.toLocaleString('en-US')} points per round, ${ROUNDS} rounds\n`,
+    );
+
+    const writer = new OutboxWriter({
+      databaseUrl: url,
+      pool,
+      targets: [new PostgresTarget('postgres', pool)],
+      log,
+      metrics: new Metrics(),
+      writer: { pollMs: 2, reader: { gapGraceMs: 0 } },
+    });
+    await writer.start();
+    const rates = {
+      unnest: [] as number[],
+      copy: [] as number[],
+      writer: [] as number[],
+      append: [] as number[],
+    };
+    let base = clock.getTime() - 3 * 24 * 3600_000;
+    for (let round = 0; round < ROUNDS; round++) {
+      const batch = () => makePoints(POINTS, states, (base += POINTS));
+      rates.unnest.push(await rawUnnest(pool, batch()));
+      rates.copy.push(await rawCopy(pool, batch()));
+      const w = await throughWriter(writer, pool, batch());
+      rates.writer.push(w.rate);
+      rates.append.push(w.appendRate);
+      console.log(
+        `  round ${round + 1}: unnest ${fmt(rates.unnest[round]!)}/s, COPY ${fmt(rates.copy[round]!)}/s, writer ${fmt(w.rate)}/s (outbox append ${fmt(w.appendRate)}/s)`,
+      );
+    }
+    await writer.stop();
+    const [unnest, copy, written] = [median(rates.unnest), median(rates.copy), median(rates.writer)];
+    // Ratios per round (the three runs of a round are adjacent, so they share the machine's load), then the median.
+    const ratio = (other: number[]) => median(rates.writer.map((w, i) => w / other[i]!)) * 100;
+    console.log('\nInsert throughput into ts_points (median of rounds):');
+    console.log(`  raw unnest, 1,000 rows/statement:  ${fmt(unnest)} rows/s`);
+    console.log(`  raw COPY, one stream:              ${fmt(copy)} rows/s`);
+    console.log(
+      `  writer (outbox → ts_points):       ${fmt(written)} rows/s  (appending to the outbox: ${fmt(median(rates.append))} points/s)`,
+    );
+    console.log(
+      `  writer / unnest = ${ratio(rates.unnest).toFixed(0)}% (target ≥ 90%), writer / COPY = ${ratio(rates.copy).toFixed(0)}% (target ≥ 50%) — medians of the per-round ratios`,
+    );
+
+    await pool.query('TRUNCATE ts_points');
+    const fillStates = Array.from({ length: 1000 }, () => newId());
+    const days = 30;
+    const end = new Date(Date.UTC(clock.getUTCFullYear(), clock.getUTCMonth(), clock.getUTCDate()));
+    const start = new Date(end.getTime() - days * 24 * 3600_000);
+    const stepMs = Math.floor((days * 24 * 3600_000 * fillStates.length) / FILL);
+    console.log(
+      `\nFilling ts_points with ${fmt(FILL)} points (${fillStates.length} states, one point per state every ${(stepMs / 1000).toFixed(0)} s over ${days} days, time-ordered as ingest writes them)…`,
+    );
+    const f0 = now();
+    const perDay = 24 * 3600_000;
+    for (let day = 0; day < days; day++) {
+      // generate_series keeps the fill fast; the rows arrive in time order across states, like real ingest.
+      await pool.query(
+        `INSERT INTO ts_points (state_id, "time", value, text)
+         SELECT s.id, t, random() * 100, NULL
+           FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 millisecond', make_interval(secs => $3::float8 / 1000)) AS t,
+                unnest($4::uuid[]) AS s(id)`,
+        [
+          new Date(start.getTime() + day * perDay),
+          new Date(start.getTime() + (day + 1) * perDay),
+          stepMs,
+          fillStates,
+        ],
+      );
+    }
+    await pool.query('ANALYZE ts_points');
+    const { rows: filled } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM ts_points');
+    console.log(`  ${fmt(Number(filled[0]!.n))} rows in ${((now() - f0) / 1000).toFixed(0)} s`);
+
+    // TODO(lead): run this through the query endpoint's compiler (server/src/timeseries/query/) once it
+    // is merged, e.g. `SELECT mean(value) … GROUP BY time(1h)`; until then the equivalent parameterised SQL.
+    const hourlyMean = {
+      name: 'bench_hourly_mean',
+      text: `SELECT date_bin('1 hour', "time", TIMESTAMPTZ '2000-01-01 00:00:00+00') AS bucket, avg(value) AS mean
+               FROM ts_points WHERE state_id = $1 AND "time" >= $2 AND "time" < $3 GROUP BY 1 ORDER BY 1`,
+    };
+    const measure = async (label: string) => {
+      const plan = await pool.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, COSTS OFF) ${hourlyMean.text}`,
+        [fillStates[0], start, end],
+      );
+      const scans = plan.rows
+        .map((r) => r['QUERY PLAN'])
+        .map((line) =>
+          /(Index Only Scan|Bitmap Heap Scan|Bitmap Index Scan|Index Scan|Seq Scan)|Heap Fetches: (\d+)/.exec(
+            line,
+          ),
+        )
+        .filter((m) => m !== null)
+        .map((m) => m[1] ?? `${m[2]} heap fetches`);
+      const latencies: number[] = [];
+      let buckets = 0;
+      for (let i = 0; i < QUERIES + 20; i++) {
+        const state = fillStates[Math.floor(Math.random() * fillStates.length)]!;
+        const q0 = now();
+        const result = await pool.query({ ...hourlyMean, values: [state, start, end] });
+        if (i >= 20) latencies.push(now() - q0);
+        buckets = result.rowCount ?? 0;
+      }
+      console.log(
+        `  ${label}: p50 ${median(latencies).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms ` +
+          `(${buckets} buckets; per partition: ${scans.join(', ')})`,
+      );
+    };
+    console.log(
+      `\nHourly mean over ${days} days of one state (~${fmt(FILL / fillStates.length)} points), ${QUERIES} queries on random states (target p99 < 50 ms):`,
+    );
+    // Fresh pages are not all-visible until (auto)vacuum has passed: every index entry then costs a heap visit.
+    await measure('just written (ANALYZE only)');
+    // The partitions ask autovacuum to pass after every 100,000 inserted rows (partitions.ts): wait for it.
+    const w0 = now();
+    const vacuumed = async () => {
+      const { rows } = await pool.query<{ pending: string }>(
+        `SELECT count(*) AS pending FROM pg_stat_user_tables
+          WHERE relname LIKE 'ts_points_p%' AND n_live_tup > 0 AND last_autovacuum IS NULL`,
+      );
+      return Number(rows[0]!.pending) === 0;
+    };
+    while (!(await vacuumed()) && now() - w0 < 240_000) await new Promise((r) => setTimeout(r, 1000));
+    if (await vacuumed())
+      await measure(`after autovacuum (came ${((now() - w0) / 1000).toFixed(0)} s later)`);
+    else {
+      await pool.query('VACUUM ts_points');
+      await measure('autovacuum did not come within 4 min; after a manual VACUUM');
+    }
+    console.log('\nCommand: npm run bench:timeseries');
+    await pool.end();
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();

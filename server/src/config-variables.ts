@@ -1,0 +1,349 @@
+import os from 'node:os';
+import path from 'node:path';
+import {
+  ConfigError,
+  defaultDataDir,
+  constant,
+  email,
+  integer,
+  logLevel,
+  optionalUrl,
+  password,
+  port,
+  text,
+  url,
+  type LogLevel,
+  type Parser,
+} from './config-values.js';
+import {
+  DEFAULT_TIMESERIES_TARGETS,
+  parseTimeSeriesTargets,
+} from './timeseries/timeseries-targets.config.js';
+import type { Config } from './config.js';
+
+/** Every environment variable: name, default, README text and parser (the README table is generated from it). */
+export interface EnvVariable<K extends keyof Config> {
+  name: string;
+  key: K;
+  description: string;
+  /** Human-readable default for the README. */
+  defaultText: string;
+  default: (env: NodeJS.ProcessEnv) => Config[K];
+  parse: Parser<Config[K]>;
+}
+
+function variable<K extends keyof Config>(v: EnvVariable<K>): EnvVariable<K> {
+  return v;
+}
+
+export const ENV_VARIABLES = [
+  variable({
+    name: 'STELLWERK_DATA_DIR',
+    key: 'dataDir',
+    description: 'Data directory (embedded PostgreSQL, secrets key, spool).',
+    defaultText:
+      'root: `/var/lib/stellwerk`; Linux: `$XDG_DATA_HOME/stellwerk`; macOS: `~/Library/Application Support/Stellwerk`; Windows: `%PROGRAMDATA%\\Stellwerk`',
+    default: (env) => defaultDataDir(env),
+    parse: (raw, name) => path.resolve(text(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_HTTP_HOST',
+    key: 'httpHost',
+    description: 'Address the HTTP server binds to.',
+    defaultText: '`0.0.0.0`',
+    default: constant('0.0.0.0'),
+    parse: text,
+  }),
+  variable({
+    name: 'STELLWERK_HTTP_PORT',
+    key: 'httpPort',
+    description: 'HTTP port (API, console, health, metrics). 0 picks a free port and logs it.',
+    defaultText: '`8080`',
+    default: constant(8080),
+    parse: port,
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_PORT',
+    key: 'mqttPort',
+    description: 'MQTT port of the embedded broker. 0 picks a free port.',
+    defaultText: '`1883`',
+    default: constant(1883),
+    parse: port,
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_HOST',
+    key: 'mqttHost',
+    description:
+      'Address the embedded broker (TCP and TLS) binds to. MQTT over WebSocket uses the HTTP port at `/mqtt`.',
+    defaultText: '`0.0.0.0`',
+    default: constant('0.0.0.0'),
+    parse: text,
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_TLS_PORT',
+    key: 'mqttTlsPort',
+    description:
+      'MQTT over TLS port of the embedded broker (needs `STELLWERK_MQTT_TLS_CERT` and `STELLWERK_MQTT_TLS_KEY`). 0 picks a free port.',
+    defaultText: 'unset: no TLS listener',
+    default: constant(undefined),
+    parse: (raw, name) => (raw.trim() === '' ? undefined : port(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_TLS_CERT',
+    key: 'mqttTlsCert',
+    description: 'PEM file with the certificate (chain) of the MQTT TLS listener.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: (raw) => (raw.trim() === '' ? undefined : path.resolve(raw.trim())),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_TLS_KEY',
+    key: 'mqttTlsKey',
+    description: 'PEM file with the private key of the MQTT TLS listener.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: (raw) => (raw.trim() === '' ? undefined : path.resolve(raw.trim())),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_PACKET_BYTES',
+    key: 'mqttMaxPacketBytes',
+    description: 'Largest MQTT packet the broker accepts; a client sending a larger one is disconnected.',
+    defaultText: '`262144` (256 KiB)',
+    default: constant(262_144),
+    parse: integer(1024, 268_435_455),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_CONNECT_TIMEOUT_MS',
+    key: 'mqttConnectTimeoutMs',
+    description: 'A connection that has not sent its MQTT CONNECT within this time is closed.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(100, 600_000),
+  }),
+  variable({
+    name: 'STELLWERK_PG_PORT',
+    key: 'pgPort',
+    description: 'Port of the embedded PostgreSQL (ignored with `DATABASE_URL`). 0 picks a free port.',
+    defaultText: '`5433`',
+    default: constant(5433),
+    parse: port,
+  }),
+  variable({
+    name: 'DATABASE_URL',
+    key: 'databaseUrl',
+    description: 'External PostgreSQL (`postgres://user:pass@host:port/db`). Unset: embedded PostgreSQL.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: optionalUrl(['postgres:', 'postgresql:']),
+  }),
+  variable({
+    name: 'STELLWERK_PUBLIC_URL',
+    key: 'publicUrl',
+    description: 'URL users reach Stellwerk through (webhook URLs, OAuth redirect_uri check, links).',
+    defaultText: '`http://localhost:<STELLWERK_HTTP_PORT>`',
+    default: (env) => `http://localhost:${env.STELLWERK_HTTP_PORT?.trim() || '8080'}`,
+    parse: url(['http:', 'https:']),
+  }),
+  variable({
+    name: 'STELLWERK_ADMIN_EMAIL',
+    key: 'adminEmail',
+    description: 'First admin created on an empty database (with `STELLWERK_ADMIN_PASSWORD`).',
+    defaultText: 'unset: a one-time setup token is printed at start',
+    default: constant(undefined),
+    parse: email,
+  }),
+  variable({
+    name: 'STELLWERK_ADMIN_PASSWORD',
+    key: 'adminPassword',
+    description: 'Password of that first admin (at least 12 characters).',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: password,
+  }),
+  variable({
+    name: 'STELLWERK_LOG_LEVEL',
+    key: 'logLevel',
+    description: 'fatal, error, warn, info, debug, trace or silent.',
+    defaultText: '`info`',
+    default: constant<LogLevel>('info'),
+    parse: logLevel,
+  }),
+  variable({
+    name: 'STELLWERK_NODE_NAME',
+    key: 'nodeName',
+    description: 'Name of this server node in `/xapi/v1/health`.',
+    defaultText: 'host name and process id',
+    default: () => `${os.hostname()}-${process.pid}`,
+    parse: text,
+  }),
+  variable({
+    name: 'STELLWERK_BODY_LIMIT_BYTES',
+    key: 'bodyLimitBytes',
+    description: 'Largest accepted request body; larger bodies get 413.',
+    defaultText: '`1048576`',
+    default: constant(1_048_576),
+    parse: integer(1024, 1_073_741_824),
+  }),
+  variable({
+    name: 'STELLWERK_RATE_LIMIT_MAX',
+    key: 'rateLimitMax',
+    description: 'API calls allowed per client (token, API key or address) per window; then 429.',
+    defaultText: '`1200`',
+    default: constant(1200),
+    parse: integer(1, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_RATE_LIMIT_WINDOW_MS',
+    key: 'rateLimitWindowMs',
+    description: 'Length of the rate-limit window in milliseconds.',
+    defaultText: '`60000`',
+    default: constant(60_000),
+    parse: integer(100, 86_400_000),
+  }),
+  variable({
+    name: 'STELLWERK_AUTH_FAILURES_PER_ADDRESS',
+    key: 'authFailuresPerAddress',
+    description:
+      'Requests with an invalid token or API key one client address may send per rate-limit window; then 429.',
+    defaultText: '`100`',
+    default: constant(100),
+    parse: integer(1, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_INGEST_MAX_PENDING',
+    key: 'ingestMaxPending',
+    description:
+      'Packets that may wait for their commit to the packet store; beyond it new packets are refused (not acknowledged) until it drains.',
+    defaultText: '`100000`',
+    default: constant(100_000),
+    parse: integer(100, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_LOGIN_MAX_FAILURES',
+    key: 'loginMaxFailures',
+    description: 'Failed logins per account (e-mail) before logins to it are refused for a while.',
+    defaultText: '`10`',
+    default: constant(10),
+    parse: integer(1, 1000),
+  }),
+  variable({
+    name: 'STELLWERK_LOGIN_MAX_FAILURES_PER_CLIENT',
+    key: 'loginMaxFailuresPerClient',
+    description: 'Failed logins per client address (any e-mail) before that address is refused for a while.',
+    defaultText: '`50`',
+    default: constant(50),
+    parse: integer(1, 100_000),
+  }),
+  variable({
+    name: 'STELLWERK_LOGIN_LOCK_MS',
+    key: 'loginLockMs',
+    description: 'How long logins stay refused after too many failures, in milliseconds.',
+    defaultText: '`900000` (15 min)',
+    default: constant(900_000),
+    parse: integer(1000, 86_400_000),
+  }),
+  variable({
+    name: 'STELLWERK_TOKEN_TTL_SECONDS',
+    key: 'tokenTtlSeconds',
+    description: 'Lifetime of bearer tokens from `POST /xapi/v1/auth/login`.',
+    defaultText: '`43200` (12 h)',
+    default: constant(43_200),
+    parse: integer(60, 31_536_000),
+  }),
+  variable({
+    name: 'STELLWERK_SESSION_TTL_SECONDS',
+    key: 'sessionTtlSeconds',
+    description: 'Lifetime of console cookie sessions.',
+    defaultText: '`43200` (12 h)',
+    default: constant(43_200),
+    parse: integer(60, 31_536_000),
+  }),
+  variable({
+    name: 'STELLWERK_HEARTBEAT_INTERVAL_MS',
+    key: 'heartbeatIntervalMs',
+    description: 'How often each node writes its heartbeat to PostgreSQL.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(100, 600_000),
+  }),
+  variable({
+    name: 'STELLWERK_NODE_FAULTY_AFTER_MS',
+    key: 'nodeFaultyAfterMs',
+    description: 'A node silent for this long is reported faulty by `/xapi/v1/health`.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(100, 3_600_000),
+  }),
+  variable({
+    name: 'STELLWERK_SHUTDOWN_GRACE_MS',
+    key: 'shutdownGraceMs',
+    description: 'How long a shutdown waits for open requests to finish.',
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(0, 600_000),
+  }),
+  variable({
+    name: 'STELLWERK_SECRET_KEY',
+    key: 'secretKey',
+    description:
+      'Key (32 bytes, base64) that encrypts TOTP seeds and OAuth client secrets. Every node of one database needs the same key.',
+    defaultText: 'generated once into `<STELLWERK_DATA_DIR>/secret.key`',
+    default: constant(undefined),
+    parse: (raw, name) => {
+      const key = Buffer.from(raw.trim(), 'base64');
+      if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes encoded as base64');
+      return key;
+    },
+  }),
+  variable({
+    name: 'STELLWERK_SMTP_URL',
+    key: 'smtpUrl',
+    description:
+      'SMTP server for mail (`smtp://user:pass@host:587`, `smtps://…:465`). Unset: no mail is sent; invitation links are logged instead.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: optionalUrl(['smtp:', 'smtps:']),
+  }),
+  variable({
+    name: 'STELLWERK_MAIL_FROM',
+    key: 'mailFrom',
+    description: 'Sender of mail from Stellwerk (`Name <address>` or an address).',
+    defaultText: '`Stellwerk <no-reply@localhost>`',
+    default: constant('Stellwerk <no-reply@localhost>'),
+    parse: text,
+  }),
+  variable({
+    name: 'STELLWERK_MAX_CONCURRENT_JOBS',
+    key: 'maxConcurrentJobs',
+    description: 'Background jobs (imports, template synchronisation) one node runs at the same time.',
+    defaultText: '`2`',
+    default: constant(2),
+    parse: integer(1, 100),
+  }),
+  variable({
+    name: 'STELLWERK_PACKET_HISTORY_LIMIT',
+    key: 'packetHistoryLimit',
+    description: 'Packets per device the packet history shows; the list says when older packets exist.',
+    defaultText: '`200`',
+    default: constant(200),
+    parse: integer(50, 100_000),
+  }),
+  variable({
+    name: 'STELLWERK_GEOCODER_URL',
+    key: 'geocoderUrl',
+    description:
+      'Nominatim-compatible geocoder (`https://nominatim.openstreetmap.org`) for `?geocode=true` on digital twins. Unset: geocoding is off (offline sites) and such requests answer 422 `GEOCODER_NOT_CONFIGURED`.',
+    defaultText: 'unset',
+    default: constant(undefined),
+    parse: optionalUrl(['http:', 'https:']),
+  }),
+  variable({
+    name: 'STELLWERK_TIMESERIES_TARGETS',
+    key: 'timeseriesTargets',
+    description:
+      'Where state history is stored, comma-separated; the first is the primary (serves reads), the others secondaries: `postgres`, `influxdb-v1+http://user:pass@host:8086/db`, `influxdb-v2+http://host:8086/?org=…&bucket=…&token=…`, `victoria-metrics+http://host:8428`; options `name=`, `measurement=` (docs/timeseries.md).',
+    defaultText: '`postgres`',
+    default: () => DEFAULT_TIMESERIES_TARGETS,
+    parse: parseTimeSeriesTargets,
+  }),
+] as const;

@@ -1,0 +1,108 @@
+import type pg from 'pg';
+import { isUuid } from '../../platform/crypto/ids.js';
+import type { OutboxTuple } from '../outbox-reader.js';
+import type { PointFilter, TimeSeriesPoint, TimeSeriesTarget } from '../timeseries.types.js';
+
+/** Anything that runs a query: the pool, or a client inside the writer's transaction. */
+export interface Queryable {
+  query: pg.Pool['query'];
+}
+
+/**
+ * The default target: `ts_points` in the server's own PostgreSQL, range-partitioned by month
+ * (partitions.ts), indexed on (state_id, time). Inserts are `unnest` arrays through a prepared
+ * statement (ARCHITECTURE.md section 8: the fastest simple path for streaming batches). The writer
+ * calls `insert` inside the transaction that also advances this target's outbox cursor, so every
+ * point lands exactly once; `write` (its own transaction) exists for the interface and tools.
+ */
+export class PostgresTarget implements TimeSeriesTarget {
+  readonly kind = 'postgres' as const;
+
+  constructor(
+    readonly name: string,
+    private readonly pool: pg.Pool,
+    /** Rows per INSERT statement; large statements amortise the round trip, bounded for memory. */
+    private readonly rowsPerStatement = 10_000,
+  ) {}
+
+  async write(points: TimeSeriesPoint[]): Promise<void> {
+    await this.insert(this.pool, points);
+  }
+
+  async insert(db: Queryable, points: TimeSeriesPoint[]): Promise<void> {
+    await this.insertTuples(
+      db,
+      points.map((p) => [p.stateId, p.twinId, p.accountId, p.stateKey, p.time.getTime(), p.value, p.text]),
+    );
+  }
+
+  /** The writer's path: outbox tuples straight into column arrays, no object per point. */
+  async insertTuples(db: Queryable, tuples: OutboxTuple[]): Promise<void> {
+    for (let start = 0; start < tuples.length; start += this.rowsPerStatement) {
+      const end = Math.min(tuples.length, start + this.rowsPerStatement);
+      const stateIds = new Array<string>(end - start);
+      const times = new Array<number>(end - start);
+      const values = new Array<number | null>(end - start);
+      const texts = new Array<string | null>(end - start);
+      for (let i = start; i < end; i++) {
+        const tuple = tuples[i]!;
+        stateIds[i - start] = tuple[0];
+        times[i - start] = tuple[4];
+        values[i - start] = tuple[5];
+        texts[i - start] = tuple[6];
+      }
+      await db.query({
+        name: 'ts_points_insert_unnest',
+        // Times travel as epoch milliseconds: a number array parses faster than timestamp text.
+        text:
+          'INSERT INTO ts_points (state_id, "time", value, text) ' +
+          'SELECT s, to_timestamp(t / 1000), v, x FROM unnest($1::uuid[], $2::float8[], $3::float8[], $4::text[]) AS u(s, t, v, x)',
+        values: [stateIds, times, values, texts],
+      });
+    }
+  }
+
+  async readPoints(filter: PointFilter): Promise<TimeSeriesPoint[]> {
+    // Not a UUID → no such state; keeps a malformed id from becoming a database error.
+    const stateIds = filter.stateIds.filter(isUuid);
+    if (stateIds.length === 0) return [];
+    const result = await this.pool.query<{
+      state_id: string;
+      twin_id: string;
+      account_id: string;
+      key: string;
+      time: Date;
+      value: number | null;
+      text: string | null;
+    }>({
+      name: 'ts_points_read_range',
+      text:
+        'SELECT p.state_id, s.twin_id, s.account_id, s.key, p."time", p.value, p.text ' +
+        'FROM ts_points p JOIN data_states s ON s.id = p.state_id ' +
+        'WHERE p.state_id = ANY($1::uuid[]) AND p."time" >= $2 AND p."time" < $3 ' +
+        'ORDER BY p."time", p.state_id LIMIT $4',
+      values: [stateIds, filter.from, filter.to, filter.limit ?? null],
+    });
+    return result.rows.map((r) => ({
+      accountId: r.account_id,
+      twinId: r.twin_id,
+      stateId: r.state_id,
+      stateKey: r.key,
+      time: r.time,
+      value: r.value,
+      text: r.text,
+    }));
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      await this.pool.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The pool belongs to the time-series module, which closes it. */
+  async close(): Promise<void> {}
+}

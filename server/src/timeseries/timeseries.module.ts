@@ -1,0 +1,71 @@
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Lifecycle } from '../platform/lifecycle.js';
+import type { Metrics } from '../platform/metrics.js';
+import { OutboxSink } from './outbox.js';
+import { OutboxWriter, type OutboxWriterOptions } from './outbox-writer.js';
+import { PartitionMaintenance } from './partitions.js';
+import { RetentionJob } from './retention.js';
+import { createTarget } from './targets/create-target.js';
+import type { TimeSeriesTargetSpec } from './timeseries-targets.config.js';
+import { TimeSeriesStore, type TimeSeriesStoreOptions } from './timeseries.store.js';
+
+export interface TimeSeriesModuleOptions {
+  databaseUrl: string;
+  targets: TimeSeriesTargetSpec[];
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+  clock: () => Date;
+  /** Tuning for tests and the bench; production uses the defaults. */
+  writer?: OutboxWriterOptions['writer'];
+  cleanupMs?: number;
+  store?: TimeSeriesStoreOptions;
+}
+
+/**
+ * Everything of the time-series storage, built once per server (services.ts):
+ * - `sink`: appends points to the outbox inside the caller's transaction (state engine, API);
+ * - `store`: reads (serving target with failover) for the query endpoint;
+ * - `writer`, `partitions`, `retention`: the background parts, started together by `runtime`.
+ * The module's pool serves the postgres target, the outbox and the maintenance; it is closed
+ * when the runtime stops.
+ */
+export function createTimeSeries(options: TimeSeriesModuleOptions) {
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4 + options.targets.length });
+  // An idle connection dropped by the server must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const targets = options.targets.map((spec) => createTarget(spec, pool));
+  const sink = new OutboxSink();
+  const store = new TimeSeriesStore(targets, pool, options.store);
+  const writer = new OutboxWriter({
+    databaseUrl: options.databaseUrl,
+    pool,
+    targets,
+    log: options.log,
+    metrics: options.metrics,
+    ...(options.cleanupMs !== undefined ? { cleanupMs: options.cleanupMs } : {}),
+    ...(options.writer ? { writer: options.writer } : {}),
+  });
+  const partitions = new PartitionMaintenance({ pool, log: options.log, clock: options.clock });
+  const retention = new RetentionJob({
+    databaseUrl: options.databaseUrl,
+    pool,
+    log: options.log,
+    clock: options.clock,
+  });
+  const parts: Lifecycle[] = [partitions, writer, retention];
+  const runtime: Lifecycle = {
+    name: 'timeseries',
+    start: async () => {
+      for (const part of parts) await part.start();
+    },
+    stop: async () => {
+      for (const part of [...parts].reverse()) await part.stop();
+      await Promise.all(targets.map((t) => t.close()));
+      await pool.end();
+    },
+  };
+  return { pool, targets, sink, store, writer, partitions, retention, runtime };
+}
+
+export type TimeSeries = ReturnType<typeof createTimeSeries>;
