@@ -19,6 +19,11 @@ import { webhookRoutes } from './connectors/webhook.routes.js';
 import { jobRoutes } from './jobs/job.routes.js';
 import { deviceTemplateRoutes } from './templates/device-template.routes.js';
 import { virtualDeviceRoutes } from './devices/virtual-device.routes.js';
+import { activeDevicesRoutes } from './devices/active-devices.routes.js';
+import { dashboardRoutes } from './dashboards/dashboard.routes.js';
+import { digitalTwinRoutes } from './twins/digital-twin.routes.js';
+import { dataStateRoutes } from './states/data-state.routes.js';
+import { timeseriesQueryRoutes } from './timeseries/query/query.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -41,6 +46,11 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await jobRoutes(app, ctx, services);
   await deviceTemplateRoutes(app, ctx, services);
   await virtualDeviceRoutes(app, ctx, services);
+  await activeDevicesRoutes(app, ctx, services);
+  await dashboardRoutes(app, ctx, services);
+  await digitalTwinRoutes(app, ctx, services);
+  await dataStateRoutes(app, ctx, services);
+  await timeseriesQueryRoutes(app, ctx, services);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);
   return services;

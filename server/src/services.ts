@@ -38,6 +38,17 @@ import { templateSyncJob } from './templates/template-sync.js';
 import { VirtualDeviceService } from './devices/virtual-device.service.js';
 import { VirtualDeviceDataService } from './devices/virtual-device-data.service.js';
 import { deviceImportJob } from './devices/device-import.js';
+import { createTimeSeries } from './timeseries/timeseries.module.js';
+import { ActiveDevicesService } from './devices/active-devices.service.js';
+import { DashboardService } from './dashboards/dashboard.service.js';
+import { DigitalTwinService } from './twins/digital-twin.service.js';
+import { NominatimGeocoder } from './twins/geocoder.js';
+import { TwinStatisticsService } from './twins/twin-statistics.service.js';
+import { DataStateService } from './states/data-state.service.js';
+import { StateEngine } from './states/engine/state-engine.js';
+import { StateTimers } from './states/engine/state-timers.js';
+import { OutboxSink } from './timeseries/outbox.js';
+import { TimeSeriesQueryService } from './timeseries/query/query.service.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -116,7 +127,17 @@ export function createServices(ctx: AppContext) {
   );
   // After the packet store and connector telemetry: stopped before them, so its last batch still lands.
   const driverParsing = new DriverParsing();
+  // Twin states follow device states in the ingest batch's transaction (ADR 0100); points go to the outbox.
+  const stateEngine = new StateEngine({
+    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    points: new OutboxSink(),
+    log: ctx.log,
+    metrics: ctx.metrics,
+  });
+  // Before the pipeline: stopped after it, so its last batch still reaches the engine.
+  ctx.lifecycle.push(stateEngine);
   const ingest = new IngestPipeline({
+    commitHook: stateEngine.inBatch,
     parsing: driverParsing,
     databaseUrl: String(ctx.orm.config.get('clientUrl')),
     packets,
@@ -127,6 +148,13 @@ export function createServices(ctx: AppContext) {
   const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
   ingest.onVisible((updates) => live.publish(updates));
   ctx.lifecycle.push(ingest, live);
+  const stateTimers = new StateTimers({
+    engine: stateEngine,
+    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    clock: ctx.clock,
+    log: ctx.log,
+  });
+  ctx.lifecycle.push(stateTimers);
   const jobRunner = new JobRunner({
     orm: ctx.orm,
     log: ctx.log,
@@ -165,6 +193,27 @@ export function createServices(ctx: AppContext) {
     ctx.config.packetHistoryLimit,
   );
   const drivers = new DeviceDriverService(ctx.em, accounts, driverParsing);
+  const activeDevices = new ActiveDevicesService(ctx.em, accounts, ctx.clock);
+  const dashboards = new DashboardService(ctx.em, accounts);
+  const geocoder = ctx.config.geocoderUrl ? new NominatimGeocoder(ctx.config.geocoderUrl) : null;
+  const digitalTwins = new DigitalTwinService(ctx.em, accounts, dashboards, geocoder);
+  const twinStatistics = new TwinStatisticsService(ctx.em, accounts);
+  const dataStates = new DataStateService(ctx.em, stateEngine, ctx.clock);
+  virtualDevices.deletionGuards.push((device) => dataStates.deviceDeletionBlockers(device));
+  connectors.deletionGuards.push((connectorId) => dataStates.connectorDeletionBlockers(connectorId));
+  digitalTwins.deletionGuards.push((twin) => dataStates.twinDeletionBlockers(twin));
+  digitalTwins.routingListeners.push((twinId) => stateEngine.definitionsChanged(twinId));
+  // Writer, partitions and retention: outbox → every configured target (docs/timeseries.md).
+  const timeseries = createTimeSeries({
+    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    targets: ctx.config.timeseriesTargets,
+    metrics: ctx.metrics,
+    log: ctx.log,
+    clock: ctx.clock,
+  });
+  // Queries are pushed down as SQL while PostgreSQL serves reads, else evaluated over the serving target's points.
+  const timeseriesQuery = new TimeSeriesQueryService(ctx.em, accounts, ctx.clock, timeseries.store);
+  ctx.lifecycle.push(timeseries.runtime);
   ctx.orm.em.getEventManager().registerSubscriber(new DeviceCacheSubscriber(ingest));
   return {
     packets,
@@ -175,7 +224,16 @@ export function createServices(ctx: AppContext) {
     deviceTemplates,
     virtualDevices,
     virtualDeviceData,
+    activeDevices,
+    dashboards,
+    digitalTwins,
+    twinStatistics,
+    dataStates,
+    timeseriesQuery,
     ingest,
+    stateEngine,
+    stateTimers,
+    timeseries,
     live,
     connectors,
     connectorTelemetry,

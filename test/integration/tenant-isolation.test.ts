@@ -3,6 +3,7 @@ import type { RouteInfo } from '../../server/src/context.js';
 import { sampleValue, type JsonSchema } from './support/schema-sample.js';
 import { buildTenancyWorld, RELATIONS, type Relation, type TenancyWorld } from './support/tenancy-world.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
+import { insertTwin } from './support/twin-fixtures.js';
 
 /**
  * Generated from the server's route table, not hand-picked: every authenticated route is called
@@ -104,6 +105,20 @@ const FIXTURES: Record<string, Fixture> = {
     const r = await asRoot('POST', '/xapi/v1/device-drivers', { title: `fixture ${uniq()}`, accountId });
     return created(r.statusCode, r.body);
   },
+  digitalTwin: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/digital-twins', { title: `fixture ${uniq()}`, accountId });
+    return created(r.statusCode, r.body);
+  },
+  dashboard: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/dashboards', { title: `fixture ${uniq()}`, accountId });
+    return created(r.statusCode, r.body);
+  },
+  // The twin row through the ORM, so this fixture does not depend on the twins API.
+  state: async (accountId) => {
+    const twinId = await insertTwin(t, { accountId, title: `fixture ${uniq()}` });
+    const r = await asRoot('POST', `/xapi/v1/digital-twins/${twinId}/states`, { key: `fixture-${uniq()}` });
+    return created(r.statusCode, r.body);
+  },
   announcement: async (accountId) => {
     const r = await asRoot('POST', `/xapi/v1/accounts/${accountId}/announcements`, {
       title: 'Notice',
@@ -140,6 +155,12 @@ const PARAMS: Record<string, () => string> = {
 const BODIES: Record<string, () => Record<string, unknown>> = {
   'POST /xapi/v1/virtual-devices/import': () => ({ csv: `device_id,title\nprobe-${uniq()},Probe` }),
   'POST /xapi/v1/virtual-devices/bulk-delete-tags': () => ({ tags: ['probe'] }),
+  'POST /xapi/v1/timeseries/query': () => ({ query: 'SELECT twin.title, count(*)' }),
+};
+
+/** Query strings the schema alone cannot make valid. */
+const QUERIES: Record<string, () => Record<string, string>> = {
+  'GET /xapi/v1/timeseries/query': () => ({ query: 'SELECT twin.title, count(*)' }),
 };
 
 /** Objects in every account, so lists can be checked for leaks. */
@@ -170,7 +191,7 @@ async function callRoute(
     if (name !== 'id') url = url.replace(`:${name}`, PARAMS[name]?.() ?? 'missing-param-sample');
   }
   const selector = accountSelector(route);
-  const query: Record<string, string> = {};
+  const query: Record<string, string> = { ...QUERIES[key(route)]?.() };
   let body = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(route.method)
     ? (BODIES[key(route)]?.() ??
       (sampleValue(schemaOf(route, 'body'), 'body') as Record<string, unknown> | undefined))

@@ -34,6 +34,9 @@ export interface IssuedCredentials {
 
 export type DeactivationListener = (connectorId: string) => void;
 
+/** Something that may refuse a connector deletion (twin states fed through it); returns blockers. */
+export type ConnectorDeletionGuard = (connectorId: string) => Promise<unknown[]>;
+
 /**
  * Connectors of an account and what every front door needs from them: credential checks, the
  * connector log and packet counters. Callers have checked the route permission; tenancy is
@@ -42,6 +45,8 @@ export type DeactivationListener = (connectorId: string) => void;
  */
 export class ConnectorService {
   private readonly deactivationListeners: DeactivationListener[] = [];
+  /** Extension point: data states register a guard so a connector linked to a twin is not deleted. */
+  readonly deletionGuards: ConnectorDeletionGuard[] = [];
 
   constructor(
     private readonly em: () => EntityManager,
@@ -129,6 +134,8 @@ export class ConnectorService {
         devices.map((d) => ({ type: 'virtualDevice', id: d.id, title: d.title })),
       );
     }
+    const blockers = (await Promise.all(this.deletionGuards.map((guard) => guard(connector.id)))).flat();
+    if (blockers.length > 0) throw errors.deleteBlocked('The connector is linked to twins', blockers);
     await this.kind(connector.type).stop?.(connector.id);
     await this.em().removeAndFlush(connector);
     this.notifyDeactivated(connector.id);
