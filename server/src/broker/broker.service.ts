@@ -14,6 +14,7 @@ import { BrokerPolicy, type BrokerConnectors } from './broker-policy.js';
 import { connectProtocolVersion, FrameSizeGuard } from './mqtt-framing.js';
 import { Mqtt5Bridge } from './mqtt5-bridge.js';
 import { downlinkTopic } from './topic-acl.js';
+import { coalesceWrites } from './write-coalescer.js';
 
 /**
  * The embedded MQTT broker (Aedes): TCP on STELLWERK_MQTT_PORT, optional TLS, and WebSocket at `/mqtt`
@@ -173,6 +174,7 @@ export class BrokerService implements Lifecycle {
     request?: IncomingMessage,
   ) {
     const guard = new FrameSizeGuard(maxBytes);
+    coalesceWrites(stream);
     const tooLarge = () => {
       this.refusedConnections.inc({ reason: 'packet-too-large' });
       stream.destroy();
