@@ -77,7 +77,8 @@ export class PermissionScopeService {
 
   /**
    * Refused while users are restricted to the scope: dropping a user's last scope would lift
-   * the restriction and widen what they see.
+   * the restriction and widen what they see. Refused too while twins or devices carry it (their
+   * foreign keys restrict the deletion): they would silently lose their access area.
    */
   async delete(principal: Principal, id: string): Promise<void> {
     const scope = await this.get(principal, id);
@@ -93,6 +94,19 @@ export class PermissionScopeService {
         'Users are restricted to this permission scope; change them first',
         users.map((u) => ({ type: 'user', id: u.id, email: u.email })),
       );
+    }
+    const holders = await this.em()
+      .getConnection()
+      .execute<Array<{ type: string; id: string; title: string }>>(
+        `(SELECT 'digitalTwin' AS type, id, title FROM digital_twins
+           WHERE permission_scope_id = ? OR effective_permission_scope_id = ? ORDER BY title, id LIMIT 20)
+         UNION ALL
+         (SELECT 'virtualDevice' AS type, id, title FROM virtual_devices
+           WHERE permission_scope_id = ? ORDER BY title, id LIMIT 20)`,
+        [scope.id, scope.id, scope.id],
+      );
+    if (holders.length > 0) {
+      throw errors.deleteBlocked('Twins or devices are in this permission scope; change them first', holders);
     }
     await this.em().removeAndFlush(scope);
   }

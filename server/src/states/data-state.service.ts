@@ -6,6 +6,7 @@ import { canReach } from '../accounts/account.service.js';
 import type { VirtualDevice } from '../devices/virtual-device.entity.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { DigitalTwin } from '../twins/digital-twin.entity.js';
 import { DataState, type StateValueType } from './data-state.entity.js';
 import { normaliseMeta, type MetaInput } from './state-meta.js';
@@ -41,7 +42,8 @@ const definition = (s: DataState) => ({ key: s.key, valueType: s.valueType, sour
 
 /**
  * Data states of digital twins. Callers have checked state.read / state.manage; here the twin's
- * account must be reachable (404 otherwise). Values are set through the state engine
+ * account must be reachable and the twin visible through the caller's permission scopes (its
+ * effective scope, twins/twin-scopes.ts; 404 otherwise). Values are set through the state engine
  * (StateValueSetter) so dependants, the time series and live views follow; definitions are
  * checked here: unique keys, sources and their references, no aggregation cycles.
  */
@@ -53,8 +55,10 @@ export class DataStateService {
   ) {}
 
   async twin(principal: Principal, twinId: string): Promise<DigitalTwin> {
+    const notFound = () => errors.notFound('Digital twin', twinId);
     const twin = await this.em().findOne(DigitalTwin, { id: twinId }, { populate: ['account'] });
-    if (!twin || !canReach(principal, twin.account)) throw errors.notFound('Digital twin', twinId);
+    if (!twin || !canReach(principal, twin.account)) throw notFound();
+    scopeFilter(principal).assertVisible(twin.effectivePermissionScope?.id, notFound);
     return twin;
   }
 
@@ -73,8 +77,10 @@ export class DataStateService {
   }
 
   async get(principal: Principal, id: string): Promise<DataState> {
+    const notFound = () => errors.notFound('State', id);
     const state = await this.em().findOne(DataState, { id }, { populate: ['account', 'twin'] });
-    if (!state || !canReach(principal, state.account)) throw errors.notFound('State', id);
+    if (!state || !canReach(principal, state.account)) throw notFound();
+    scopeFilter(principal).assertVisible(state.twin.effectivePermissionScope?.id, notFound);
     return state;
   }
 
@@ -91,7 +97,7 @@ export class DataStateService {
     const source = parseStateSource(input.source);
     if (input.valueType === undefined && source?.type === 'boolean')
       input = { ...input, valueType: 'boolean' };
-    await this.apply(state, input);
+    await this.apply(principal, state, input);
     const initial = this.initialValue(state, input);
     await this.save(state, () => this.em().persist(state));
     this.values.definitionsChanged(twin.id);
@@ -102,7 +108,7 @@ export class DataStateService {
   async update(principal: Principal, id: string, input: DataStateInput): Promise<DataState> {
     const state = await this.get(principal, id);
     const before = definition(state);
-    await this.apply(state, input);
+    await this.apply(principal, state, input);
     const write = this.valueWrite(state, input);
     await this.save(state);
     if (!isDeepStrictEqual(before, definition(state))) this.values.definitionsChanged(state.twin.id);
@@ -156,7 +162,7 @@ export class DataStateService {
    * Checks first and changes the entity last: a query after a change would auto-flush it, and a
    * taken key would then fail outside `save`.
    */
-  private async apply(state: DataState, input: DataStateInput): Promise<void> {
+  private async apply(principal: Principal, state: DataState, input: DataStateInput): Promise<void> {
     const key = input.key === undefined ? state.key : input.key.trim();
     if (!key) throw errors.validation('key is required', [{ location: 'body', path: '/key' }]);
     if (key !== state.key || !state.key) {
@@ -167,7 +173,10 @@ export class DataStateService {
     const source = input.source === undefined ? state.source : parseStateSource(input.source);
     if (input.source !== undefined && source) {
       const self = { id: state.id, key, twinId: state.twin.id };
-      await checkSourceReferences(this.em(), state.account, self, source);
+      // A new source may read only what the caller sees; a kept one (a read-back PUT) is not re-judged.
+      const changed = !isDeepStrictEqual(source, state.source);
+      const visible = scopeFilter(changed ? principal : { permissionScopeIds: null });
+      await checkSourceReferences(this.em(), state.account, self, source, visible);
     }
     state.key = key;
     state.meta = meta;

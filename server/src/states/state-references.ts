@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account } from '../accounts/account.entity.js';
 import { VirtualDevice } from '../devices/virtual-device.entity.js';
+import type { ScopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
 import { sourceStateIds, type StateSource } from './state-source.js';
 
@@ -27,8 +28,10 @@ const notFound = (path: string, message: string) =>
   errors.validation(`Invalid source: ${path} ${message}`, [{ location: 'body', path, message }]);
 
 /**
- * Checks that the connector, device and states a source names exist in `account`; then that
- * saving it as state `selfId` closes no cycle. Throws VALIDATION_ERROR (400) naming the path, or
+ * Checks that the connector, device and states a source names exist in `account` and that the
+ * caller sees them through its permission scopes (`visible`: the device's scope, the effective
+ * scope of the state's twin); then that saving it as state `selfId` closes no cycle. Throws
+ * VALIDATION_ERROR (400) naming the path, the same for a hidden object as for a missing one, or
  * 422 CIRCULAR_STATE_REFERENCE with the cycle.
  */
 export async function checkSourceReferences(
@@ -36,14 +39,16 @@ export async function checkSourceReferences(
   account: Account,
   self: StateRef,
   source: StateSource,
+  visible: ScopeFilter,
 ): Promise<void> {
   if (source.type === 'connector' || source.type === 'hub') {
     const device = await em.findOne(
       VirtualDevice,
       { id: source.deviceId, account: account.id },
-      { fields: ['id', 'connector'] },
+      { fields: ['id', 'connector', 'permissionScope'] },
     );
-    if (!device) throw notFound('/source/deviceId', `device ${source.deviceId} not found`);
+    if (!device || !visible.allows(device.permissionScope?.id))
+      throw notFound('/source/deviceId', `device ${source.deviceId} not found`);
     if (source.type === 'connector' && device.connector?.id !== source.connectorId) {
       throw notFound('/source/connectorId', `connector ${source.connectorId} not found for this device`);
     }
@@ -51,10 +56,12 @@ export async function checkSourceReferences(
   const referenced = sourceStateIds(source);
   if (referenced.length === 0) return;
   const rows = await loadStates(em, account.id, referenced);
+  const seen = visible.restricted ? await visibleStates(em, referenced, visible) : null;
   const paths =
     source.type === 'aggregate' ? referenced.map((_, i) => `/source/stateIds/${i}`) : ['/source/stateId'];
   referenced.forEach((id, i) => {
-    if (id !== self.id && !rows.has(id)) throw notFound(paths[i]!, `state ${id} not found`);
+    if (id !== self.id && (!rows.has(id) || (seen && !seen.has(id))))
+      throw notFound(paths[i]!, `state ${id} not found`);
   });
   const cycle = await findCycle(self, referenced, (ids) => loadStates(em, account.id, ids));
   if (cycle) {
@@ -106,6 +113,18 @@ export async function findCycle(
     frontier = next;
   }
   return null;
+}
+
+/** Which of the states `ids` belong to twins the caller's permission scopes show. */
+async function visibleStates(em: EntityManager, ids: string[], visible: ScopeFilter): Promise<Set<string>> {
+  const scope = visible.sql('t.effective_permission_scope_id');
+  const rows = await em
+    .getConnection()
+    .execute<Array<{ id: string }>>(
+      `SELECT s.id FROM data_states s JOIN digital_twins t ON t.id = s.twin_id WHERE s.id IN (?) AND ${scope.sql}`,
+      [ids, ...scope.params],
+    );
+  return new Set(rows.map((r) => r.id));
 }
 
 async function loadStates(

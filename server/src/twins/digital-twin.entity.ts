@@ -2,6 +2,7 @@ import { EntitySchema } from '@mikro-orm/core';
 import { newId } from '../platform/crypto/ids.js';
 import { Account } from '../accounts/account.entity.js';
 import { Dashboard } from '../dashboards/dashboard.entity.js';
+import { PermissionScope } from '../permission-scopes/permission-scope.entity.js';
 
 /** A postal address; coordinates come with it or from the (optional) geocoder. */
 export interface TwinAddress {
@@ -31,8 +32,16 @@ export class DigitalTwin {
   referenceId: string | null = null;
   customProperties: Record<string, string> = {};
   tags: string[] = [];
-  /** Spec 3.2.20: true for new twins. */
+  /** Spec 3.2.20: true for new twins. True: the twin takes its parent's effective scope. */
   useParentScope = true;
+  /** The twin's own permission scope: what it has when `useParentScope` is false or it is a root twin. */
+  permissionScope: PermissionScope | null = null;
+  /**
+   * The scope that decides who sees the twin (docs/permission-scopes.md), derived from the own
+   * scopes and flags along `path` and stored so lists filter on one indexed column. Written only
+   * by TwinScopes (twin-scopes.ts), in the same transaction as the change it follows.
+   */
+  effectivePermissionScope: PermissionScope | null = null;
   status: TwinStatus = 'active';
   dashboard: Dashboard | null = null;
   createdAt: Date = new Date();
@@ -57,6 +66,21 @@ export const DigitalTwinSchema = new EntitySchema<DigitalTwin>({
     customProperties: { type: 'json' },
     tags: { type: 'text[]' },
     useParentScope: { type: 'boolean', default: true },
+    // Restrict, as on devices: a scope still given to twins is not deleted (409 DELETE_BLOCKED).
+    permissionScope: {
+      kind: 'm:1',
+      entity: () => PermissionScope,
+      nullable: true,
+      deleteRule: 'restrict',
+      index: true,
+    },
+    effectivePermissionScope: {
+      kind: 'm:1',
+      entity: () => PermissionScope,
+      nullable: true,
+      deleteRule: 'restrict',
+      index: true,
+    },
     status: { type: 'string', length: 20 },
     dashboard: { kind: 'm:1', entity: () => Dashboard, nullable: true, deleteRule: 'set null', index: true },
     createdAt: { type: 'datetime', columnType: 'timestamptz' },

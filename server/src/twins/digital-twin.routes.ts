@@ -35,6 +35,8 @@ export const digitalTwinDto = ({ twin: t, hierarchy, states }: TwinView) => ({
   customProperties: t.customProperties,
   tags: t.tags,
   useParentScope: t.useParentScope,
+  permissionScopeId: t.permissionScope?.id ?? null,
+  effectivePermissionScopeId: t.effectivePermissionScope?.id ?? null,
   status: t.status,
   dashboardId: t.dashboard?.id ?? null,
   hierarchy,

@@ -43,7 +43,18 @@ const fields = {
   ),
   customProperties: Type.Optional(CustomProperties),
   tags: Type.Optional(Type.Array(Label, { maxItems: 200 })),
-  useParentScope: Type.Optional(Type.Boolean({ description: 'Default true for new twins (3.2.20).' })),
+  useParentScope: Type.Optional(
+    Type.Boolean({
+      description:
+        "Default true for new twins (3.2.20): the twin takes its parent's effective permission scope.",
+    }),
+  ),
+  permissionScopeId: Type.Optional(
+    Type.Union([Uuid, Type.Null()], {
+      description:
+        "The twin's own permission scope (a scope of its account), used when useParentScope is false or the twin is a root twin.",
+    }),
+  ),
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('inactive')])),
   dashboardId: Type.Optional(NullableUuid),
 };
@@ -96,6 +107,11 @@ export const DigitalTwinReply = Type.Object({
   customProperties: Type.Record(Type.String(), Type.String()),
   tags: Type.Array(Type.String()),
   useParentScope: Type.Boolean(),
+  permissionScopeId: Type.Union([Uuid, Type.Null()]),
+  effectivePermissionScopeId: Type.Union([Uuid, Type.Null()], {
+    description:
+      'The scope that decides who sees the twin: permissionScopeId, or the parent’s effective scope while useParentScope holds.',
+  }),
   status: Type.String(),
   dashboardId: Type.Union([Uuid, Type.Null()]),
   hierarchy: Type.Array(Type.Object({ id: Uuid, title: Type.String() }), {

@@ -5,10 +5,12 @@ import type { DashboardService } from '../dashboards/dashboard.service.js';
 import type { DeviceCondition } from '../devices/virtual-device.filter.js';
 import { errors } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { DigitalTwin, type TwinAddress, type TwinStatus } from './digital-twin.entity.js';
 import { twinFilterSql } from './digital-twin.filter.js';
 import { locate, type Geocoder } from './geocoder.js';
 import { TwinHierarchy } from './twin-hierarchy.js';
+import { TwinScopes, visibleTwinSql } from './twin-scopes.js';
 
 export const DIGITAL_TWIN_SORTABLE = ['title', 'createdAt', 'updatedAt'] as const;
 const SORT_COLUMNS: Record<string, string> = {
@@ -29,6 +31,7 @@ export interface DigitalTwinInput {
   customProperties?: Record<string, string>;
   tags?: string[];
   useParentScope?: boolean;
+  permissionScopeId?: string | null;
   status?: TwinStatus;
   dashboardId?: string | null;
 }
@@ -64,8 +67,9 @@ export type TwinDeletionGuard = (twin: DigitalTwin) => Promise<unknown[]>;
 
 /**
  * Digital twins. Callers have checked digitalTwin.read/manage; here the twin's account must be
- * reachable (otherwise 404). A twin PUT never touches the twin's data states: they are only read
- * here, for replies.
+ * reachable and the twin visible through the caller's permission scopes (otherwise 404; the
+ * effective scope rule is in twin-scopes.ts). A twin PUT never touches the twin's data states:
+ * they are only read here, for replies.
  */
 export class DigitalTwinService {
   /** Extension point, as on virtual devices: guards return blockers (409 DELETE_BLOCKED). */
@@ -76,6 +80,7 @@ export class DigitalTwinService {
    */
   readonly routingListeners: Array<(twinId: string) => void> = [];
   private readonly hierarchy: TwinHierarchy;
+  private readonly scopes: TwinScopes;
 
   constructor(
     private readonly em: () => EntityManager,
@@ -84,6 +89,7 @@ export class DigitalTwinService {
     private readonly geocoder: Geocoder | null,
   ) {
     this.hierarchy = new TwinHierarchy(em);
+    this.scopes = new TwinScopes(em);
   }
 
   async list(
@@ -94,6 +100,7 @@ export class DigitalTwinService {
     const account = await this.accounts.actingAccount(principal, filter.accountId);
     const parts: Array<{ sql: string; params: unknown[] }> = [
       { sql: 't.account_id = ?', params: [account.id] },
+      visibleTwinSql(principal, 't'),
     ];
     if (filter.parentId) parts.push({ sql: 't.parent_id = ?', params: [filter.parentId] });
     if (filter.referenceId !== undefined)
@@ -117,18 +124,23 @@ export class DigitalTwinService {
     const ids = idRows.map((r) => r.id);
     const rows = ids.length ? await this.em().find(DigitalTwin, { id: { $in: ids } }) : [];
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const views = await this.views(ids.map((id) => byId.get(id)!));
+    const views = await this.views(
+      principal,
+      ids.map((id) => byId.get(id)!),
+    );
     return listResult(views, Number(countRows[0]?.n ?? 0), params);
   }
 
   async get(principal: Principal, id: string): Promise<DigitalTwin> {
+    const notFound = () => errors.notFound('Digital twin', id);
     const twin = await this.em().findOne(DigitalTwin, { id }, { populate: ['account'] });
-    if (!twin || !canReach(principal, twin.account)) throw errors.notFound('Digital twin', id);
+    if (!twin || !canReach(principal, twin.account)) throw notFound();
+    scopeFilter(principal).assertVisible(twin.effectivePermissionScope?.id, notFound);
     return twin;
   }
 
   async show(principal: Principal, id: string): Promise<TwinView> {
-    return this.view(await this.get(principal, id));
+    return this.view(principal, await this.get(principal, id));
   }
 
   /** `geocode`: resolve the address to coordinates with the configured geocoder first. */
@@ -141,14 +153,22 @@ export class DigitalTwinService {
     const twin = new DigitalTwin();
     twin.account = account;
     twin.useParentScope = input.useParentScope ?? true;
-    await this.apply(twin, input, geocode);
+    const parentId = input.parentId ?? null;
+    if (input.permissionScopeId === undefined && !(twin.useParentScope && parentId)) {
+      // A restricted caller could never see a twin without a scope: give it one of the caller's.
+      const scopeId = await this.scopes.defaultScope(principal, account);
+      if (scopeId) input = { ...input, permissionScopeId: scopeId };
+    }
+    await this.apply(principal, twin, input, geocode);
     await this.em().transactional(async () => {
       await this.hierarchy.lock(account.id);
-      twin.path = await this.hierarchy.pathBelow(account.id, twin.id, input.parentId ?? null);
-      twin.parent = input.parentId ? this.em().getReference(DigitalTwin, input.parentId) : null;
+      const parentScope = parentId ? await this.scopes.parentScope(principal, account.id, parentId) : null;
+      twin.path = await this.hierarchy.pathBelow(account.id, twin.id, parentId);
+      twin.parent = parentId ? this.em().getReference(DigitalTwin, parentId) : null;
+      this.scopes.adopt(principal, twin, this.scopes.effectiveOf(twin, parentScope));
       this.em().persist(twin);
     });
-    return this.view(twin);
+    return this.view(principal, twin);
   }
 
   /** Partial: omitted fields keep their value; a new parent moves the twin with its subtree. */
@@ -160,24 +180,34 @@ export class DigitalTwinService {
   ): Promise<TwinView> {
     const twin = await this.get(principal, id);
     const referenceId = twin.referenceId;
-    await this.apply(twin, input, geocode);
+    const scopeBefore = { flag: twin.useParentScope, own: twin.permissionScope?.id ?? null };
+    await this.apply(principal, twin, input, geocode);
     const newParentId = input.parentId;
-    if (newParentId !== undefined && newParentId !== (twin.parent?.id ?? null)) {
+    const moving = newParentId !== undefined && newParentId !== (twin.parent?.id ?? null);
+    const rescoped =
+      twin.useParentScope !== scopeBefore.flag || (twin.permissionScope?.id ?? null) !== scopeBefore.own;
+    if (moving || rescoped) {
       await this.em().transactional(async () => {
         const accountId = twin.account.id;
         await this.hierarchy.lock(accountId);
-        // Re-read under the lock: a concurrent move may have changed this twin's place meanwhile.
-        const oldPath = (await this.hierarchy.storedPath(accountId, twin.id)) ?? twin.path;
-        const newPath = await this.hierarchy.pathBelow(accountId, twin.id, newParentId);
-        await this.hierarchy.moveSubtree(accountId, oldPath, newPath);
-        twin.path = newPath;
-        twin.parent = newParentId ? this.em().getReference(DigitalTwin, newParentId) : null;
+        if (moving) {
+          if (newParentId) await this.scopes.parentScope(principal, accountId, newParentId);
+          // Re-read under the lock: a concurrent move may have changed this twin's place meanwhile.
+          const oldPath = (await this.hierarchy.storedPath(accountId, twin.id)) ?? twin.path;
+          const newPath = await this.hierarchy.pathBelow(accountId, twin.id, newParentId);
+          await this.hierarchy.moveSubtree(accountId, oldPath, newPath);
+          twin.path = newPath;
+          twin.parent = newParentId ? this.em().getReference(DigitalTwin, newParentId) : null;
+        }
+        // From the stored rows, so a concurrent change of another field of this twin counts too.
+        await this.em().flush();
+        this.scopes.adopt(principal, twin, await this.scopes.refreshSubtree(accountId, twin.id));
       });
     } else {
       await this.em().flush();
     }
     if (twin.referenceId !== referenceId) this.routingChanged(twin.id);
-    return this.view(twin);
+    return this.view(principal, twin);
   }
 
   private routingChanged(twinId: string): void {
@@ -191,7 +221,7 @@ export class DigitalTwinService {
     twin.latitude = null;
     twin.longitude = null;
     await this.em().flush();
-    return this.view(twin);
+    return this.view(principal, twin);
   }
 
   /** Its data states go with it (foreign key cascade); its children become root twins. */
@@ -202,20 +232,24 @@ export class DigitalTwinService {
     await this.em().transactional(async () => {
       await this.hierarchy.lock(twin.account.id);
       const path = (await this.hierarchy.storedPath(twin.account.id, twin.id)) ?? twin.path;
+      await this.scopes.keepInheritedScopes(twin.account.id, twin.id);
       await this.hierarchy.detachChildren(twin.account.id, path);
       this.em().remove(twin);
     });
     this.routingChanged(id);
   }
 
-  async view(twin: DigitalTwin): Promise<TwinView> {
-    return (await this.views([twin]))[0]!;
+  async view(principal: Principal, twin: DigitalTwin): Promise<TwinView> {
+    return (await this.views(principal, [twin]))[0]!;
   }
 
-  /** Hierarchy and states of several twins in two queries. */
-  async views(twins: DigitalTwin[]): Promise<TwinView[]> {
+  /** Hierarchy (as far as the principal sees it) and states of several twins in two queries. */
+  async views(principal: Principal, twins: DigitalTwin[]): Promise<TwinView[]> {
     if (twins.length === 0) return [];
-    const lineages = await this.hierarchy.lineages(twins.map((t) => t.path));
+    const lineages = await this.hierarchy.lineages(
+      twins.map((t) => t.path),
+      scopeFilter(principal),
+    );
     const rows = await this.em().execute<Array<Record<string, unknown>>>(
       `SELECT id, twin_id, key, title, value_type, unit, value, timestamp, warning
          FROM data_states WHERE twin_id IN (?) ORDER BY key, id`,
@@ -239,7 +273,12 @@ export class DigitalTwinService {
     return twins.map((twin, i) => ({ twin, hierarchy: lineages[i]!, states: states.get(twin.id) ?? [] }));
   }
 
-  private async apply(twin: DigitalTwin, input: DigitalTwinInput, geocode: boolean): Promise<void> {
+  private async apply(
+    principal: Principal,
+    twin: DigitalTwin,
+    input: DigitalTwinInput,
+    geocode: boolean,
+  ): Promise<void> {
     if (input.title !== undefined) twin.title = input.title.trim();
     if (!twin.title) throw errors.validation('title is required', [{ path: '/title' }]);
     if (input.description !== undefined) twin.description = input.description;
@@ -250,6 +289,16 @@ export class DigitalTwinService {
     if (input.customProperties !== undefined) twin.customProperties = input.customProperties;
     if (input.tags !== undefined) twin.tags = [...new Set(input.tags)];
     if (input.useParentScope !== undefined) twin.useParentScope = input.useParentScope;
+    // The scope it has already is kept as is: a read-back twin may carry a scope the caller does not see.
+    if (
+      input.permissionScopeId !== undefined &&
+      input.permissionScopeId !== (twin.permissionScope?.id ?? null)
+    ) {
+      twin.permissionScope =
+        input.permissionScopeId === null
+          ? null
+          : await this.scopes.assignable(principal, twin.account, input.permissionScopeId);
+    }
     if (input.status !== undefined) twin.status = input.status;
     if (input.dashboardId !== undefined) {
       if (input.dashboardId === null) twin.dashboard = null;

@@ -1,5 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ScopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+
+/** A parent that is missing, in another account or hidden by the caller's scopes: one answer for all. */
+export const parentNotAssigned = (parentId: string) =>
+  errors.unprocessable(
+    'CONFIG_NOT_ASSIGNED',
+    `Parent twin ${parentId} is not a twin of this twin's account`,
+    [{ path: '/parentId', id: parentId }],
+  );
 
 /**
  * The twin tree is stored twice: `parent_id` (the reference) and `path` (ids root → self, so
@@ -32,13 +41,7 @@ export class TwinHierarchy {
   async pathBelow(accountId: string, twinId: string, parentId: string | null): Promise<string[]> {
     if (parentId === null) return [twinId];
     const parentPath = await this.storedPath(accountId, parentId);
-    if (!parentPath) {
-      throw errors.unprocessable(
-        'CONFIG_NOT_ASSIGNED',
-        `Parent twin ${parentId} is not a twin of this twin's account`,
-        [{ path: '/parentId', id: parentId }],
-      );
-    }
+    if (!parentPath) throw parentNotAssigned(parentId);
     if (parentPath.includes(twinId)) {
       throw errors.unprocessable(
         'TWIN_HIERARCHY_CYCLE',
@@ -74,15 +77,21 @@ export class TwinHierarchy {
     );
   }
 
-  /** `{id, title}` from the root down to each twin, for several twins in one query. */
-  async lineages(paths: string[][]): Promise<Array<Array<{ id: string; title: string }>>> {
+  /**
+   * `{id, title}` from the root down to each twin, for several twins in one query. Ancestors the
+   * caller's permission scopes hide are left out, as a hidden twin is everywhere else.
+   */
+  async lineages(
+    paths: string[][],
+    visible: ScopeFilter,
+  ): Promise<Array<Array<{ id: string; title: string }>>> {
     const ids = [...new Set(paths.flat())];
     if (ids.length === 0) return paths.map(() => []);
-    const rows = await this.em().execute<Array<{ id: string; title: string }>>(
-      'SELECT id, title FROM digital_twins WHERE id IN (?)',
+    const rows = await this.em().execute<Array<{ id: string; title: string; scope: string | null }>>(
+      'SELECT id, title, effective_permission_scope_id AS scope FROM digital_twins WHERE id IN (?)',
       [ids],
     );
-    const titles = new Map(rows.map((r) => [r.id, r.title]));
+    const titles = new Map(rows.filter((r) => visible.allows(r.scope)).map((r) => [r.id, r.title]));
     return paths.map((path) =>
       path.filter((id) => titles.has(id)).map((id) => ({ id, title: titles.get(id)! })),
     );

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import type { AccountService } from '../accounts/account.service.js';
+import { visibleTwinSql } from './twin-scopes.js';
 
 export interface TwinStatisticsQuery {
   accountId?: string;
@@ -14,7 +15,8 @@ const DEFAULT_SAMPLE_SIZE = 10;
  * Figures about the twins of an account (optionally with its sub-accounts) and a sample of them.
  * The sample is the `sampleSize` most recently changed twins (updatedAt descending, then id):
  * deterministic, so two calls agree, and the twins a person is working on come first.
- * Callers have checked digitalTwin.read; the account must be reachable.
+ * Callers have checked digitalTwin.read; the account must be reachable, and only twins the
+ * caller's permission scopes show (and their states) are counted or sampled.
  */
 export class TwinStatisticsService {
   constructor(
@@ -27,26 +29,36 @@ export class TwinStatisticsService {
     const includeSubAccounts = query.includeSubAccounts ?? false;
     const sampleSize = query.sampleSize ?? DEFAULT_SAMPLE_SIZE;
     // Sub-accounts: every account whose path passes through this one (the account included).
-    const scope = (alias: string) =>
+    const accounts = (alias: string) =>
       includeSubAccounts
         ? {
             sql: `${alias}.account_id IN (SELECT a.id FROM accounts a WHERE ?::uuid = ANY(a.path))`,
             params: [account.id],
           }
         : { sql: `${alias}.account_id = ?`, params: [account.id] };
+    const visible = visibleTwinSql(principal, 't');
+    const twins = { sql: `${accounts('t').sql} AND ${visible.sql}`, params: [account.id, ...visible.params] };
+    // States count when their twin is visible; unrestricted callers skip the subquery.
+    const states =
+      visible.sql === 'TRUE'
+        ? accounts('s')
+        : {
+            sql: `${accounts('s').sql} AND s.twin_id IN (SELECT t.id FROM digital_twins t WHERE ${visible.sql})`,
+            params: [account.id, ...visible.params],
+          };
     const em = this.em();
     const [twinRows, stateRows, sample] = await Promise.all([
       em.execute<Array<{ status: string; n: string; located: string; with_dashboard: string }>>(
         `SELECT status, count(*) AS n,
                 count(*) FILTER (WHERE latitude IS NOT NULL AND longitude IS NOT NULL) AS located,
                 count(*) FILTER (WHERE dashboard_id IS NOT NULL) AS with_dashboard
-           FROM digital_twins t WHERE ${scope('t').sql} GROUP BY status ORDER BY status`,
-        scope('t').params,
+           FROM digital_twins t WHERE ${twins.sql} GROUP BY status ORDER BY status`,
+        twins.params,
       ),
       em.execute<Array<{ n: string; warned: string }>>(
         `SELECT count(*) AS n, count(*) FILTER (WHERE warning IS NOT NULL) AS warned
-           FROM data_states s WHERE ${scope('s').sql}`,
-        scope('s').params,
+           FROM data_states s WHERE ${states.sql}`,
+        states.params,
       ),
       sampleSize === 0
         ? Promise.resolve([])
@@ -54,9 +66,9 @@ export class TwinStatisticsService {
             `SELECT t.id, t.account_id, t.title, t.status, t.latitude, t.longitude, t.updated_at,
                     (SELECT count(*) FROM data_states s WHERE s.twin_id = t.id) AS state_count,
                     (SELECT count(*) FROM data_states s WHERE s.twin_id = t.id AND s.warning IS NOT NULL) AS warning_count
-               FROM digital_twins t WHERE ${scope('t').sql}
+               FROM digital_twins t WHERE ${twins.sql}
               ORDER BY t.updated_at DESC, t.id DESC LIMIT ?`,
-            [...scope('t').params, sampleSize],
+            [...twins.params, sampleSize],
           ),
     ]);
     const sum = (field: 'n' | 'located' | 'with_dashboard') =>

@@ -55,6 +55,21 @@ describe('SQL compiler', () => {
     expect(subtree.params.filter((p) => p === tenancy.accountId)).toHaveLength(2);
   });
 
+  it('limits twins, and the ancestors named in twin.hierarchy, to the caller’s permission scopes', () => {
+    const plan = planQuery('SELECT twin.hierarchy, value', now);
+    const scopes = ['0192d7a4-0000-7000-8000-0000000000b1', '0192d7a4-0000-7000-8000-0000000000b2'];
+    const restricted = { ...tenancy, permissionScopeIds: scopes };
+    const { sql, params } = compileSql(plan, restricted);
+    expect(sql).toContain('t.effective_permission_scope_id IN (?)');
+    expect(sql).toContain('a.effective_permission_scope_id IN (?)');
+    expect(params.filter((p) => Array.isArray(p))).toEqual([scopes, scopes]);
+    expect(sql.split('?').length - 1).toBe(params.length);
+    expect(compileStatesSql(null, restricted).sql).toContain('t.effective_permission_scope_id IN (?)');
+    expect(compileSql(plan, { ...tenancy, permissionScopeIds: [] }).sql).toContain(' AND FALSE');
+    for (const open of [tenancy, { ...tenancy, permissionScopeIds: null }])
+      expect(compileSql(plan, open).sql).not.toContain('permission_scope');
+  });
+
   it('binds IN lists as one array (knex expands it) and omits GROUP BY for a lone aggregate', () => {
     const { sql, params } = compileSql(
       planQuery("SELECT count(*) WHERE state.key IN ('a', 'b')", now),

@@ -7,7 +7,7 @@ import { BUCKET_ORIGIN_LOCAL, BUCKET_ORIGIN_UTC, intervalText } from './query.ti
  * SQL text comes only from fixed fragments in this file and query.columns.ts; every value from
  * the query (literals, property names, time zones, durations) is a bind parameter.
  *
- * Shape: a twins CTE limited to the caller's accounts, an inner select of point rows with the
+ * Shape: a twins CTE limited to the caller's accounts and permission scopes, an inner select of point rows with the
  * per-point keys (k0…), and an outer select that groups, orders and limits by those names, so a
  * parameterised expression such as a bucket is written once and grouped by name.
  */
@@ -16,6 +16,11 @@ import { BUCKET_ORIGIN_LOCAL, BUCKET_ORIGIN_UTC, intervalText } from './query.ti
 export interface Tenancy {
   accountId: string;
   includeSubAccounts: boolean;
+  /**
+   * The caller's permission scopes: only twins whose effective scope is one of them (and their
+   * states) are read. Null or absent: no restriction (docs/permission-scopes.md).
+   */
+  permissionScopeIds?: readonly string[] | null;
 }
 
 export interface CompiledSql {
@@ -72,15 +77,27 @@ export function compileStatesSql(filter: Filter | null, tenancy: Tenancy): Compi
 }
 
 function twinsCte(params: Params, tenancy: Tenancy, withHierarchy: boolean): string {
-  // Ancestors outside the twin's account are left out of the title path rather than disclosed.
+  // Ancestors outside the twin's account or the caller's scopes are left out of the title path rather than disclosed.
   const hierarchy = withHierarchy
     ? `, (SELECT string_agg(a.title, '${HIERARCHY_SEPARATOR}' ORDER BY x.ord) FROM unnest(t.path) WITH ORDINALITY AS x(id, ord) ` +
-      `JOIN digital_twins a ON a.id = x.id AND a.account_id = t.account_id) AS hierarchy`
+      `JOIN digital_twins a ON a.id = x.id AND a.account_id = t.account_id` +
+      `${scopeCondition('a', params, tenancy, ' AND ')}) AS hierarchy`
     : '';
   return (
     `SELECT t.id, t.title, t.reference_id, t.custom_properties, t.tags, t.path${hierarchy} ` +
-    `FROM digital_twins t WHERE ${accountCondition('t.account_id', params, tenancy)}`
+    `FROM digital_twins t WHERE ${accountCondition('t.account_id', params, tenancy)}` +
+    scopeCondition('t', params, tenancy, ' AND ')
   );
+}
+
+/** `<prefix>` and the permission-scope condition on twin alias `alias`; empty when unrestricted. */
+function scopeCondition(alias: string, params: Params, tenancy: Tenancy, prefix: string): string {
+  const ids = tenancy.permissionScopeIds;
+  if (ids === null || ids === undefined) return '';
+  // knex expands an array binding into a value list, hence `IN (?)`; no scopes: nothing is visible.
+  return ids.length
+    ? `${prefix}${alias}.effective_permission_scope_id IN (${params.bind([...ids])})`
+    : `${prefix}FALSE`;
 }
 
 function accountCondition(column: string, params: Params, tenancy: Tenancy): string {
