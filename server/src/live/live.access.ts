@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import { visibleTwinSql } from '../twins/twin-scopes.js';
 
 /**
  * Which of `deviceIds` the principal may see: devices of its home account or a sub-account
@@ -21,6 +22,29 @@ export async function visibleDevices(
         WHERE v.id = ANY(?::uuid[]) AND ?::uuid = ANY(a.path)
           ${scope.restricted ? 'AND v.permission_scope_id = ANY(?::uuid[])' : ''}`,
       [uuidArray(deviceIds), principal.accountId, ...(scope.restricted ? [uuidArray(scope.scopeIds)] : [])],
+    );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Which of `twinIds` the principal may see, by the twin routes' rule in one statement: the twin's
+ * account is the principal's home account or a sub-account (AccountService.canReach as SQL), and
+ * the twin is visible through the principal's permission scopes. The scope condition is the twins
+ * domain's own (`visibleTwinSql`, the effective scope inherited along the hierarchy), not a copy.
+ */
+export async function visibleTwins(
+  em: () => EntityManager,
+  principal: Principal,
+  twinIds: string[],
+): Promise<Set<string>> {
+  if (twinIds.length === 0) return new Set();
+  const scope = visibleTwinSql(principal, 't');
+  const rows = await em()
+    .getConnection()
+    .execute<Array<{ id: string }>>(
+      `SELECT t.id FROM digital_twins t JOIN accounts a ON a.id = t.account_id
+        WHERE t.id = ANY(?::uuid[]) AND ?::uuid = ANY(a.path) AND (${scope.sql})`,
+      [uuidArray(twinIds), principal.accountId, ...scope.params],
     );
   return new Set(rows.map((r) => r.id));
 }

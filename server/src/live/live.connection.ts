@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
+import type { LiveTopic } from './live.protocol.js';
 
 /**
  * One console's WebSocket. Sends go straight to the socket while it keeps up; when the socket's
@@ -17,7 +18,8 @@ export interface LiveConnectionOptions {
 }
 
 export class LiveConnection {
-  readonly subscriptions = new Set<string>();
+  /** Followed ids per topic (device ids, twin ids). */
+  readonly subscriptions: Record<LiveTopic, Set<string>> = { devices: new Set(), twins: new Set() };
   private queue: string[] = [];
   private dropped = 0;
   private droppedUnreported = 0;
@@ -42,6 +44,10 @@ export class LiveConnection {
 
   get open(): boolean {
     return this.socket.readyState === this.socket.OPEN;
+  }
+
+  get subscriptionCount(): number {
+    return this.subscriptions.devices.size + this.subscriptions.twins.size;
   }
 
   get droppedTotal(): number {

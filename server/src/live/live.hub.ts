@@ -1,28 +1,38 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import type { Principal } from '../auth/principal.js';
+import { hasPermission, type Principal } from '../auth/principal.js';
 import type { VisibleUpdate } from '../ingest/visible.stage.js';
-import { isUuid } from '../platform/crypto/ids.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
+import { errors } from '../platform/errors.js';
 import type { Metrics } from '../platform/metrics.js';
-import { credentialValid, visibleDevices } from './live.access.js';
+import type { StateChange } from '../states/engine/state-work.js';
+import { credentialValid, visibleDevices, visibleTwins } from './live.access.js';
 import { LiveConnection } from './live.connection.js';
+import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
 
 /**
- * Live push of device packets to consoles (`GET /xapi/v1/live`, docs/live.md).
+ * Live push of device packets and twin data-state changes to consoles (`GET /xapi/v1/live`, docs/live.md).
  *
- * Client → server: `{"subscribe":{"deviceIds":[…]}}`, `{"unsubscribe":{"deviceIds":[…]}}`.
- * Server → client: `{type:'subscribed', deviceIds, notFound}`, `{type:'unsubscribed', deviceIds}`,
- * `{type:'packets', packets:[{deviceId, receivedAt, states}, …]}`, `{type:'dropped', count}`, `{type:'error', error}`.
+ * Client → server: `{"subscribe":{"deviceIds":[…],"twinIds":[…]}}`, `{"unsubscribe":{…}}`.
+ * Server → client: `{type:'subscribed', deviceIds, twinIds, notFound}`, `{type:'unsubscribed', deviceIds, twinIds}`,
+ * `{type:'packets', packets:[{deviceId, receivedAt, states}, …]}`,
+ * `{type:'states', states:[{twinId, stateId, key, value, timestamp, warning?}, …]}`,
+ * `{type:'dropped', count}`, `{type:'error', error}`.
  * Visibility is checked when subscribing (tenancy and permission scopes); the credential is
  * re-checked every minute and the socket closed with 4401 once it is revoked or expired.
  */
 
+/** What following each topic needs, besides seeing the object (devices: their packets; twins: their states). */
+export const LIVE_PERMISSIONS: Record<LiveTopic, string> = {
+  devices: 'VirtualDevice.read',
+  twins: 'state.read',
+};
+
 export const LIVE_LIMITS = {
-  /** Device ids one connection may follow. */
+  /** Ids (devices and twins together) one connection may follow. */
   maxSubscriptions: 5000,
-  /** Device ids per subscribe message. */
+  /** Ids (devices and twins together) per subscribe message. */
   maxIdsPerMessage: 1000,
   maxMessageBytes: 64 * 1024,
   /** Messages waiting per connection before the oldest are dropped. */
@@ -34,7 +44,10 @@ export const LIVE_LIMITS = {
 export class LiveHub implements Lifecycle {
   readonly name = 'live-push';
   private readonly connections = new Set<LiveConnection>();
-  private readonly byDevice = new Map<string, Set<LiveConnection>>();
+  private readonly followers: Record<LiveTopic, Map<string, Set<LiveConnection>>> = {
+    devices: new Map(),
+    twins: new Map(),
+  };
   private timer: NodeJS.Timeout | undefined;
   private readonly dropped;
   private readonly sent;
@@ -47,7 +60,11 @@ export class LiveHub implements Lifecycle {
     private readonly limits = LIVE_LIMITS,
   ) {
     this.dropped = metrics.counter('stellwerk_live_dropped_total', 'Live messages dropped for slow consoles');
-    this.sent = metrics.counter('stellwerk_live_messages_total', 'Live packet messages queued to consoles');
+    this.sent = metrics.counter(
+      'stellwerk_live_messages_total',
+      'Live updates queued to consoles (one per entry and console), by kind (packets, states)',
+      ['kind'],
+    );
     metrics.gauge('stellwerk_live_connections', 'Open live WebSocket connections', [], (g) =>
       g.set(this.connections.size),
     );
@@ -68,29 +85,46 @@ export class LiveHub implements Lifecycle {
   }
 
   /**
-   * Pushes state updates to the consoles that follow each device (before commit: ADR 0092): one
-   * `packets` message per console per call, so a batch of updates costs one frame, not one per packet.
+   * Pushes device state updates to the consoles that follow each device, before the batch commits
+   * (ADR 0092): one `packets` message per console per call, so a batch costs one frame, not one per packet.
    */
   publish(updates: VisibleUpdate[]): void {
+    this.fanOut('devices', 'packets', updates, (u) => u.deviceId, packetEntry);
+  }
+
+  /**
+   * Pushes twin data-state changes to the consoles that follow each twin, after the state engine's
+   * transaction committed (StateEngine.onStateChanges): one `states` message per console per call.
+   */
+  publishStates(changes: StateChange[]): void {
+    this.fanOut('twins', 'states', changes, (c) => c.twinId, stateEntry);
+  }
+
+  /** One `{"type":kind, kind:[…]}` message per console following any of `items`, entries in order. */
+  private fanOut<T>(
+    topic: LiveTopic,
+    kind: 'packets' | 'states',
+    items: readonly T[],
+    idOf: (item: T) => string,
+    encode: (item: T) => string,
+  ): void {
+    const index = this.followers[topic];
+    if (index.size === 0) return;
     const perConnection = new Map<LiveConnection, string[]>();
     let sent = 0;
-    for (const u of updates) {
-      const followers = this.byDevice.get(u.deviceId);
+    for (const item of items) {
+      const followers = index.get(idOf(item));
       if (!followers) continue;
-      const item = JSON.stringify({
-        deviceId: u.deviceId,
-        receivedAt: u.receivedAt.toISOString(),
-        states: u.states,
-      });
+      const entry = encode(item);
       for (const c of followers) {
-        const items = perConnection.get(c);
-        if (items) items.push(item);
-        else perConnection.set(c, [item]);
+        const entries = perConnection.get(c);
+        if (entries) entries.push(entry);
+        else perConnection.set(c, [entry]);
       }
       sent += followers.size;
     }
-    for (const [c, items] of perConnection) c.send(`{"type":"packets","packets":[${items.join(',')}]}`);
-    if (sent > 0) this.sent.inc(sent);
+    for (const [c, entries] of perConnection) c.send(`{"type":"${kind}","${kind}":[${entries.join(',')}]}`);
+    if (sent > 0) this.sent.inc({ kind }, sent);
   }
 
   /** Takes over an upgraded socket of an authenticated principal. */
@@ -108,7 +142,8 @@ export class LiveHub implements Lifecycle {
   private detach(connection: LiveConnection): void {
     connection.close();
     this.connections.delete(connection);
-    for (const id of connection.subscriptions) this.unfollow(connection, id);
+    for (const topic of TOPICS)
+      for (const id of [...connection.subscriptions[topic]]) this.unfollow(connection, topic, id);
   }
 
   private async onMessage(connection: LiveConnection, data: RawData, isBinary: boolean): Promise<void> {
@@ -124,42 +159,74 @@ export class LiveHub implements Lifecycle {
     const request = parseRequest(message, this.limits.maxIdsPerMessage);
     if (typeof request === 'string') return this.reject(connection, request);
     if (request.kind === 'unsubscribe') {
-      for (const id of request.deviceIds) this.unfollow(connection, id);
-      return connection.send(JSON.stringify({ type: 'unsubscribed', deviceIds: request.deviceIds }));
+      for (const topic of TOPICS)
+        for (const id of idsOf(request, topic)) this.unfollow(connection, topic, id);
+      return connection.send(
+        JSON.stringify({ type: 'unsubscribed', deviceIds: request.deviceIds, twinIds: request.twinIds }),
+      );
     }
-    const fresh = request.deviceIds.filter((id) => !connection.subscriptions.has(id));
-    if (connection.subscriptions.size + fresh.length > this.limits.maxSubscriptions)
-      return this.reject(connection, `At most ${this.limits.maxSubscriptions} devices per connection`);
-    let visible: Set<string>;
+    return this.subscribe(connection, request);
+  }
+
+  private async subscribe(connection: LiveConnection, request: LiveRequest): Promise<void> {
+    const { principal, subscriptions } = connection;
+    for (const topic of TOPICS) {
+      const permission = LIVE_PERMISSIONS[topic];
+      if (idsOf(request, topic).length > 0 && !hasPermission(principal, permission)) {
+        // The HTTP error of a missing permission, as a message: the socket stays open for the other topic.
+        const { code, message, details } = errors.noPermission(permission);
+        return this.reject(connection, message, code, details);
+      }
+    }
+    const freshDevices = request.deviceIds.filter((id) => !subscriptions.devices.has(id));
+    const freshTwins = request.twinIds.filter((id) => !subscriptions.twins.has(id));
+    if (connection.subscriptionCount + freshDevices.length + freshTwins.length > this.limits.maxSubscriptions)
+      return this.reject(connection, `At most ${this.limits.maxSubscriptions} ids per connection`);
+    let visible: [Set<string>, Set<string>];
     try {
-      visible = await visibleDevices(this.em, connection.principal, fresh);
+      visible = await Promise.all([
+        visibleDevices(this.em, principal, freshDevices),
+        visibleTwins(this.em, principal, freshTwins),
+      ]);
     } catch (error) {
       this.log.warn({ err: error }, 'live push: visibility check failed');
       return this.reject(connection, 'Subscription failed; retry', 'UNAVAILABLE');
     }
     if (!connection.open) return;
-    for (const id of visible) this.follow(connection, id);
-    const deviceIds = request.deviceIds.filter((id) => connection.subscriptions.has(id));
-    const notFound = request.deviceIds.filter((id) => !connection.subscriptions.has(id));
-    connection.send(JSON.stringify({ type: 'subscribed', deviceIds, notFound }));
+    for (const id of visible[0]) this.follow(connection, 'devices', id);
+    for (const id of visible[1]) this.follow(connection, 'twins', id);
+    const deviceIds = request.deviceIds.filter((id) => subscriptions.devices.has(id));
+    const twinIds = request.twinIds.filter((id) => subscriptions.twins.has(id));
+    const notFound = [
+      ...request.deviceIds.filter((id) => !subscriptions.devices.has(id)),
+      ...request.twinIds.filter((id) => !subscriptions.twins.has(id)),
+    ];
+    connection.send(JSON.stringify({ type: 'subscribed', deviceIds, twinIds, notFound }));
   }
 
-  private reject(connection: LiveConnection, message: string, code = 'VALIDATION_ERROR'): void {
-    connection.send(JSON.stringify({ type: 'error', error: { code, message, details: [] } }));
+  private reject(
+    connection: LiveConnection,
+    message: string,
+    code = 'VALIDATION_ERROR',
+    details: unknown[] = [],
+  ): void {
+    connection.send(JSON.stringify({ type: 'error', error: { code, message, details } }));
   }
 
-  private follow(connection: LiveConnection, deviceId: string): void {
-    connection.subscriptions.add(deviceId);
-    let followers = this.byDevice.get(deviceId);
-    if (!followers) this.byDevice.set(deviceId, (followers = new Set()));
+  private follow(connection: LiveConnection, topic: LiveTopic, id: string): void {
+    connection.subscriptions[topic].add(id);
+    const index = this.followers[topic];
+    let followers = index.get(id);
+    if (!followers) index.set(id, (followers = new Set()));
     followers.add(connection);
   }
 
-  private unfollow(connection: LiveConnection, deviceId: string): void {
-    connection.subscriptions.delete(deviceId);
-    const followers = this.byDevice.get(deviceId);
+  private unfollow(connection: LiveConnection, topic: LiveTopic, id: string): void {
+    connection.subscriptions[topic].delete(id);
+    const index = this.followers[topic];
+    const followers = index.get(id);
     followers?.delete(connection);
-    if (followers?.size === 0) this.byDevice.delete(deviceId);
+    if (followers?.size === 0) index.delete(id);
   }
 
   /** Pings (dead peers are terminated) and re-checks credentials. */
@@ -179,18 +246,10 @@ export class LiveHub implements Lifecycle {
   }
 }
 
-type LiveRequest = { kind: 'subscribe' | 'unsubscribe'; deviceIds: string[] };
+const TOPICS: readonly LiveTopic[] = ['devices', 'twins'];
 
-function parseRequest(message: unknown, maxIds: number): LiveRequest | string {
-  if (typeof message !== 'object' || message === null) return 'Expected {"subscribe":{"deviceIds":[…]}}';
-  const body = message as Record<string, unknown>;
-  const kind = 'subscribe' in body ? 'subscribe' : 'unsubscribe' in body ? 'unsubscribe' : undefined;
-  if (!kind) return 'Expected {"subscribe":{"deviceIds":[…]}} or {"unsubscribe":{"deviceIds":[…]}}';
-  const ids = (body[kind] as { deviceIds?: unknown } | null)?.deviceIds;
-  if (!Array.isArray(ids) || ids.length > maxIds || !ids.every((id) => typeof id === 'string' && isUuid(id)))
-    return `${kind}.deviceIds must be an array of at most ${maxIds} device ids (UUIDs)`;
-  return { kind, deviceIds: [...new Set(ids as string[])].map((id) => id.toLowerCase()) };
-}
+const idsOf = (request: LiveRequest, topic: LiveTopic): string[] =>
+  topic === 'devices' ? request.deviceIds : request.twinIds;
 
 const rawText = (data: RawData): string =>
   (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer)).toString('utf8');

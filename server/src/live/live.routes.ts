@@ -2,10 +2,12 @@ import websocket from '@fastify/websocket';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { SESSION_COOKIE_PLAIN, SESSION_COOKIE_SECURE } from '../auth/authenticate.js';
+import { hasPermission } from '../auth/principal.js';
 import type { App, AppContext } from '../context.js';
 import { AppError, errors } from '../platform/errors.js';
 import { ErrorBody, errorResponses } from '../platform/http/schemas.js';
 import type { Services } from '../services.js';
+import { LIVE_PERMISSIONS } from './live.hub.js';
 
 export const LIVE_PROTOCOL = 'stellwerk.live.v1';
 const BEARER_PROTOCOL = 'bearer.';
@@ -28,14 +30,22 @@ export async function liveRoutes(app: App, ctx: AppContext, { live }: Services):
   app.route({
     method: 'GET',
     url: '/xapi/v1/live',
-    config: { auth: 'principal', permission: 'VirtualDevice.read' },
+    // No single route permission: either topic's permission opens the socket; each subscribe checks its own.
+    config: { auth: 'principal' },
     onRequest: async (request) => liftCredential(request, allowedOrigin),
+    preHandler: async (request) => {
+      const needed = Object.values(LIVE_PERMISSIONS);
+      if (!needed.some((p) => hasPermission(request.principal!, p))) throw errors.noPermission(needed[0]!);
+    },
     schema: {
       tags: ['live'],
-      summary: 'Live device packets over WebSocket',
+      summary: 'Live device packets and twin state changes over WebSocket',
       description:
-        'Upgrade to a WebSocket, then send `{"subscribe":{"deviceIds":[…]}}`; packets of visible devices arrive as ' +
-        '`{"type":"packets","packets":[{"deviceId","receivedAt","states"}]}`. Credential: `Authorization: Bearer`, `x-api-key`, ' +
+        'Needs VirtualDevice.read (devices) or state.read (twins). Upgrade to a WebSocket, then send ' +
+        '`{"subscribe":{"deviceIds":[…],"twinIds":[…]}}`; packets of visible devices arrive as ' +
+        '`{"type":"packets","packets":[{"deviceId","receivedAt","states"}]}`, state changes of visible twins as ' +
+        '`{"type":"states","states":[{"twinId","stateId","key","value","timestamp","warning"?}]}`. ' +
+        'Credential: `Authorization: Bearer`, `x-api-key`, ' +
         'the console cookie, subprotocol `bearer.<token>` / `apikey.<key>` (offer `stellwerk.live.v1` too) or `?token=`. ' +
         'A plain GET answers 426 UPGRADE_REQUIRED.',
       querystring: Type.Object({
