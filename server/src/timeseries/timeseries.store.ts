@@ -31,7 +31,9 @@ export class TimeSeriesStore implements TimeSeriesReads {
   ) {
     if (targets.length === 0) throw new Error('at least one time-series target is needed');
     this.healthTtlMs = options.healthTtlMs ?? 1000;
-    this.maxLagMs = options.maxLagMs ?? 30_000;
+    // Short: a target back from an outage shorter than this would serve answers missing that outage's
+    // points; the writers' normal lag (poll, commit-order grace) stays well below it.
+    this.maxLagMs = options.maxLagMs ?? 2000;
     this.now = options.now ?? Date.now;
   }
 

@@ -61,4 +61,6 @@ export interface TimeSeriesReads {
   servingTarget(): Promise<TimeSeriesTarget>;
   /** Raw points from the serving target, failing over to the next healthy target if it fails. */
   readPoints(filter: PointFilter): Promise<TimeSeriesPoint[]>;
+  /** As readPoints, naming the target that answered (after a failover: not the one `servingTarget` named). */
+  readPointsWithSource?(filter: PointFilter): Promise<{ target: string; points: TimeSeriesPoint[] }>;
 }

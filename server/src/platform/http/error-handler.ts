@@ -64,7 +64,8 @@ export function toErrorReply(error: unknown): {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return reply(400, 'VALIDATION_ERROR', fe.message);
   }
-  if (fe instanceof SyntaxError || fe?.statusCode === 400) {
+  // Only errors Fastify marks as the request's fault; a SyntaxError thrown by our own code is a 500.
+  if (fe?.statusCode === 400) {
     return reply(400, 'VALIDATION_ERROR', `Malformed request: ${fe.message}`);
   }
   if (isPgError(error)) {

@@ -113,6 +113,13 @@ export class RoutingIndex {
     return found;
   }
 
+  /** Every state that (transitively) depends on any of `stateIds`, in topological order. */
+  downstreamOfAll(stateIds: string[]): string[] {
+    if (stateIds.length === 1) return this.downstream(stateIds[0]!);
+    const all = new Set(stateIds.flatMap((id) => this.downstream(id)));
+    return [...all].sort((a, b) => this.rank.get(a)! - this.rank.get(b)!);
+  }
+
   /** The states a change of `stateIds` reads or writes: them, their dependents and those dependents' sources. */
   closure(stateIds: Iterable<string>): string[] {
     const all = new Set<string>();

@@ -182,7 +182,7 @@ export class StateEngine implements StateValueSetter, Lifecycle {
     const rows = await lockRows(db, index.closure(new Set(events.map((e) => e.stateId))));
     const work = new StateWork(index, rows);
     check?.(work);
-    for (const e of events) work.apply(e);
+    for (const group of togetherGroups(events)) work.applyTogether(group);
     await writeRows(db, work.dirtyRows());
     await this.options.points.append(db, work.points());
     return work;
@@ -241,4 +241,24 @@ export class StateEngine implements StateValueSetter, Lifecycle {
     }
     return this.pool;
   }
+}
+
+/**
+ * Runs of consecutive events from the same device update (same packet, index and time): the
+ * state work applies each run together, so aggregates over several of its keys see them at once.
+ */
+function togetherGroups(events: StateEvent[]): StateEvent[][] {
+  const groups: StateEvent[][] = [];
+  for (const e of events) {
+    const last = groups.at(-1)?.[0];
+    const together =
+      last?.seq !== undefined &&
+      e.seq !== undefined &&
+      last.seq[0] === e.seq[0] &&
+      last.seq[1] === e.seq[1] &&
+      last.time.getTime() === e.time.getTime();
+    if (together) groups.at(-1)!.push(e);
+    else groups.push([e]);
+  }
+  return groups;
 }

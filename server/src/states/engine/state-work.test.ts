@@ -115,6 +115,28 @@ describe('state work', () => {
     expect(new Set(work.dirtyRows().map((r) => r.id))).toEqual(new Set([a.id, sum.id, count.id, daySum.id]));
   });
 
+  it('keys of one device update are applied together: an aggregate over them takes no value in between', () => {
+    const a = def('a', { type: 'dynamic-routing', stateKey: 'a' });
+    const b = def('b', { type: 'dynamic-routing', stateKey: 'b' });
+    const sum = def('sum', { type: 'aggregate', operation: 'sum', stateIds: [a.id, b.id] });
+    const sums = def('sums', { type: 'time-aggregated', stateId: sum.id, operation: 'count', period: 'day' });
+    const w = world([a, b, sum, sums]);
+    const work = w.work();
+    const at = t('2026-05-01T10:00:00Z');
+    expect(
+      work.applyTogether([
+        { stateId: a.id, kind: 'receive', value: 2.5, time: at, seq: [9n, 0] },
+        { stateId: b.id, kind: 'receive', value: 1, time: at, seq: [9n, 0] },
+      ]),
+    ).toEqual([true, true]);
+    expect(work.changes.map((c) => [c.key, c.value])).toEqual([
+      ['a', 2.5],
+      ['b', 1],
+      ['sum', 3.5],
+      ['sums', 1],
+    ]);
+  });
+
   it('a replayed packet (at or below the last one taken) changes nothing', () => {
     const a = def('a', { type: 'dynamic-routing', stateKey: 'a' });
     const count = def('count', { type: 'time-aggregated', stateId: a.id, operation: 'count', period: 'day' });

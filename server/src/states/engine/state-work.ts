@@ -86,25 +86,39 @@ export class StateWork {
 
   /** Applies one event and what follows from it; true when the event's own state changed value. */
   apply(event: StateEvent): boolean {
+    return this.applyTogether([event])[0]!;
+  }
+
+  /**
+   * Applies events that happened together (the keys of one device update: same packet, index and
+   * time) to their own states first, then recomputes the dependents once. So a sum of two of them
+   * takes one value, never one in between that no device ever reported (it would be a point of its
+   * own at the same time, kept by PostgreSQL but overwritten in InfluxDB, and counted by time
+   * aggregates). Returns, per event, whether its own state changed value.
+   */
+  applyTogether(events: StateEvent[]): boolean[] {
+    const fired: Fired = new Map();
+    const results = events.map((event) => this.take(event, fired));
+    if (fired.size > 0) this.propagate([...fired.keys()], fired, events[0]!);
+    return results;
+  }
+
+  /** The event's own state: its value, and whether it fires its dependents (into `fired`). */
+  private take(event: StateEvent, fired: Fired): boolean {
     const def = this.index.byId.get(event.stateId);
     const row = this.rows.get(event.stateId);
     if (!def || !row) return false;
-    const fired: Fired = new Map();
-    let changed: boolean;
     if (event.kind === 'receive') {
       if (!isNew(event.seq, row.engine) || (row.timestamp && event.time < row.timestamp)) return false;
       row.engine = withSeq(row.engine, event.seq);
-      changed = this.setValue(def, row, event.value ?? null, event.time);
       fired.set(def.id, event.value ?? null);
-    } else if (event.kind === 'set') {
-      changed = this.setValue(def, row, event.value ?? null, event.time);
-      if (!changed) return false;
-      fired.set(def.id, row.value);
-    } else {
-      changed = this.tick(def, row, event.time);
-      if (changed) fired.set(def.id, row.value);
+      return this.setValue(def, row, event.value ?? null, event.time);
     }
-    if (fired.size > 0) this.propagate(def.id, fired, event);
+    const changed =
+      event.kind === 'set'
+        ? this.setValue(def, row, event.value ?? null, event.time)
+        : this.tick(def, row, event.time);
+    if (changed) fired.set(def.id, row.value);
     return changed;
   }
 
@@ -123,8 +137,8 @@ export class StateWork {
     }));
   }
 
-  private propagate(origin: string, fired: Fired, event: StateEvent): void {
-    for (const id of this.index.downstream(origin)) {
+  private propagate(origins: string[], fired: Fired, event: StateEvent): void {
+    for (const id of this.index.downstreamOfAll(origins)) {
       const def = this.index.byId.get(id)!;
       const row = this.rows.get(id);
       if (!row) continue;

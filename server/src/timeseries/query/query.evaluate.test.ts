@@ -98,6 +98,8 @@ describe('time and text helpers', () => {
     expect(likeRegex('50\\% of _x%', false).test('500 of ax')).toBe(false);
     expect(likeRegex('a.b(c)', false).test('a.b(c)')).toBe(true);
     expect(likeRegex('PUMP%', true).test('pump 3')).toBe(true);
+    expect(likeRegex('FAIL-%', false).test('FAIL-07')).toBe(true);
+    expect(likeRegex('a-\\-b', false).test('a--b')).toBe(true);
   });
 
   it('writes RFC 4180 CSV', () => {

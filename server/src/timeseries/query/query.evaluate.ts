@@ -276,4 +276,5 @@ export function likeRegex(pattern: string, caseInsensitive: boolean): RegExp {
   return regex;
 }
 
-const escapeRegex = (c: string) => c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+// Only syntax characters and `/`: with the `u` flag any other escape (`\-` …) is a SyntaxError.
+const escapeRegex = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

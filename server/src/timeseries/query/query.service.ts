@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AccountService } from '../../accounts/account.service.js';
 import type { Principal } from '../../auth/principal.js';
+import { scopeFilter } from '../../permission-scopes/scope-filter.js';
 import { AppError } from '../../platform/errors.js';
 import type { TimeSeriesReads, TimeSeriesTarget } from '../timeseries.types.js';
 import { planQuery } from './query.analyze.js';
@@ -38,9 +39,10 @@ export const LOCAL_POSTGRES = 'postgres';
 
 /**
  * Runs time-series queries. The caller has `timeseries.read`; the account is checked here and
- * enforced inside the SQL. When the serving target is PostgreSQL (or no store is given) the
- * query runs as one SQL statement; otherwise the states are resolved in PostgreSQL and the raw
- * points of the serving target are evaluated in memory with the same semantics.
+ * enforced inside the SQL, as are the caller's permission scopes (the twins' effective scopes).
+ * When the serving target is PostgreSQL (or no store is given) the query runs as one SQL
+ * statement; otherwise the states are resolved in PostgreSQL and the raw points of the serving
+ * target are evaluated in memory with the same semantics.
  */
 export class TimeSeriesQueryService {
   private readonly options: QueryServiceOptions;
@@ -58,16 +60,33 @@ export class TimeSeriesQueryService {
   async run(principal: Principal, input: TimeSeriesQueryInput): Promise<TimeSeriesQueryResult> {
     const account = await this.accounts.actingAccount(principal, input.accountId);
     const plan = planQuery(input.query, this.clock());
-    const tenancy: Tenancy = { accountId: account.id, includeSubAccounts: input.includeSubAccounts ?? false };
+    const scopes = scopeFilter(principal);
+    const tenancy: Tenancy = {
+      accountId: account.id,
+      includeSubAccounts: input.includeSubAccounts ?? false,
+      // Twins outside the caller's permission scopes are filtered in the twins CTE of both paths.
+      permissionScopeIds: scopes.restricted ? scopes.scopeIds : null,
+    };
     const target = this.reads ? await this.reads.servingTarget() : null;
+    let servedBy = target?.name ?? LOCAL_POSTGRES;
+    const reads = this.reads!;
     const rows =
       !target || target.kind === 'postgres'
         ? await this.runSql(plan, tenancy)
-        : await this.runInMemory(plan, tenancy, this.reads!);
+        : await this.runInMemory(plan, tenancy, {
+            // The serving target can fail mid-read (down since its last health check) and the store
+            // answer from the next one: `meta.target` names the one that answered.
+            readPoints: async (filter) => {
+              if (!reads.readPointsWithSource) return reads.readPoints(filter);
+              const read = await reads.readPointsWithSource(filter);
+              servedBy = read.target;
+              return read.points;
+            },
+          });
     return {
       columns: plan.columns.map((c) => ({ name: c.name, type: c.type })),
       rows: rows.map((row) => row.map((cell, i) => toJsonCell(cell, plan.columns[i]!.type))),
-      meta: { target: target?.name ?? LOCAL_POSTGRES, rowCount: rows.length, limit: plan.limit },
+      meta: { target: servedBy, rowCount: rows.length, limit: plan.limit },
     };
   }
 
