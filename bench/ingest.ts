@@ -1,39 +1,41 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import mqtt from 'mqtt';
 import pg from 'pg';
 import pino from 'pino';
 import WebSocket from 'ws';
 import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
-import { REPO_ROOT, startServer, type ServerProcess } from '../test/integration/support/server-process.js';
-import type { PublisherJob } from './publisher.js';
+import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
+import { backlog, createTwins, metric, printTwinFigures, referenceIdOf, TwinProbe } from './ingest-twins.js';
+import {
+  debug,
+  deviceKeys,
+  freePort,
+  mosquittoRun,
+  ms,
+  now,
+  pct,
+  publish,
+  rate,
+  sleep,
+  startMosquitto,
+  type Scenario,
+} from './load.js';
 
 /**
  * `npm run bench:ingest` — not a test. Same load against raw Mosquitto (pub → sub) and against
- * Stellwerk (publish → durable → parsed → state visible on the live WebSocket), on this machine.
+ * Stellwerk (publish → durable → parsed → state visible on the live WebSocket → twin state changed →
+ * row in ts_points; bench/ingest-twins.ts), on this machine.
  * Scale with BENCH_SCALE (default 1), add a soak with BENCH_SOAK_SECONDS (e.g. 600). docs/performance.md.
  */
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
+/** `0`: no twins (devices keep their referenceId), to see what the state engine and the ts writer cost. */
+const TWINS = process.env.BENCH_TWINS !== '0';
 /** Runs only the scenarios whose name contains this text (e.g. `QoS 1`). */
 const ONLY = process.env.BENCH_ONLY ?? '';
-const debug = (text: string) =>
-  process.env.BENCH_DEBUG && console.log(`  [${new Date().toISOString()}] ${text}`);
 const ADMIN = { email: 'bench@stellwerk.test', password: 'bench password 123' };
-
-interface Scenario {
-  name: string;
-  qos: 0 | 1;
-  processes: number;
-  clientsPerProcess: number;
-  perClient: number;
-  rate: number;
-  window: number;
-}
 
 const SCENARIOS: Scenario[] = [
   {
@@ -83,133 +85,6 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-const now = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (values: number[], p: number) => {
-  if (values.length === 0) return NaN;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
-const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(1)} ms` : '—');
-const rate = (n: number, millis: number) => Math.round((n * 1000) / Math.max(1, millis));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface PublisherResult {
-  sent: number;
-  acked: number;
-  startedAt: number;
-  finishedAt: number;
-  latencies: number[];
-}
-
-/** Starts the scenario's publisher processes, waits until all clients are connected, then fires. */
-async function publish(
-  s: Scenario,
-  base: Omit<PublisherJob, 'clients' | 'perClient' | 'rate' | 'window' | 'qos' | 'devicePrefix'>,
-) {
-  const children: ChildProcess[] = [];
-  const results: Array<Promise<PublisherResult>> = [];
-  const ready: Array<Promise<void>> = [];
-  for (let p = 0; p < s.processes; p++) {
-    const job: PublisherJob = {
-      ...base,
-      devicePrefix: `${s.clientsPerProcess > 10 ? 'slow' : 'fast'}${p}`,
-      clients: s.clientsPerProcess,
-      perClient: s.perClient,
-      rate: s.rate,
-      window: s.window,
-      qos: s.qos,
-    };
-    const child = fork(path.join(REPO_ROOT, 'bench/publisher.ts'), [JSON.stringify(job)], {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    children.push(child);
-    ready.push(new Promise((resolve) => child.once('message', () => resolve())));
-    results.push(
-      new Promise((resolve, reject) => {
-        child.on('message', (m: PublisherResult & { done?: boolean }) => m.done && resolve(m));
-        child.once('exit', (code) => code !== 0 && reject(new Error(`publisher exited with ${code}`)));
-      }),
-    );
-  }
-  await Promise.all(ready);
-  debug('publishers ready');
-  const firedAt = now();
-  for (const child of children) child.send('go');
-  const all = await Promise.all(results);
-  return {
-    firedAt,
-    sent: all.reduce((n, r) => n + r.sent, 0),
-    acked: all.reduce((n, r) => n + r.acked, 0),
-    finishedAt: Math.max(...all.map((r) => r.finishedAt)),
-    latencies: all.flatMap((r) => r.latencies),
-  };
-}
-
-async function startMosquitto(dir: string): Promise<{ port: number; stop: () => void }> {
-  const port = await freePort();
-  const conf = path.join(dir, 'mosquitto.conf');
-  await fs.writeFile(
-    conf,
-    [
-      `listener ${port} 127.0.0.1`,
-      'allow_anonymous true',
-      'persistence false',
-      'max_queued_messages 0',
-      'max_inflight_messages 0',
-      'log_dest none',
-    ].join('\n'),
-  );
-  const child = spawn('mosquitto', ['-c', conf], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
-      s.once('error', () => resolve(false));
-    });
-    if (open) return { port, stop: () => child.kill('SIGTERM') };
-    await sleep(50);
-  }
-  throw new Error('mosquitto did not start');
-}
-
-async function mosquittoRun(s: Scenario, port: number) {
-  const expected = s.processes * s.clientsPerProcess * s.perClient;
-  const sub = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { clientId: `bench-sub-${Date.now()}` });
-  await sub.subscribeAsync('bench/#', { qos: s.qos });
-  let received = 0;
-  let last = 0;
-  const latencies: number[] = [];
-  sub.on('message', (_topic, payload) => {
-    received++;
-    last = now();
-    latencies.push(last - (JSON.parse(payload.toString()) as { t: number }).t);
-  });
-  const pub = await publish(s, { url: `mqtt://127.0.0.1:${port}`, topic: 'bench/{device}/up' });
-  debug(`published ${pub.sent}, acked ${pub.acked}; received ${received}`);
-  const deadline = Date.now() + 30_000;
-  while (received < expected && Date.now() < deadline) await sleep(50);
-  debug(`received ${received}`);
-  await sub.endAsync(true);
-  return {
-    expected,
-    received,
-    perSecond: rate(received, last - pub.firedAt),
-    p50: pct(latencies, 50),
-    p99: pct(latencies, 99),
-  };
-}
-
 interface Stellwerk {
   server: ServerProcess;
   db: pg.Client;
@@ -234,6 +109,8 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
   const startId = await maxId();
   w.live.received = 0;
   w.live.latencies = [];
+  const twins = new TwinProbe(w.db, w.server.baseUrl);
+  await twins.begin();
   const pub = await publish(s, {
     url: `mqtt://127.0.0.1:${w.mqttPort}`,
     username: w.credentials.username,
@@ -253,6 +130,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
     }
     await sleep(20);
   }
+  const twinFigures = await twins.finish(pub.firedAt, parsedAt);
   // Where the tail comes from: the worst latency per tenth of the run, in arrival order.
   const tenths = (values: number[]) =>
     Array.from({ length: 10 }, (_, i) =>
@@ -277,6 +155,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
     visibleP50: pct(w.live.latencies, 50),
     visibleP99: pct(w.live.latencies, 99),
     liveReceived: w.live.received,
+    twins: twinFigures,
   };
 }
 
@@ -336,16 +215,19 @@ async function setUpStellwerk(dir: string): Promise<Stellwerk> {
      VALUES (gen_random_uuid(), $1, 'bench json', '', false, '{"type":"json"}', '[]', '{"rules":[]}', now(), now()) RETURNING id`,
     [user.accountId],
   );
-  const keys = [
-    ...Array.from({ length: 2 }, (_, p) => Array.from({ length: 2 }, (_, c) => `fast${p}-${c}`)).flat(),
-    ...Array.from({ length: 2 }, (_, p) => Array.from({ length: 500 }, (_, c) => `slow${p}-${c}`)).flat(),
-  ];
+  const keys = deviceKeys();
+  // Each device carries a referenceId: dynamic data routing sends its states to the twin with the same one.
   const devices = await db.query<{ id: string }>(
     `INSERT INTO virtual_devices (id, account_id, connector_id, driver_id, device_id, title, description, tags, groups,
-        key_value_data, activation_method, skip_frame_counter_check, health_state, created_at, updated_at)
-     SELECT gen_random_uuid(), $1, $2, $3, k, k, '', '{}', '{}', '{}', 'OTAA', false, 'Unknown', now(), now()
-       FROM unnest($4::text[]) AS k RETURNING id`,
-    [user.accountId, connector.id, driver.rows[0]!.id, keys],
+        key_value_data, activation_method, skip_frame_counter_check, health_state, reference_id, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, $2, $3, k, k, '', '{}', '{}', '{}', 'OTAA', false, 'Unknown', r, now(), now()
+       FROM unnest($4::text[], $5::text[]) AS d(k, r) RETURNING id`,
+    [user.accountId, connector.id, driver.rows[0]!.id, keys, keys.map(referenceIdOf)],
+  );
+  const t0 = now();
+  const twins = TWINS ? await createTwins(server.baseUrl, token, keys) : 0;
+  console.log(
+    `${keys.length} devices; ${twins} digital twins with one dynamic-routing state each, created through the XAPI in ${((now() - t0) / 1000).toFixed(1)} s${TWINS ? '' : ' (BENCH_TWINS=0)'}`,
   );
   const live = { received: 0, latencies: [] as number[], dropped: 0 };
   const socket = new WebSocket(`ws://127.0.0.1:${server.httpPort}/xapi/v1/live`, [
@@ -406,8 +288,14 @@ async function main(): Promise<void> {
       console.log(
         `  publish→state visible  p50 ${ms(r.visibleP50)} p99 ${ms(r.visibleP99)} (live WebSocket, ${r.liveReceived} received, ${w.live.dropped} dropped so far)`,
       );
+      printTwinFigures(r.twins, r.expected);
     }
     if (SOAK_SECONDS > 0) await soak(w);
+    const left = await backlog(w.db);
+    const written = await metric(w.server.baseUrl, 'stellwerk_timeseries_points_written_total');
+    console.log(
+      `\ntime-series writer at the end: backlog ${left.points} points (${left.rows} outbox rows), ${written} points written in total`,
+    );
     const rss = await peakRss(w.server.pid);
     console.log(`\nstellwerk server process: peak RSS ${rss.peakMb} MB, now ${rss.nowMb} MB`);
   } finally {
@@ -436,6 +324,7 @@ async function soak(w: Stellwerk): Promise<void> {
   console.log(
     `  durable ${r.durablePerSecond} msg/s, p99 durable ${ms(r.durableP99)}, p99 visible ${ms(r.visibleP99)}`,
   );
+  printTwinFigures(r.twins, r.expected);
   console.log(`  RSS every 30 s (MB): ${samples.join(' ')}`);
 }
 

@@ -16,6 +16,7 @@ import { OutboxWriter } from '../server/src/timeseries/outbox-writer.js';
 import { PartitionMaintenance } from '../server/src/timeseries/partitions.js';
 import { PostgresTarget } from '../server/src/timeseries/targets/postgres.target.js';
 import type { TimeSeriesPoint } from '../server/src/timeseries/timeseries.types.js';
+import { byStateId, byTwinTitle, HourlyMeanBench, seedStates } from './timeseries-query.js';
 
 /**
  * `npm run bench:timeseries` — not a test. On one embedded PostgreSQL, in the same run:
@@ -23,7 +24,8 @@ import type { TimeSeriesPoint } from '../server/src/timeseries/timeseries.types.
  *    1,000 → delivered by the postgres target's writer), raw `unnest` inserts of 1,000 rows (prepared)
  *    and one raw COPY stream — interleaved rounds, medians reported, as ratios;
  * 2. ts_points filled with 10 million points (1,000 states × 30 days), then p50/p99 of "hourly mean
- *    over 30 days of one state". BENCH_POINTS (default 300000) sets the points per throughput round,
+ *    over 30 days of one state" through the query language (bench/timeseries-query.ts).
+ *    BENCH_POINTS (default 200000) sets the points per throughput round,
  *    BENCH_FILL (default 10000000) the fill. docs/performance.md has the figures.
  */
 
@@ -34,8 +36,6 @@ const QUERIES = 500;
 const log = pino({ level: 'warn' });
 const now = () => performance.now();
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
-const pct = (v: number[], p: number) =>
-  [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor((p / 100) * v.length))]!;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function makePoints(count: number, states: string[], start: number): TimeSeriesPoint[] {
@@ -136,10 +136,10 @@ async function main() {
     await fs.rm(dir, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  // Kept open for the query part: TimeSeriesQueryService runs its statements through the ORM.
+  const orm = await openOrm({ clientUrl: url, entities: ENTITIES, poolMax: 2 });
   try {
-    const orm = await openOrm({ clientUrl: url, entities: ENTITIES, poolMax: 2 });
     await migrateUp(orm);
-    await orm.close();
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     pool.on('error', () => undefined);
     const clock = new Date();
@@ -220,46 +220,17 @@ async function main() {
     const { rows: filled } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM ts_points');
     console.log(`  ${fmt(Number(filled[0]!.n))} rows in ${((now() - f0) / 1000).toFixed(0)} s`);
 
-    // TODO(lead): run this through the query endpoint's compiler (server/src/timeseries/query/) once it
-    // is merged, e.g. `SELECT mean(value) … GROUP BY time(1h)`; until then the equivalent parameterised SQL.
-    const hourlyMean = {
-      name: 'bench_hourly_mean',
-      text: `SELECT date_bin('1 hour', "time", TIMESTAMPTZ '2000-01-01 00:00:00+00') AS bucket, avg(value) AS mean
-               FROM ts_points WHERE state_id = $1 AND "time" >= $2 AND "time" < $3 GROUP BY 1 ORDER BY 1`,
-    };
-    const measure = async (label: string) => {
-      const plan = await pool.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN (ANALYZE, COSTS OFF) ${hourlyMean.text}`,
-        [fillStates[0], start, end],
-      );
-      const scans = plan.rows
-        .map((r) => r['QUERY PLAN'])
-        .map((line) =>
-          /(Index Only Scan|Bitmap Heap Scan|Bitmap Index Scan|Index Scan|Seq Scan)|Heap Fetches: (\d+)/.exec(
-            line,
-          ),
-        )
-        .filter((m) => m !== null)
-        .map((m) => m[1] ?? `${m[2]} heap fetches`);
-      const latencies: number[] = [];
-      let buckets = 0;
-      for (let i = 0; i < QUERIES + 20; i++) {
-        const state = fillStates[Math.floor(Math.random() * fillStates.length)]!;
-        const q0 = now();
-        const result = await pool.query({ ...hourlyMean, values: [state, start, end] });
-        if (i >= 20) latencies.push(now() - q0);
-        buckets = result.rowCount ?? 0;
-      }
-      console.log(
-        `  ${label}: p50 ${median(latencies).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms ` +
-          `(${buckets} buckets; per partition: ${scans.join(', ')})`,
-      );
-    };
+    const tenancy = await seedStates(pool, fillStates);
+    const hourlyMean = new HourlyMeanBench(orm, tenancy, fillStates.length, () => clock);
+    const byId = byStateId(fillStates, start, end);
+    const measure = (label: string, indexOnly = true) => hourlyMean.measure(label, byId, QUERIES, indexOnly);
     console.log(
-      `\nHourly mean over ${days} days of one state (~${fmt(FILL / fillStates.length)} points), ${QUERIES} queries on random states (target p99 < 50 ms):`,
+      `\nHourly mean over ${days} days of one state (~${fmt(FILL / fillStates.length)} points) through the query language ` +
+        `(parse → plan → compile → run, as the endpoint), ${QUERIES} queries on random states (target p99 < 50 ms):`,
     );
+    console.log(`  ${byId(0)}`);
     // Fresh pages are not all-visible until (auto)vacuum has passed: every index entry then costs a heap visit.
-    await measure('just written (ANALYZE only)');
+    await measure('just written (ANALYZE only)', false);
     // The partitions ask autovacuum to pass after every 100,000 inserted rows (partitions.ts): wait for it.
     const w0 = now();
     const vacuumed = async () => {
@@ -276,9 +247,12 @@ async function main() {
       await pool.query('VACUUM ts_points');
       await measure('autovacuum did not come within 4 min; after a manual VACUUM');
     }
+    // The states found through the twin title and state key instead of the state id (joins first).
+    await hourlyMean.measure('same, by twin title and state key', byTwinTitle(start, end), QUERIES);
     console.log('\nCommand: npm run bench:timeseries');
     await pool.end();
   } finally {
+    await orm.close();
     await cleanup();
   }
 }
