@@ -147,6 +147,8 @@ export function createServices(ctx: AppContext) {
   });
   const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
   ingest.onVisible((updates) => live.publish(updates));
+  // Device packets go out before their batch commits, twin state changes after (docs/live.md).
+  stateEngine.onStateChanges((changes) => live.publishStates(changes));
   ctx.lifecycle.push(ingest, live);
   const stateTimers = new StateTimers({
     engine: stateEngine,
