@@ -55,6 +55,18 @@ export function deviceFilterSql(
   alias: string,
   conditions: DeviceCondition[],
 ): Array<{ sql: string; params: unknown[] }> {
+  return filterSql(alias, conditions, 'key_value_data');
+}
+
+/**
+ * The same conditions on any table with `title` and `tags`; `kv.<key>` reads the JSON column
+ * `keyValueColumn` (a fixed identifier chosen by the caller, never user input).
+ */
+export function filterSql(
+  alias: string,
+  conditions: DeviceCondition[],
+  keyValueColumn: 'key_value_data' | 'custom_properties',
+): Array<{ sql: string; params: unknown[] }> {
   return conditions.map((c) => {
     switch (c.field) {
       case 'title':
@@ -63,7 +75,7 @@ export function deviceFilterSql(
         return { sql: `${c.not ? 'NOT ' : ''}(? = ANY(${alias}.tags))`, params: [c.value] };
       case 'kv':
         return {
-          sql: `(${alias}.key_value_data ->> ?) ${c.not ? 'IS DISTINCT FROM' : '='} ?`,
+          sql: `(${alias}.${keyValueColumn} ->> ?) ${c.not ? 'IS DISTINCT FROM' : '='} ?`,
           params: [c.key, c.value],
         };
     }

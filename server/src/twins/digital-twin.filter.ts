@@ -1,5 +1,4 @@
-import type { DeviceCondition } from '../devices/virtual-device.filter.js';
-import { likePattern } from '../platform/http/list.js';
+import { filterSql, type DeviceCondition } from '../devices/virtual-device.filter.js';
 
 /**
  * Twins take the device filter syntax unchanged (`parseDeviceFilter`, docs/virtual-devices.md), so a
@@ -13,17 +12,5 @@ export function twinFilterSql(
   alias: string,
   conditions: DeviceCondition[],
 ): Array<{ sql: string; params: unknown[] }> {
-  return conditions.map((c) => {
-    switch (c.field) {
-      case 'title':
-        return { sql: `${alias}.title ${c.not ? 'NOT ILIKE' : 'ILIKE'} ?`, params: [likePattern(c.value)] };
-      case 'tag':
-        return { sql: `${c.not ? 'NOT ' : ''}(? = ANY(${alias}.tags))`, params: [c.value] };
-      case 'kv':
-        return {
-          sql: `(${alias}.custom_properties ->> ?) ${c.not ? 'IS DISTINCT FROM' : '='} ?`,
-          params: [c.key, c.value],
-        };
-    }
-  });
+  return filterSql(alias, conditions, 'custom_properties');
 }

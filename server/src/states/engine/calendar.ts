@@ -9,6 +9,8 @@
  *   autumn DST change is two periods, as a clock on the wall shows it.
  */
 
+import { zoneFormatter } from '../../platform/time-zone.js';
+
 export const BASE_PERIODS = ['minute', 'hour', 'day', 'week', 'month', 'year'] as const;
 export type BasePeriod = (typeof BASE_PERIODS)[number];
 
@@ -16,31 +18,11 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
 /** The zone when Intl knows it, else UTC (an account's zone is validated on save; this is a backstop). */
 export function knownTimeZone(timeZone: string | null | undefined): string {
   if (!timeZone) return 'UTC';
   try {
-    formatter(timeZone);
+    zoneFormatter(timeZone);
     return timeZone;
   } catch {
     return 'UTC';
@@ -69,8 +51,8 @@ function localParts(at: number, timeZone: string): LocalParts {
     };
   }
   const parts: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(at))
-    if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  for (const p of zoneFormatter(timeZone).formatToParts(at))
+    if (p.type !== 'literal' && p.type !== 'era') parts[p.type] = Number(p.value);
   return {
     year: parts.year!,
     month: parts.month!,

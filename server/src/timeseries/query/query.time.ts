@@ -1,3 +1,4 @@
+import { zoneFormatter } from '../../platform/time-zone.js';
 /**
  * Time arithmetic shared by the SQL compiler and the in-memory evaluator, so both bucket alike.
  * Buckets are `date_bin` buckets anchored at Monday 2000-01-03 00:00 (weeks start on Monday);
@@ -43,36 +44,15 @@ export function parseIsoTime(text: string): Date | null {
   return new Date(local - offsetMin * 60_000);
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
 /** IANA zone names only (`Europe/Berlin`, `UTC`): PostgreSQL reads `+02:00` POSIX-style, inverted. */
 export function isKnownTimeZone(zone: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(zone) || zone.length > 64) return false;
   try {
-    formatter(zone);
+    zoneFormatter(zone);
     return true;
   } catch {
     return false;
   }
-}
-
-function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      era: 'short',
-    });
-    formatters.set(zone, f);
-  }
-  return f;
 }
 
 const offsetCache = new Map<string, number>();
@@ -87,7 +67,7 @@ export function zoneOffsetMs(zone: string, utcMs: number): number {
   if (cached !== undefined) return cached;
   const at = slot * SLOT_MS;
   const parts = Object.fromEntries(
-    formatter(zone)
+    zoneFormatter(zone)
       .formatToParts(at)
       .map((p) => [p.type, p.value]),
   );
