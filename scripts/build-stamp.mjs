@@ -11,8 +11,8 @@ export const ROOT = path.resolve(import.meta.dirname, '..');
 export const DIST = path.join(ROOT, 'dist');
 export const STAMP = path.join(DIST, '.build-stamp.json');
 
-/** Inputs of the server build: a change to any of them makes `dist/` stale. */
-const INPUT_DIRS = ['server/src', 'migrations'];
+/** Inputs of the build (server and console): a change to any of them makes `dist/` stale. */
+const INPUT_DIRS = ['server/src', 'migrations', 'renderer'];
 const INPUT_FILES = /^(package\.json|package-lock\.json|tsconfig(\.[\w-]+)?\.json)$/;
 
 /**
@@ -33,6 +33,9 @@ export function buildInputs(root = ROOT) {
     for (const entry of fs.readdirSync(absolute, { recursive: true, withFileTypes: true })) {
       // Unit tests are not compiled into dist/, so editing one needs no rebuild.
       if (!entry.isFile() || entry.name.endsWith('.test.ts')) continue;
+      // A console built into renderer/dist by hand (vite's default) is output, not input.
+      if (path.relative(root, entry.parentPath).split(path.sep).slice(0, 2).join('/') === 'renderer/dist')
+        continue;
       inputs.push(input(root, path.relative(root, path.join(entry.parentPath, entry.name))));
     }
   }

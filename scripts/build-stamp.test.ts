@@ -19,13 +19,16 @@ describe('build stamp (npm start builds only when needed)', () => {
     write('server/src/setup/bootstrap.service.ts');
     write('migrations/Migration1_initial.ts');
     write('test/integration/a.test.ts');
+    write('renderer/src/App.svelte');
+    write('renderer/dist/index.html');
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  it('collects server sources, migrations, package and tsconfig files, but no tests or docs', () => {
+  it('collects server and console sources, migrations, package and tsconfig files, but no tests, docs or output', () => {
     expect(buildInputs(root).map((i) => i.path)).toEqual([
       'migrations/Migration1_initial.ts',
       'package.json',
+      'renderer/src/App.svelte',
       'server/src/main.ts',
       'server/src/setup/bootstrap.service.ts',
       'tsconfig.build.json',

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   ConfigError,
   defaultDataDir,
@@ -34,6 +35,15 @@ export interface EnvVariable<K extends keyof Config> {
 
 function variable<K extends keyof Config>(v: EnvVariable<K>): EnvVariable<K> {
   return v;
+}
+
+const apiTimeout = integer(1000, 3_600_000);
+
+/** `<installation>/dist/renderer`: four levels above this file in the sources and in dist/ alike. */
+function defaultConsoleDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const root = path.basename(path.resolve(here, '..', '..')) === 'dist' ? '../../..' : '../..';
+  return path.resolve(here, root, 'dist', 'renderer');
 }
 
 export const ENV_VARIABLES = [
@@ -336,6 +346,27 @@ export const ENV_VARIABLES = [
     defaultText: 'unset',
     default: constant(undefined),
     parse: optionalUrl(['http:', 'https:']),
+  }),
+  variable({
+    name: 'STELLWERK_CONSOLE_DIR',
+    key: 'consoleDir',
+    description:
+      'Folder of the built web console that the server serves at `/` (`npm run build` writes it). Missing: `/` says how to build it.',
+    defaultText: '`dist/renderer` of the installation',
+    default: () => defaultConsoleDir(),
+    parse: (raw, name) => path.resolve(text(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_API_TIMEOUT_MS',
+    key: 'apiTimeoutMs',
+    description:
+      'Time the web console waits for an API answer before it reports a timeout. `VUE_APP_API_TIMEOUT_MS` (the name in the interface specification) is read when this is unset.',
+    defaultText: '`VUE_APP_API_TIMEOUT_MS`, else `30000`',
+    default: (env) =>
+      env.VUE_APP_API_TIMEOUT_MS === undefined
+        ? 30_000
+        : apiTimeout(env.VUE_APP_API_TIMEOUT_MS, 'VUE_APP_API_TIMEOUT_MS'),
+    parse: apiTimeout,
   }),
   variable({
     name: 'STELLWERK_TIMESERIES_TARGETS',

@@ -48,6 +48,8 @@ export interface Config {
   packetHistoryLimit: number;
   geocoderUrl: string | undefined;
   timeseriesTargets: TimeSeriesTargetSpec[];
+  consoleDir: string;
+  apiTimeoutMs: number;
 }
 
 /** Reads and validates the environment; throws `ConfigError` naming the first bad variable. */

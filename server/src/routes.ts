@@ -13,6 +13,7 @@ import { permissionScopeRoutes } from './permission-scopes/permission-scope.rout
 import { hubRoutes } from './hub/hub.routes.js';
 import { deviceDriverRoutes } from './drivers/device-driver.routes.js';
 import { brokerRoutes } from './broker/broker.routes.js';
+import { consoleRoutes } from './console/console.routes.js';
 import { liveRoutes } from './live/live.routes.js';
 import { connectorRoutes } from './connectors/connector.routes.js';
 import { webhookRoutes } from './connectors/webhook.routes.js';
@@ -51,6 +52,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await digitalTwinRoutes(app, ctx, services);
   await dataStateRoutes(app, ctx, services);
   await timeseriesQueryRoutes(app, ctx, services);
+  await consoleRoutes(app, ctx);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);
   return services;

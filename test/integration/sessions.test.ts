@@ -70,6 +70,7 @@ describe('console cookie session', () => {
       permissions: ['all.read'],
       accountTitle: 'Stellwerk',
       mandatoryTwoFactor: false,
+      uiSettings: {},
     });
     const anonymous = await t.app.inject({ url: '/api/v1/user' });
     expect(anonymous.statusCode).toBe(401);

@@ -38,6 +38,10 @@ export const CurrentUser = Type.Object({
   ...UserSummary.properties,
   accountTitle: Type.String(),
   mandatoryTwoFactor: Type.Boolean({ description: "Whether the user's account requires 2FA" }),
+  uiSettings: Type.Record(Type.String(), Type.Unknown(), {
+    description:
+      "The account's UI settings with the inherited color theme (the console's theme follows them)",
+  }),
 });
 
 export const EnrolmentReply = Type.Object({

@@ -17,7 +17,7 @@ const CSRF_NOTE = 'Send `X-Requested-With` (any value) or a same-origin `Origin`
 export async function consoleSessionRoutes(
   app: App,
   ctx: AppContext,
-  { auth }: Services,
+  { auth, accounts }: Services,
   cookie: SessionCookiePolicy,
 ): Promise<void> {
   app.post(
@@ -84,6 +84,7 @@ export async function consoleSessionRoutes(
         ...userSummary(user, permissions),
         accountTitle: user.account.title,
         mandatoryTwoFactor: user.account.mandatoryTwoFactor,
+        uiSettings: await accounts.effectiveUiSettings(user.account),
       };
     },
   );

@@ -1,0 +1,57 @@
+import { api, ApiError } from '../api/client';
+import type { Reply } from '../api/generated';
+import { router } from './router.svelte';
+import { theme } from './theme.svelte';
+
+export type CurrentUser = Reply<'GET /api/v1/user'>;
+export type SessionStatus = 'starting' | 'onboarding' | 'signed-out' | 'signed-in' | 'unreachable';
+
+/** Who is signed in, and what the console must show first (onboarding, login or the pages). */
+class Session {
+  status = $state<SessionStatus>('starting');
+  user = $state<CurrentUser | null>(null);
+  startError = $state<ApiError | null>(null);
+
+  async start(): Promise<void> {
+    api.onUnauthorized = () => this.signedOut();
+    try {
+      const config = await api.call('GET /api/v1/console/config');
+      api.timeoutMs = config.apiTimeoutMs;
+      const { required } = await api.call('GET /api/v1/onboarding');
+      if (required) {
+        this.status = 'onboarding';
+        return;
+      }
+      await this.refresh();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return this.signedOut();
+      this.startError = error instanceof ApiError ? error : new ApiError(0, 'ERROR', String(error));
+      this.status = 'unreachable';
+    }
+  }
+
+  /** Reloads the user after login or a change (2FA); a 401 means signed out. */
+  async refresh(): Promise<void> {
+    const user = await api.call('GET /api/v1/user');
+    this.user = user;
+    theme.followAccount(user.uiSettings);
+    this.status = 'signed-in';
+  }
+
+  async logout(): Promise<void> {
+    await api.call('POST /api/v1/auth/logout');
+    this.signedOut();
+  }
+
+  finishOnboarding(): void {
+    this.status = 'signed-out';
+    router.navigate('/login');
+  }
+
+  private signedOut(): void {
+    this.user = null;
+    this.status = 'signed-out';
+  }
+}
+
+export const session = new Session();

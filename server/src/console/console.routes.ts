@@ -1,0 +1,110 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { App, AppContext } from '../context.js';
+import { AppError, errors } from '../platform/errors.js';
+import { VERSION } from '../version.js';
+
+const tags = ['console'];
+
+/** Paths that belong to the APIs and the server itself: never answered with the console's page. */
+const SERVER_PREFIXES = ['/xapi', '/api', '/hub', '/health', '/metrics', '/mqtt'];
+/** The router's `maxParamLength` (app.ts): past it an API route does not match and lands here. */
+const MAX_PARAM_LENGTH = 200;
+
+/**
+ * The console's own policy: everything from this origin, no inline scripts. Images may be data
+ * URLs (the 2FA QR code); MapLibre needs blob workers; live values use WebSocket to the same host.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "worker-src 'self' blob:",
+  "connect-src 'self' ws: wss:",
+  "frame-ancestors 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+].join('; ');
+
+export const CONSOLE_NOT_BUILT_TEXT = (dir: string) =>
+  [
+    'The Stellwerk web console is not built.',
+    '',
+    `It is served from ${dir}, which has no index.html.`,
+    'Build it with `npm run build` (or start with `npm start`, which builds it when needed),',
+    'or point STELLWERK_CONSOLE_DIR at a built console.',
+    '',
+    'The API works without it: see /xapi/v1/docs.',
+  ].join('\n');
+
+export const ConsoleConfig = Type.Object({
+  apiTimeoutMs: Type.Integer({ description: 'How long the console waits for an API answer' }),
+  version: Type.String({ description: 'Server version' }),
+});
+
+/**
+ * Serves the built console (renderer/, built into STELLWERK_CONSOLE_DIR) at `/`, with the page
+ * itself answering every other non-API GET so that deep links work, and the console's settings.
+ */
+export async function consoleRoutes(app: App, ctx: AppContext): Promise<void> {
+  const root = ctx.config.consoleDir;
+  const indexFile = path.join(root, 'index.html');
+  // serve: false: our own routes below decide what is a file, what is the page and what is a 404.
+  await app.register(fastifyStatic, { root, serve: false, suppressWarning: true });
+
+  app.get(
+    '/api/v1/console/config',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags,
+        summary: "The web console's settings (API timeout from STELLWERK_API_TIMEOUT_MS)",
+        security: [],
+        response: { 200: ConsoleConfig },
+      },
+    },
+    async () => ({ apiTimeoutMs: ctx.config.apiTimeoutMs, version: VERSION }),
+  );
+
+  const page = async (reply: FastifyReply) => {
+    // Checked per request: building the console while the server runs needs no restart.
+    if (!fs.existsSync(indexFile)) {
+      return reply.status(200).type('text/plain; charset=utf-8').send(CONSOLE_NOT_BUILT_TEXT(root));
+    }
+    reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('cache-control', 'no-cache');
+    return reply.sendFile('index.html', { cacheControl: false });
+  };
+
+  app.get('/', { config: { auth: 'public' }, schema: { hide: true } }, async (_request, reply) =>
+    page(reply),
+  );
+
+  app.get(
+    '/*',
+    { config: { auth: 'public' }, schema: { hide: true } },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const urlPath = request.url.split('?')[0] ?? '/';
+      if (SERVER_PREFIXES.some((p) => urlPath === p || urlPath.startsWith(`${p}/`))) {
+        // Same answers as without this catch-all route: 414 for an over-long parameter, else 404.
+        if (urlPath.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH)) {
+          throw new AppError('URI_TOO_LONG', 414, 'A path parameter is longer than allowed');
+        }
+        throw errors.notFound(`Route GET ${urlPath}`);
+      }
+      const lastSegment = urlPath.slice(urlPath.lastIndexOf('/') + 1);
+      // A name with an extension is a file (a missing one is a 404); anything else is a console page.
+      if (!lastSegment.includes('.')) return page(reply);
+      // Vite puts content-hashed names under assets/: they never change, so browsers keep them.
+      const immutable = urlPath.startsWith('/assets/');
+      reply.header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+      // The router's decoded wildcard; the file server refuses anything outside the console's folder.
+      return reply.sendFile((request.params as { '*': string })['*'], { cacheControl: false });
+    },
+  );
+}
