@@ -64,7 +64,10 @@ describe('GET /metrics', () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(missing.status).toBe(404);
-    expect((await fetch(`${base}/no/such/route/${unknownId}`)).status).toBe(404);
+    // An API path no route matches (other paths are the console's, served for its own router).
+    expect((await fetch(`${base}/xapi/v1/no/such/route/${unknownId}`)).status).toBe(404);
+    // A console path: its label must not carry the id either (checked below).
+    await fetch(`${base}/no/such/page/${unknownId}`);
 
     const response = await fetch(`${base}/metrics`);
     expect(response.status).toBe(200);
@@ -99,7 +102,8 @@ describe('GET /metrics', () => {
       )?.value;
     expect(count('/xapi/v1/accounts/:id', '200')).toBe(1);
     expect(count('/xapi/v1/accounts/:id', '404')).toBe(1);
-    expect(count('unmatched', '404')).toBe(1);
+    // Every GET path no API route matches falls to the console's catch-all `/*` (an API prefix gets 404).
+    expect(count('/*', '404')).toBe(1);
     const routeLabels = new Set(samples.map((s) => s.labels.route).filter(Boolean));
     expect(
       [...routeLabels].some((route) => route!.includes(t.rootAccountId) || route!.includes(unknownId)),
