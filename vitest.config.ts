@@ -6,7 +6,12 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['server/src/**/*.test.ts', 'electron/**/*.test.ts', 'scripts/**/*.test.ts'],
+          include: [
+            'server/src/**/*.test.ts',
+            'electron/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            'renderer/src/lib/**/*.test.ts',
+          ],
           environment: 'node',
         },
       },

@@ -21,3 +21,5 @@ function currentPath(): string {
 }
 
 export const router = new Router();
+
+export { matchRoute } from './route-match';
