@@ -161,11 +161,19 @@ describe('live push', () => {
     client.socket.close();
   });
 
-  it('refuses the console cookie from a foreign origin', async () => {
+  it('takes the console cookie from the public URL or the host it was served under, never a foreign origin', async () => {
     const cookie = `__Host-stellwerk_session=${adminToken}`;
     expect(await refusal(base, { headers: { cookie, origin: 'https://evil.example' } })).toBe(403);
-    const client = await connect(base, { headers: { cookie, origin: new URL(t.config.publicUrl).origin } });
-    client.socket.close();
+    // A page of another site that names this server's host only in its path or user part is still foreign.
+    const host = new URL(base.replace(/^ws/, 'http')).host;
+    expect(await refusal(base, { headers: { cookie, origin: `https://evil.example/${host}` } })).toBe(403);
+    const viaPublicUrl = await connect(base, {
+      headers: { cookie, origin: new URL(t.config.publicUrl).origin },
+    });
+    viaPublicUrl.socket.close();
+    // The console opened by address (http://<ip>:<port>) rather than the configured public URL.
+    const viaHost = await connect(base, { headers: { cookie, origin: `http://${host}` } });
+    viaHost.socket.close();
   });
 
   it('closes the socket once the session is revoked', async () => {

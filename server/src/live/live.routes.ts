@@ -73,10 +73,20 @@ function liftCredential(request: FastifyRequest, allowedOrigin: string): void {
   else if (apiKey) headers['x-api-key'] = apiKey;
   else if (typeof queryToken === 'string' && queryToken) headers.authorization = `Bearer ${queryToken}`;
   else if (request.cookies?.[SESSION_COOKIE_SECURE] ?? request.cookies?.[SESSION_COOKIE_PLAIN]) {
-    // The cookie rides along on cross-site WebSocket handshakes too (no CORS here): check the page's origin.
+    // The cookie rides along on cross-site WebSocket handshakes too (no CORS here): check the page's
+    // origin. Allowed: the public URL's, or the host this request came to (the console was served by
+    // this server under that name, e.g. its IP address on the site network).
     const origin = headers.origin;
-    if (origin !== undefined && origin !== allowedOrigin)
+    if (origin !== undefined && origin !== allowedOrigin && originHost(origin) !== headers.host)
       throw errors.forbidden('ORIGIN_NOT_ALLOWED', `WebSocket from origin ${origin} is not allowed`);
+  }
+}
+
+function originHost(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
   }
 }
 
