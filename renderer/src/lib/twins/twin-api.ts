@@ -1,0 +1,71 @@
+import { api } from '../../api/client';
+import type { Query, Reply } from '../../api/generated';
+
+export type Twin = Reply<'GET /xapi/v1/digital-twins/{id}'>;
+export type TwinState = Reply<'GET /xapi/v1/states/{id}'>;
+export type TwinListReply = Reply<'GET /xapi/v1/digital-twins'>;
+
+/** The list query plus the filter parameters the typed query does not name (`filter[tag]`, docs/digital-twins.md). */
+export interface TwinListQuery extends NonNullable<Query<'GET /xapi/v1/digital-twins'>> {
+  tags?: string[];
+}
+
+export function listTwins({ tags, ...query }: TwinListQuery): Promise<TwinListReply> {
+  const filters = tags && tags.length > 0 ? { 'filter[tag]': tags } : {};
+  return api.call('GET /xapi/v1/digital-twins', {
+    query: { ...query, ...filters },
+  });
+}
+
+const PAGE = 500;
+/** The tree loads at most this many twins; beyond it, search narrows the list. */
+export const TREE_LIMIT = 5000;
+
+/** Every twin (up to TREE_LIMIT), page by page; `onProgress(loaded, total)` after each page. */
+export async function loadAllTwins(
+  onProgress?: (loaded: number, total: number) => void,
+  tags: string[] = [],
+): Promise<{ twins: TwinListReply['data']; total: number }> {
+  const twins: TwinListReply['data'] = [];
+  let total: number;
+  for (let page = 1; ; page++) {
+    const reply = await listTwins({ page, pageSize: PAGE, sort: 'title', tags });
+    twins.push(...reply.data);
+    total = reply.meta.total;
+    onProgress?.(twins.length, total);
+    if (reply.data.length < PAGE || twins.length >= Math.min(total, TREE_LIMIT)) break;
+  }
+  return { twins, total };
+}
+
+export interface TreeNode {
+  twin: TwinListReply['data'][number];
+  children: TreeNode[];
+}
+
+/** Nodes by parent; a twin whose parent is not in the list (another scope, beyond the limit) becomes a root. */
+export function buildTree(twins: TwinListReply['data']): TreeNode[] {
+  const nodes = new Map(twins.map((twin) => [twin.id, { twin, children: [] as TreeNode[] }]));
+  const roots: TreeNode[] = [];
+  for (const node of nodes.values()) {
+    const parent = node.twin.parentId ? nodes.get(node.twin.parentId) : undefined;
+    (parent ? parent.children : roots).push(node);
+  }
+  return roots;
+}
+
+/** Text of a state value for tables: objects as JSON, nothing as a dash. */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'object') return JSON.stringify(value);
+  if (typeof value === 'number')
+    return Number.isInteger(value) ? String(value) : String(Math.round(value * 1e6) / 1e6);
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? '—';
+}
+
+/** `one|other` texts: the first part for a count of 1, else the second; `{count}` is filled in. */
+export function countText(text: string, count: number): string {
+  const [one, other] = text.split('|');
+  return ((count === 1 ? one : other) ?? one ?? '').replace('{count}', String(count));
+}

@@ -1,0 +1,112 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { createTestDatabase } from '../../integration/support/database.js';
+import { freePort } from '../../integration/support/mosquitto.js';
+import {
+  killSpawnedServers,
+  REPO_ROOT,
+  startServer,
+  tempDataDir,
+  type ServerProcess,
+} from '../../integration/support/server-process.js';
+
+/** Debian's Chromium (never a downloaded one); see the README's test section. */
+export const CHROMIUM = process.env.STELLWERK_CHROMIUM ?? '/usr/bin/chromium';
+export const SCREENSHOT_DIR = process.env.STELLWERK_SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'stellwerk-e2e');
+
+/** Builds the console from the sources into `outDir`, so the test sees the code under test. */
+export function buildConsole(outDir: string): void {
+  const vite = path.join(
+    path.dirname(createRequire(import.meta.url).resolve('vite/package.json')),
+    'bin',
+    'vite.js',
+  );
+  const result = spawnSync(
+    process.execPath,
+    [vite, 'build', '--config', 'renderer/vite.config.ts', '--logLevel', 'warn'],
+    { cwd: REPO_ROOT, env: { ...process.env, STELLWERK_CONSOLE_OUT: outDir }, encoding: 'utf8' },
+  );
+  if (result.status !== 0) throw new Error(`console build failed:\n${result.stdout}${result.stderr}`);
+}
+
+export interface ConsoleHarness {
+  server: ServerProcess;
+  /** The embedded MQTT broker's port. */
+  mqttPort: number;
+  context: BrowserContext;
+  page: Page;
+  /** Requests that left loopback (a test expects none). */
+  foreignRequests: string[];
+  shot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A built console, a server process on fixed free ports (so STELLWERK_PUBLIC_URL is the page's own
+ * origin, which the live WebSocket's cookie check requires) and Chromium. `env` adds server settings,
+ * e.g. STELLWERK_ADMIN_EMAIL / STELLWERK_ADMIN_PASSWORD to skip onboarding.
+ */
+export async function startConsoleHarness(env: Record<string, string> = {}): Promise<ConsoleHarness> {
+  const consoleDir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-console-'));
+  const dataDir = await tempDataDir('stellwerk-e2e-data-');
+  const profile = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-chromium-'));
+  await fs.mkdir(SCREENSHOT_DIR, { recursive: true });
+  const db = await createTestDatabase();
+  const httpPort = await freePort();
+  let mqttPort = await freePort();
+  while (mqttPort === httpPort) mqttPort = await freePort();
+  const [, server] = await Promise.all([
+    Promise.resolve().then(() => buildConsole(consoleDir)),
+    startServer({
+      DATABASE_URL: db.url,
+      STELLWERK_DATA_DIR: dataDir,
+      STELLWERK_CONSOLE_DIR: consoleDir,
+      STELLWERK_HTTP_PORT: String(httpPort),
+      STELLWERK_MQTT_PORT: String(mqttPort),
+      STELLWERK_PUBLIC_URL: `http://127.0.0.1:${httpPort}`,
+      ...env,
+    }),
+  ]);
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+    viewport: { width: 1280, height: 800 },
+    locale: 'en-US',
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const foreignRequests: string[] = [];
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (!['127.0.0.1', 'localhost'].includes(url.hostname) && !['data:', 'blob:'].includes(url.protocol))
+      foreignRequests.push(request.url());
+  });
+  return {
+    server,
+    mqttPort,
+    context,
+    page,
+    foreignRequests,
+    shot: async (name) => {
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+    },
+    close: async () => {
+      await context.close();
+      await server.stop();
+      killSpawnedServers();
+      await db.drop();
+      for (const dir of [consoleDir, dataDir, profile]) await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,260 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOT_DIR, startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+
+const run = promisify(execFile);
+const EMAIL = 'hedy@stellwerk.test';
+const PASSWORD = 'frequency hopping 1942';
+
+/**
+ * The digital twins area in Chromium: a connector, a device and a twin sharing a referenceId are
+ * seeded through the XAPI; `mosquitto_pub` publishes a value that reaches the twin's state by
+ * dynamic routing, shows live on the twin page and as a point in its chart; the states editor shows
+ * the server's errors; the map draws the twin's marker over the bundled basemap, all on loopback.
+ */
+let h: ConsoleHarness;
+let token: string;
+const ids: Record<string, string> = {};
+
+async function xapi<T = { id: string }>(method: string, url: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${h.server.baseUrl}${url}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} → ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+async function publish(payload: unknown): Promise<void> {
+  const { stderr } = await run('mosquitto_pub', [
+    ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', ids.username!, '-P', ids.password!],
+    ...['-V', 'mqttv311', '-q', '1', '-t', `connectors/${ids.connector}/devices/pump-1-meter/up`],
+    ...['-m', JSON.stringify(payload)],
+  ]);
+  expect(stderr).toBe('');
+}
+
+describe('console digital twins end to end (Chromium)', () => {
+  beforeAll(async () => {
+    h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
+    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+    });
+    token = ((await login.json()) as { token: string }).token;
+
+    const connector = await xapi<{ id: string; credentials: { username: string; password: string } }>(
+      'POST',
+      '/xapi/v1/connectors',
+      { type: 'mqtt-broker', title: 'Pump house gateway' },
+    );
+    ids.connector = connector.id;
+    ids.username = connector.credentials.username;
+    ids.password = connector.credentials.password;
+    const driver = await xapi('POST', '/xapi/v1/device-drivers', {
+      title: 'Flow meter (JSON)',
+      parser: { type: 'json' },
+    });
+    await xapi('POST', '/xapi/v1/virtual-devices', {
+      device_id: 'pump-1-meter',
+      title: 'Pump 1 meter',
+      connectorId: connector.id,
+      deviceDriverId: driver.id,
+      referenceId: 'PUMP-1',
+    });
+    ids.site = (await xapi('POST', '/xapi/v1/digital-twins', { title: 'Plant North', tags: ['site'] })).id;
+    ids.twin = (
+      await xapi('POST', '/xapi/v1/digital-twins', {
+        title: 'Pump 1',
+        description: 'Inflow pump of basin A',
+        parentId: ids.site,
+        referenceId: 'PUMP-1',
+        tags: ['pump'],
+        latitude: 52.52,
+        longitude: 13.405,
+        customProperties: { floor: '2' },
+      })
+    ).id;
+    ids.flow = (
+      await xapi('POST', `/xapi/v1/digital-twins/${ids.twin}/states`, {
+        key: 'flow',
+        title: 'Inflow',
+        unit: 'm³/h',
+        source: { type: 'dynamic-routing', stateKey: 'flow' },
+        meta: { visual: { type: 'line-chart', yAxis: { min: 0, max: 100, unit: 'm³/h' } } },
+      })
+    ).id;
+  }, 180_000);
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('shows the tree, searches and filters by tag, and creates a twin with custom properties', async () => {
+    const { page } = h;
+    await page.goto(h.server.baseUrl);
+    await page.getByLabel('E-mail').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('greeting').waitFor();
+
+    await page
+      .getByRole('navigation', { name: 'Main navigation' })
+      .getByRole('link', { name: 'Digital twins' })
+      .click();
+    const tree = page.getByTestId('twin-tree');
+    // The root starts open, so its child shows at once.
+    await tree.getByRole('link', { name: 'Pump 1' }).waitFor();
+    expect(await tree.getByRole('link', { name: 'Plant North' }).count()).toBe(1);
+    await h.shot('twins-01-tree');
+    await page.getByRole('button', { name: 'Collapse Plant North' }).click();
+    expect(await tree.getByRole('link', { name: 'Pump 1' }).count()).toBe(0);
+
+    await page.getByLabel('Search by title').fill('pump');
+    const results = page.getByTestId('twin-results');
+    await results.getByRole('link', { name: 'Pump 1' }).waitFor();
+    expect(await results.getByRole('link').count()).toBe(1);
+    // The result names its place in the tree.
+    expect(await results.textContent()).toContain('Plant North');
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await page.getByRole('button', { name: 'site', exact: true }).click();
+    await expect.poll(() => results.getByRole('link').allTextContents()).toEqual(['Plant North']);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+
+    await page.getByRole('button', { name: 'New twin' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create a digital twin' });
+    await dialog.getByLabel('Title').fill('Pump 2');
+    await dialog.getByLabel('Parent twin').selectOption({ label: 'Plant North' });
+    await dialog.getByLabel('Reference ID').fill('PUMP-2');
+    await dialog.getByLabel('Tags').fill('pump, spare');
+    await dialog.getByRole('button', { name: 'Add property' }).click();
+    await dialog.getByLabel('Key 1').fill('floor');
+    await dialog.getByLabel('Value 1').fill('3');
+    await h.shot('twins-02-create');
+    await dialog.getByRole('button', { name: 'New twin' }).click();
+
+    await expect.poll(() => page.getByTestId('twin-title').textContent()).toBe('Pump 2');
+    const created = await xapi<{ parentId: string; tags: string[]; customProperties: unknown }>(
+      'GET',
+      `/xapi/v1/digital-twins/${page.url().split('/').pop()}`,
+    );
+    expect(created).toMatchObject({
+      parentId: ids.site,
+      tags: ['pump', 'spare'],
+      customProperties: { floor: '3' },
+    });
+    expect(await page.getByRole('navigation', { name: 'Hierarchy' }).textContent()).toMatch(
+      /Plant North.*Pump 2/,
+    );
+  });
+
+  it('shows a value published with mosquitto_pub live on the twin page and as a point in the chart', async () => {
+    const { page } = h;
+    await page.goto(`${h.server.baseUrl}/#/twins/${ids.twin}`);
+    await expect.poll(() => page.getByTestId('live-status').textContent()).toMatch(/Live/);
+    expect(await page.getByTestId('twin-id').textContent()).toBe(ids.twin);
+    expect(await page.getByTestId('twin-properties').textContent()).toMatch(/floor\s*2/);
+    const chart = page.getByTestId('state-chart');
+    await chart.getByTestId('chart-empty').waitFor();
+
+    await publish({ flow: 42.5 });
+    await expect
+      .poll(() => page.getByTestId('state-value-flow').textContent(), { timeout: 15_000 })
+      .toMatch('42.5');
+    // The live value is appended to the open chart …
+    await expect.poll(() => chart.textContent()).toMatch(/1 point\b/);
+    expect(await chart.locator('canvas').count()).toBe(1);
+    await h.shot('twins-03-live-value');
+
+    // … and is a stored point: a fresh page reads it back through the time-series query.
+    await page.reload();
+    await expect
+      .poll(() => page.getByTestId('state-chart').textContent(), { timeout: 15_000 })
+      .toMatch(/1 point\b/);
+    expect(await page.getByTestId('state-value-flow').textContent()).toMatch('42.5');
+    await h.shot('twins-04-chart');
+  });
+
+  it('edits states and shows the error bodies (duplicate key, y-axis bounds)', async () => {
+    const { page } = h;
+    await page.getByRole('button', { name: 'Add state' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a data state' });
+    await dialog.getByLabel('Key', { exact: true }).fill('flow');
+    await dialog.getByRole('button', { name: 'Add state' }).click();
+    await expect
+      .poll(() => dialog.getByTestId('error').textContent())
+      .toMatch(/duplicate usage of state-key.*DUPLICATE_STATE_KEY/);
+
+    await dialog.getByLabel('Key', { exact: true }).fill('noise');
+    await dialog.locator('#state-source-type').selectOption('random');
+    await dialog.locator('#state-source-min').fill('0');
+    await dialog.locator('#state-source-max').fill('10');
+    await dialog.getByLabel('Interval (seconds)').fill('60');
+    await dialog.locator('#state-visual').selectOption('line-chart');
+    await dialog.locator('#state-y-min').fill('50');
+    await dialog.locator('#state-y-max').fill('0');
+    await dialog.getByRole('button', { name: 'Add state' }).click();
+    await expect.poll(() => dialog.getByTestId('error').textContent()).toMatch(/VALIDATION_ERROR/);
+    expect(await dialog.locator('#state-y-min').getAttribute('aria-invalid')).toBe('true');
+    await h.shot('twins-05-state-error');
+
+    await dialog.locator('#state-y-min').fill('0');
+    await dialog.locator('#state-y-max').fill('10');
+    await dialog.getByRole('button', { name: 'Add state' }).click();
+    await page.getByTestId('state-row-noise').waitFor();
+    const noise = (
+      await xapi<{ data: { key: string; source: unknown; meta: unknown }[] }>(
+        'GET',
+        `/xapi/v1/digital-twins/${ids.twin}/states`,
+      )
+    ).data.find((state) => state.key === 'noise');
+    expect(noise).toMatchObject({
+      source: { type: 'random', min: 0, max: 10, intervalSeconds: 60 },
+      meta: { visual: { type: 'line-chart', yAxis: { min: 0, max: 10, unit: null } } },
+    });
+  });
+
+  it('shows the twin as a marker over the offline basemap, filtered by tags, with no request leaving loopback', async () => {
+    const { page } = h;
+    await page
+      .getByRole('navigation', { name: 'Main navigation' })
+      .getByRole('link', { name: 'Map' })
+      .click();
+    const marker = page.getByTestId('twin-marker');
+    await marker.waitFor();
+    expect(await marker.getAttribute('data-twin-id')).toBe(ids.twin);
+    await page.locator('.tw-map canvas.maplibregl-canvas').waitFor();
+    // Drawn: the bundled countries are rendered features, and land, borders and water give a
+    // picture that does not compress to nothing.
+    const map = page.getByTestId('twin-map');
+    await expect
+      .poll(async () => Number(await map.getAttribute('data-rendered-countries')), { timeout: 15_000 })
+      .toBeGreaterThan(3);
+    const picture = await map.screenshot();
+    expect(picture.length).toBeGreaterThan(15_000);
+
+    await marker.click();
+    await page.getByRole('link', { name: 'Open twin' }).waitFor();
+    await h.shot('twins-06-map');
+    await page.getByRole('button', { name: 'site', exact: true }).click();
+    await expect.poll(() => page.getByTestId('twin-marker').count()).toBe(0);
+    await page.getByRole('button', { name: 'site', exact: true }).click();
+    await page.getByRole('button', { name: 'pump', exact: true }).click();
+    await expect.poll(() => page.getByTestId('twin-marker').count()).toBe(1);
+
+    // Dark theme: the basemap follows.
+    await page.getByTestId('theme-toggle').click();
+    // Paint changes fade in over 300 ms.
+    await page.waitForTimeout(1000);
+    await h.shot('twins-07-map-dark');
+
+    expect(h.foreignRequests, 'no request leaves loopback').toEqual([]);
+    await fs.access(path.join(SCREENSHOT_DIR, 'twins-06-map.png'));
+  });
+});
