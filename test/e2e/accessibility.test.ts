@@ -26,8 +26,9 @@ let axeSource: string;
 async function seriousViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol: the console's Content-Security-Policy (rightly) refuses inline scripts.
   await page.evaluate(axeSource);
+  // These functions run in the page; the test's own TypeScript has no DOM types, hence globalThis.
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
     return (await axe.run()).violations;
   });
   return (violations as Violation[])
@@ -58,7 +59,12 @@ describe('console accessibility', () => {
     for (const theme of ['light', 'dark'] as const) {
       for (const path of PAGES) {
         await page.goto(`${h.server.baseUrl}/#${path}`);
-        await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+        await page.evaluate((t) => {
+          const page = globalThis as unknown as {
+            document: { documentElement: { dataset: Record<string, string> } };
+          };
+          page.document.documentElement.dataset.theme = t;
+        }, theme);
         await page.locator('h1').first().waitFor();
         // Let lazy parts (map, lists) render before checking them.
         await page.waitForLoadState('networkidle');
