@@ -301,6 +301,7 @@ async function main(): Promise<void> {
   } finally {
     await w.db.end();
     for (const cleanup of cleanups) await cleanup();
+    await fs.rm(dir, { recursive: true, force: true });
   }
 }
 
