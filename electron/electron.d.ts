@@ -174,7 +174,11 @@ declare module 'electron' {
     WebPreferences,
   };
   export const nativeImage: { createFromPath(path: string): NativeImage; createEmpty(): NativeImage };
-  export const shell: { openExternal(url: string): Promise<void> };
+  export const shell: {
+    openExternal(url: string): Promise<void>;
+    /** Opens a file with the desktop's default program; resolves to an error message, or '' on success. */
+    openPath(path: string): Promise<string>;
+  };
   export const dialog: { showErrorBox(title: string, content: string): void };
   export const screen: { getAllDisplays(): Display[]; getPrimaryDisplay(): Display };
   export const ipcMain: {

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, screen, shell, Tray } from 'electron';
-import { applicationMenu, trayMenu, type MenuActions } from './menu.js';
+import { openLogFile, type LogFile } from './log-file.js';
+import { applicationMenu, trayMenu, trayToolTip, type MenuActions, type TrayStatus } from './menu.js';
 import { hardenWebContents, isAllowedNavigation, SECURE_WEB_PREFERENCES } from './security.js';
-import { attachOrStart, desktopSettings, type ServerHandle } from './server-host.js';
+import { attachOrStart, desktopSettings, watchHealth, type ServerHandle } from './server-host.js';
 import { MIN_SIZE, readWindowState, restoreBounds, writeWindowState } from './window-state.js';
 
 /**
@@ -30,17 +31,33 @@ const windowStateFile = () => path.join(app.getPath('userData'), 'window-state.j
 
 let server: ServerHandle | undefined;
 let window: BrowserWindow | undefined;
+/** Held here so the icon is not garbage-collected away while the app runs. */
 let tray: Tray | undefined;
+let log: LogFile | undefined;
 let quitting = false;
 
+/** To the log file the tray's "Show Logs" opens, and to stdout for `npm run desktop`. */
+const note = (line: string): void => {
+  console.log(line);
+  log?.write(line);
+};
+
 const openExternal = (url: string): void => {
-  shell.openExternal(url).catch((error: unknown) => console.error('cannot open', url, error));
+  shell.openExternal(url).catch((error: unknown) => note(`[desktop] cannot open ${url}: ${String(error)}`));
+};
+
+const showLogs = (): void => {
+  if (!log) return;
+  void shell.openPath(log.file).then((failure) => {
+    if (failure) note(`[desktop] cannot open the log ${log?.file}: ${failure}`);
+  });
 };
 
 const actions: MenuActions = {
   showWindow: () => showWindow(),
   openApiDocs: () => openExternal(`${settings.url}/xapi/v1/docs`),
   openInBrowser: () => openExternal(settings.url),
+  showLogs,
   reload: () => window?.webContents.reload(),
   toggleDevTools: () => window?.webContents.toggleDevTools(),
   quit: () => app.quit(),
@@ -73,19 +90,34 @@ function createWindow(): BrowserWindow {
     if (state.maximized) win.maximize();
     win.show();
   });
-  win.on('close', () => {
-    writeWindowState(windowStateFile(), { bounds: win.getNormalBounds(), maximized: win.isMaximized() });
-  });
-  win.loadURL(`${settings.url}/`).catch((error: unknown) => console.error('cannot load the console', error));
+  win.on('close', () => saveWindowState(win));
+  win
+    .loadURL(`${settings.url}/`)
+    .catch((error: unknown) => note(`[desktop] cannot load the console: ${String(error)}`));
   return win;
 }
 
+function saveWindowState(win: BrowserWindow | undefined): void {
+  if (!win || win.isDestroyed()) return;
+  writeWindowState(windowStateFile(), { bounds: win.getNormalBounds(), maximized: win.isMaximized() });
+}
+
+/** The tray shows whether the server answers, polled in the background (watchHealth). */
 function createTray(handle: ServerHandle): void {
   const image = nativeImage.createFromPath(path.join(icons, 'tray.png'));
-  tray = new Tray(image.isEmpty() ? nativeImage.createEmpty() : image);
-  tray.setToolTip('Stellwerk');
-  tray.setContextMenu(Menu.buildFromTemplate(trayMenu(handle, actions)));
-  tray.on('click', () => showWindow());
+  const icon = new Tray(image.isEmpty() ? nativeImage.createEmpty() : image);
+  tray = icon;
+  const show = (status: TrayStatus) => {
+    icon.setToolTip(trayToolTip(status));
+    icon.setContextMenu(Menu.buildFromTemplate(trayMenu(status, actions)));
+  };
+  show({ url: handle.url, mode: handle.mode, health: 'running' });
+  icon.on('click', () => showWindow());
+  const stopWatching = watchHealth(handle.url, (health) => {
+    if (health === 'not-answering') note(`[desktop] Stellwerk at ${handle.url} does not answer`);
+    show({ url: handle.url, mode: handle.mode, health });
+  });
+  app.on('before-quit', stopWatching);
 }
 
 async function start(): Promise<void> {
@@ -95,6 +127,9 @@ async function start(): Promise<void> {
     return;
   }
   app.on('second-instance', () => showWindow());
+  // Only the first instance owns the log: a second launch must not rotate it away.
+  log = openLogFile(app.getPath('logs'), 'stellwerk-desktop.log');
+  note(`[desktop] Stellwerk desktop ${app.getVersion()}, server ${settings.url}`);
   app.on('web-contents-created', (_event, contents) =>
     hardenWebContents(contents, settings.url, openExternal),
   );
@@ -102,6 +137,8 @@ async function start(): Promise<void> {
   app.on('window-all-closed', () => {});
   app.on('activate', () => showWindow());
   app.on('before-quit', (event) => {
+    // Saved here too: app.exit below closes the window without its 'close' event.
+    saveWindowState(window);
     if (quitting || !server || server.mode === 'attached') return;
     // Stop the server we started before exiting, so its PostgreSQL shuts down cleanly.
     event.preventDefault();
@@ -109,8 +146,13 @@ async function start(): Promise<void> {
     const handle = server;
     handle
       .stop()
-      .catch((error: unknown) => console.error('stopping the server failed', error))
-      .finally(() => app.exit(0));
+      .catch((error: unknown) => note(`[desktop] stopping the server failed: ${String(error)}`))
+      .finally(() => {
+        note('[desktop] server stopped, quitting');
+        log?.close();
+        tray?.destroy();
+        app.exit(0);
+      });
   });
 
   await app.whenReady();
@@ -129,9 +171,12 @@ async function start(): Promise<void> {
   );
 
   try {
-    server = await attachOrStart({ settings, onOutput: (line) => console.log(`[server] ${line}`) });
+    server = await attachOrStart({ settings, onOutput: (line) => note(`[server] ${line}`) });
+    note(`[desktop] ${server.mode === 'started' ? `started the server (pid ${server.pid})` : 'attached'}`);
   } catch (error) {
-    dialog.showErrorBox('Stellwerk could not start', error instanceof Error ? error.message : String(error));
+    const message = error instanceof Error ? error.message : String(error);
+    note(`[desktop] Stellwerk could not start: ${message}`);
+    dialog.showErrorBox('Stellwerk could not start', `${message}\n\nLog: ${log.file}`);
     app.exit(1);
     return;
   }
@@ -140,6 +185,8 @@ async function start(): Promise<void> {
 }
 
 start().catch((error: unknown) => {
-  console.error('Stellwerk desktop failed', error);
+  note(
+    `[desktop] Stellwerk desktop failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+  );
   app.exit(1);
 });

@@ -1,6 +1,6 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import { describe, expect, it } from 'vitest';
-import { applicationMenu, trayMenu, type MenuActions } from './menu.js';
+import { applicationMenu, trayMenu, trayToolTip, type MenuActions } from './menu.js';
 
 function recorder() {
   const calls: string[] = [];
@@ -9,6 +9,7 @@ function recorder() {
     showWindow: record('showWindow'),
     openApiDocs: record('openApiDocs'),
     openInBrowser: record('openInBrowser'),
+    showLogs: record('showLogs'),
     reload: record('reload'),
     toggleDevTools: record('toggleDevTools'),
     quit: record('quit'),
@@ -56,19 +57,43 @@ describe('application menu', () => {
     const items = flatten(applicationMenu({ platform: 'linux', appName: 'S', isPackaged: false }, actions));
     for (const item of items) expect(item.label ?? item.role ?? item.type).toBeDefined();
     for (const item of items) item.click?.();
-    expect(calls.sort()).toEqual(['openApiDocs', 'openInBrowser', 'quit', 'reload', 'toggleDevTools']);
+    expect(calls.sort()).toEqual([
+      'openApiDocs',
+      'openInBrowser',
+      'quit',
+      'reload',
+      'showLogs',
+      'toggleDevTools',
+    ]);
   });
 });
 
 describe('tray menu', () => {
+  const url = 'http://127.0.0.1:8080';
+
   it('says whether quitting also stops the server', () => {
     const { calls, actions } = recorder();
-    const started = trayMenu({ url: 'http://127.0.0.1:8080', mode: 'started' }, actions);
+    const started = trayMenu({ url, mode: 'started', health: 'running' }, actions);
     expect(find(started, 'Quit and Stop Server')).toBeDefined();
     expect(find(started, 'http://127.0.0.1:8080 (started by this app)')?.enabled).toBe(false);
-    const attached = trayMenu({ url: 'http://127.0.0.1:8080', mode: 'attached' }, actions);
+    const attached = trayMenu({ url, mode: 'attached', health: 'running' }, actions);
     find(attached, 'Quit')?.click?.();
     find(attached, 'Open Stellwerk')?.click?.();
     expect(calls).toEqual(['quit', 'showWindow']);
+  });
+
+  it('shows the server status and offers open in browser and the logs', () => {
+    const { calls, actions } = recorder();
+    const running = trayMenu({ url, mode: 'attached', health: 'running' }, actions);
+    expect(find(running, 'Status: running')?.enabled).toBe(false);
+    const down = trayMenu({ url, mode: 'started', health: 'not-answering' }, actions);
+    expect(find(down, 'Status: not answering')?.enabled).toBe(false);
+    expect(find(down, 'Status: running')).toBeUndefined();
+    find(down, 'Open in Browser')?.click?.();
+    find(down, 'Show Logs')?.click?.();
+    expect(calls).toEqual(['openInBrowser', 'showLogs']);
+    expect(trayToolTip({ url, mode: 'started', health: 'not-answering' })).toBe(
+      'Stellwerk: not answering (http://127.0.0.1:8080)',
+    );
   });
 });

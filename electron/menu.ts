@@ -10,6 +10,8 @@ export interface MenuActions {
   showWindow: () => void;
   openApiDocs: () => void;
   openInBrowser: () => void;
+  /** Opens the desktop's log file (the output of a server it started). */
+  showLogs: () => void;
   reload: () => void;
   toggleDevTools: () => void;
   quit: () => void;
@@ -52,7 +54,13 @@ export function applicationMenu(context: MenuContext, actions: MenuActions): Men
       ],
     },
     { label: 'Window', role: 'windowMenu' },
-    { label: 'Help', submenu: [{ label: 'API Documentation', click: actions.openApiDocs }] },
+    {
+      label: 'Help',
+      submenu: [
+        { label: 'API Documentation', click: actions.openApiDocs },
+        { label: 'Show Logs', click: actions.showLogs },
+      ],
+    },
   );
   return menu;
 }
@@ -60,6 +68,18 @@ export function applicationMenu(context: MenuContext, actions: MenuActions): Men
 export interface TrayStatus {
   url: string;
   mode: 'attached' | 'started';
+  /** The latest health poll (server-host.ts watchHealth). */
+  health: 'running' | 'not-answering';
+}
+
+const HEALTH_TEXT: Record<TrayStatus['health'], string> = {
+  running: 'running',
+  'not-answering': 'not answering',
+};
+
+/** The tray icon's hover text: whether the server answers, at a glance. */
+export function trayToolTip(status: TrayStatus): string {
+  return `Stellwerk: ${HEALTH_TEXT[status.health]} (${status.url})`;
 }
 
 /** The tray keeps Stellwerk reachable with the window closed; Quit also stops a server the app started. */
@@ -68,7 +88,9 @@ export function trayMenu(status: TrayStatus, actions: MenuActions): MenuItemCons
   return [
     { label: 'Open Stellwerk', click: actions.showWindow },
     { label: 'Open in Browser', click: actions.openInBrowser },
+    { label: 'Show Logs', click: actions.showLogs },
     { type: 'separator' },
+    { label: `Status: ${HEALTH_TEXT[status.health]}`, enabled: false },
     { label: `${status.url} (${where})`, enabled: false },
     { type: 'separator' },
     { label: status.mode === 'started' ? 'Quit and Stop Server' : 'Quit', click: actions.quit },

@@ -4,7 +4,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attachOrStart, desktopSettings, probeHealth, type DesktopSettings } from './server-host.js';
+import {
+  attachOrStart,
+  desktopSettings,
+  probeHealth,
+  watchHealth,
+  type DesktopSettings,
+  type ServerHealth,
+} from './server-host.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -115,6 +122,24 @@ describe('probeHealth', () => {
     expect(await probeHealth(await healthServer(200, { hello: 'other program' }))).toBe(false);
     expect(await probeHealth(await healthServer(503, { status: 'ok' }))).toBe(false);
     expect(await probeHealth(`http://127.0.0.1:${await freePort()}`)).toBe(false);
+  });
+});
+
+describe('watchHealth', () => {
+  it('reports running, then not answering once the server goes away, and nothing after stop', async () => {
+    const server = http.createServer((_request, response) => response.end(JSON.stringify({ status: 'ok' })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    const seen: ServerHealth[] = [];
+    const stop = watchHealth(url, (health) => seen.push(health), 50);
+    cleanups.push(stop);
+    await expect.poll(() => seen, { timeout: 5000 }).toEqual(['running']);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await expect.poll(() => seen, { timeout: 5000 }).toEqual(['running', 'not-answering']);
+    stop();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(seen).toEqual(['running', 'not-answering']);
   });
 });
 

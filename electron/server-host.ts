@@ -100,10 +100,40 @@ export async function waitForHealth(url: string, options: WaitOptions): Promise<
   }
 }
 
+export type ServerHealth = 'running' | 'not-answering';
+
+/**
+ * Polls the health URL and reports each change (the first poll always reports), for the tray's
+ * status: a service that went down, or came back, shows without opening the window. Returns stop.
+ */
+export function watchHealth(
+  url: string,
+  onChange: (health: ServerHealth) => void,
+  intervalMs = 5000,
+): () => void {
+  let last: ServerHealth | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const poll = async () => {
+    // A busy server gets 2 s to answer whatever the interval: a slow answer is not a dead server.
+    const health: ServerHealth = (await probeHealth(url, 2000)) ? 'running' : 'not-answering';
+    if (stopped) return;
+    if (health !== last) onChange((last = health));
+    timer = setTimeout(() => void poll(), intervalMs);
+  };
+  void poll();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
 export interface ServerHandle {
   url: string;
   /** `attached`: someone else runs the server and keeps it running after the app quits. */
   mode: 'attached' | 'started';
+  /** The server process this app started; undefined when attached. */
+  pid: number | undefined;
   /** Stops a server this app started (SIGTERM, then SIGKILL after the grace time); no-op when attached. */
   stop(): Promise<void>;
 }
@@ -118,7 +148,7 @@ export interface AttachOrStartOptions {
 
 export async function attachOrStart(options: AttachOrStartOptions): Promise<ServerHandle> {
   const { url, spawn: spec } = options.settings;
-  if (await probeHealth(url)) return { url, mode: 'attached', stop: async () => {} };
+  if (await probeHealth(url)) return { url, mode: 'attached', pid: undefined, stop: async () => {} };
   if (!spec)
     throw new Error(`Stellwerk at ${url} does not answer, and a remote server cannot be started from here`);
 
@@ -159,7 +189,7 @@ export async function attachOrStart(options: AttachOrStartOptions): Promise<Serv
     await stop();
     throw error;
   }
-  return { url, mode: 'started', stop };
+  return { url, mode: 'started', pid: child.pid, stop };
 }
 
 /** SIGTERM lets the server drain and stop its PostgreSQL; SIGKILL only if it hangs. */

@@ -48,9 +48,13 @@ export interface ConsoleHarness {
 /**
  * A built console, a server process on fixed free ports (so STELLWERK_PUBLIC_URL is the page's own
  * origin, which the live WebSocket's cookie check requires) and Chromium. `env` adds server settings,
- * e.g. STELLWERK_ADMIN_EMAIL / STELLWERK_ADMIN_PASSWORD to skip onboarding.
+ * e.g. STELLWERK_ADMIN_EMAIL / STELLWERK_ADMIN_PASSWORD to skip onboarding; `chromiumArgs` adds
+ * browser switches (the acceptance test's recording proxy).
  */
-export async function startConsoleHarness(env: Record<string, string> = {}): Promise<ConsoleHarness> {
+export async function startConsoleHarness(
+  env: Record<string, string> = {},
+  options: { chromiumArgs?: string[] } = {},
+): Promise<ConsoleHarness> {
   const consoleDir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-console-'));
   const dataDir = await tempDataDir('stellwerk-e2e-data-');
   const profile = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-chromium-'));
@@ -81,6 +85,7 @@ export async function startConsoleHarness(env: Record<string, string> = {}): Pro
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...(options.chromiumArgs ?? []),
     ],
     viewport: { width: 1280, height: 800 },
     locale: 'en-US',
