@@ -21,6 +21,7 @@ import {
   parseTimeSeriesTargets,
 } from './timeseries/timeseries-targets.config.js';
 import type { Config } from './config.js';
+import { parseAllowList } from './outgoing/target-guard.js';
 
 /** Every environment variable: name, default, README text and parser (the README table is generated from it). */
 export interface EnvVariable<K extends keyof Config> {
@@ -376,5 +377,14 @@ export const ENV_VARIABLES = [
     defaultText: '`postgres`',
     default: () => DEFAULT_TIMESERIES_TARGETS,
     parse: parseTimeSeriesTargets,
+  }),
+  variable({
+    name: 'STELLWERK_OUTGOING_ALLOW_PRIVATE',
+    key: 'outgoingAllowPrivate',
+    description:
+      'Targets of outgoing connectors (webhooks, MQTT, Kafka, SMTP) that may resolve to loopback, private, link-local or unique-local addresses, comma-separated: CIDR ranges (`10.0.0.0/8`, `fd00::/8`), addresses or host names; `*` allows every address. Unset: such targets are refused (SSRF protection, docs/outgoing-connectors.md).',
+    defaultText: 'unset (none)',
+    default: constant([]),
+    parse: parseAllowList,
   }),
 ] as const;

@@ -50,6 +50,8 @@ export interface Config {
   timeseriesTargets: TimeSeriesTargetSpec[];
   consoleDir: string;
   apiTimeoutMs: number;
+  /** Private, loopback and link-local targets outgoing connectors may reach (server/src/outgoing/target-guard.ts). */
+  outgoingAllowPrivate: string[];
 }
 
 /** Reads and validates the environment; throws `ConfigError` naming the first bad variable. */

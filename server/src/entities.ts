@@ -19,6 +19,16 @@ import { DeviceTemplateSchema } from './templates/device-template.entity.js';
 import { DashboardSchema } from './dashboards/dashboard.entity.js';
 import { DataStateSchema } from './states/data-state.entity.js';
 import { DigitalTwinSchema } from './twins/digital-twin.entity.js';
+import { AlarmLogSchema } from './alarms/alarm-log.entity.js';
+import { AlarmReportSchema, SmartGroupSchema } from './alarms/smart-group.entity.js';
+import { ConnectorMonitoringRuleSchema } from './connector-monitoring/connector-monitoring-rule.entity.js';
+import { RuleSchema, RuleTwinStateSchema } from './rules/rule.entity.js';
+import {
+  FlowFilterSchema,
+  FlowTransformerSchema,
+  IntegrationFlowRunSchema,
+  IntegrationFlowSchema,
+} from './flows/flow.entities.js';
 
 /** Every entity schema; MikroORM discovers exactly these. */
 export const ENTITIES = [
@@ -33,6 +43,16 @@ export const ENTITIES = [
   DigitalTwinSchema,
   DataStateSchema,
   DashboardSchema,
+  AlarmLogSchema,
+  SmartGroupSchema,
+  AlarmReportSchema,
+  ConnectorMonitoringRuleSchema,
+  RuleSchema,
+  RuleTwinStateSchema,
+  IntegrationFlowSchema,
+  IntegrationFlowRunSchema,
+  FlowFilterSchema,
+  FlowTransformerSchema,
   AccountSchema,
   AnnouncementSchema,
   AnnouncementStateSchema,

@@ -25,6 +25,13 @@ import { dashboardRoutes } from './dashboards/dashboard.routes.js';
 import { digitalTwinRoutes } from './twins/digital-twin.routes.js';
 import { dataStateRoutes } from './states/data-state.routes.js';
 import { timeseriesQueryRoutes } from './timeseries/query/query.routes.js';
+import { alarmLogRoutes } from './alarms/alarm-log.routes.js';
+import { alarmReportRoutes } from './alarms/alarm-report.routes.js';
+import { connectorMonitoringRoutes } from './connector-monitoring/connector-monitoring.routes.js';
+import { ruleRoutes } from './rules/rule.routes.js';
+import { integrationFlowRoutes } from './flows/integration-flow.routes.js';
+import { flowScriptRoutes } from './flows/flow-script.routes.js';
+import { mailOAuthRoutes } from './outgoing/mail-oauth.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -52,6 +59,13 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await digitalTwinRoutes(app, ctx, services);
   await dataStateRoutes(app, ctx, services);
   await timeseriesQueryRoutes(app, ctx, services);
+  await alarmLogRoutes(app, ctx, services);
+  await alarmReportRoutes(app, ctx, services);
+  await connectorMonitoringRoutes(app, ctx, services);
+  await ruleRoutes(app, ctx, services);
+  await integrationFlowRoutes(app, ctx, services);
+  await flowScriptRoutes(app, ctx, services);
+  await mailOAuthRoutes(app, ctx, services);
   await consoleRoutes(app, ctx);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);

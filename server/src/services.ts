@@ -49,6 +49,9 @@ import { StateEngine } from './states/engine/state-engine.js';
 import { StateTimers } from './states/engine/state-timers.js';
 import { OutboxSink } from './timeseries/outbox.js';
 import { TimeSeriesQueryService } from './timeseries/query/query.service.js';
+import { createAlarmsAndRules } from './rules/rules.module.js';
+import { createOutgoingAndFlows } from './outgoing/outgoing.module.js';
+import { TargetGuard } from './outgoing/target-guard.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -100,13 +103,17 @@ export function createServices(ctx: AppContext) {
     secretBox: ctx.secretBox,
     log: ctx.log,
   });
+  // SSRF protection of outgoing connectors (STELLWERK_OUTGOING_ALLOW_PRIVATE).
+  const targetGuard = new TargetGuard(ctx.config.outgoingAllowPrivate);
+  const connectorKinds = createConnectorKinds({
+    mqttIn: { start: (c) => mqttIn.startClient(c), stop: (id) => mqttIn.stopClient(id) },
+    outgoing: { secretBox: ctx.secretBox, guard: targetGuard, log: ctx.log },
+  });
   const connectors = new ConnectorService(
     ctx.em,
     ctx.orm,
     accounts,
-    createConnectorKinds({
-      mqttIn: { start: (c) => mqttIn.startClient(c), stop: (id) => mqttIn.stopClient(id) },
-    }),
+    connectorKinds,
     connectorTelemetry,
     ctx.secretBox,
     { publicUrl: ctx.config.publicUrl, mqttPort: ctx.config.mqttPort },
@@ -217,7 +224,29 @@ export function createServices(ctx: AppContext) {
   const timeseriesQuery = new TimeSeriesQueryService(ctx.em, accounts, ctx.clock, timeseries.store);
   ctx.lifecycle.push(timeseries.runtime);
   ctx.orm.em.getEventManager().registerSubscriber(new DeviceCacheSubscriber(ingest));
+  // Alarm log, smart groups and reports, connector monitoring, rules (issue 6 sections 1-3).
+  const alarmsAndRules = createAlarmsAndRules(ctx, {
+    accounts,
+    connectors,
+    digitalTwins,
+    stateEngine,
+    isMqttInConnected: (id) => mqttIn.isReady(id),
+    brokerClients: (id) => broker.clientCount(id),
+  });
+  // Outgoing connectors and integration flows (issue 6 sections 4-5); rules send through the same dispatcher.
+  const outgoingAndFlows = createOutgoingAndFlows(ctx, {
+    accounts,
+    connectors,
+    connectorKinds,
+    connectorTelemetry,
+    ingest,
+    guard: targetGuard,
+    alarmEntries: alarmsAndRules.alarmLogs,
+  });
+  alarmsAndRules.outgoing.use(outgoingAndFlows.outgoingDispatcher);
   return {
+    ...alarmsAndRules,
+    ...outgoingAndFlows,
     packets,
     driverParsing,
     drivers,

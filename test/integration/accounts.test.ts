@@ -108,6 +108,38 @@ describe('accounts', () => {
     expect(kept.effectiveUiSettings?.colorTheme).toBe('amber');
   });
 
+  it('keeps a map basemap URL (http(s) or a path on this server), inherited by sub-accounts', async () => {
+    const parent = await createAccount({
+      title: 'Mapped',
+      uiSettings: { mapStyleUrl: '  https://tiles.example.com/style.json ' },
+    });
+    expect(parent.uiSettings).toEqual({ mapStyleUrl: 'https://tiles.example.com/style.json' });
+    const child = await createAccount({ title: 'Mapped child', parentId: parent.id });
+    const inherited = expectStatus<AccountBody>(await admin('GET', `/xapi/v1/accounts/${child.id}`), 200);
+    expect(inherited.effectiveUiSettings?.mapStyleUrl).toBe('https://tiles.example.com/style.json');
+
+    const own = expectStatus<AccountBody>(
+      await admin('PUT', `/xapi/v1/accounts/${child.id}`, {
+        uiSettings: { systemUiTheme: 'dark', mapStyleUrl: '/maps/site.pmtiles' },
+      }),
+      200,
+    );
+    expect(own.effectiveUiSettings?.mapStyleUrl).toBe('/maps/site.pmtiles');
+    const cleared = expectStatus<AccountBody>(
+      await admin('PUT', `/xapi/v1/accounts/${parent.id}`, { uiSettings: { mapStyleUrl: '' } }),
+      200,
+    );
+    expect(cleared.uiSettings).toEqual({});
+
+    for (const mapStyleUrl of ['javascript:alert(1)', '//evil.example/style.json', 'tiles/style.json']) {
+      const response = await admin('PUT', `/xapi/v1/accounts/${parent.id}`, { uiSettings: { mapStyleUrl } });
+      expect(response.statusCode, mapStyleUrl).toBe(400);
+      expect(response.json<{ error: { details: Array<{ path: string }> } }>().error.details[0]?.path).toBe(
+        '/uiSettings/mapStyleUrl',
+      );
+    }
+  });
+
   it('stores modules, meta info and the mandatory-2FA flag through PUT', async () => {
     const account = await createAccount({ title: 'Settings' });
     const updated = expectStatus<AccountBody>(

@@ -108,12 +108,12 @@ describe('connectors', () => {
 
   it('stores kinds that do nothing yet with empty capabilities, secrets sealed and masked', async () => {
     const created = await createConnector(t, admin, {
-      type: 'kafka-out',
-      config: { brokers: ['k1:9092'], saslPassword: 'kafka-secret' },
+      type: 'iec104',
+      config: { host: 'rtu1', port: 2404, saslPassword: 'kafka-secret' },
     });
     expect(created.capabilities).toEqual([]);
     expect(created.credentials).toBeNull();
-    expect(created.config).toEqual({ brokers: ['k1:9092'], saslPassword: '********' });
+    expect(created.config).toEqual({ host: 'rtu1', port: 2404, saslPassword: '********' });
     const row = await t.orm.em
       .fork()
       .getConnection()

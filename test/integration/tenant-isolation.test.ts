@@ -126,6 +126,54 @@ const FIXTURES: Record<string, Fixture> = {
     });
     return created(r.statusCode, r.body);
   },
+  integrationFlow: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/integration-flows', {
+      title: `fixture ${uniq()}`,
+      source: { type: 'alarms' },
+      accountId,
+    });
+    return created(r.statusCode, r.body);
+  },
+  filter: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/filters', { title: `fixture ${uniq()}`, accountId });
+    return created(r.statusCode, r.body);
+  },
+  transformer: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/transformers', { title: `fixture ${uniq()}`, accountId });
+    return created(r.statusCode, r.body);
+  },
+  // Alarm entries are written by rules and monitoring, not through the API.
+  alarmLog: async (accountId) =>
+    (await t.services.alarmLogs.write({ accountId, category: 'fixture', message: `fixture ${uniq()}` })).id,
+  connectorMonitoringRule: async (accountId) => {
+    const c = await asRoot('POST', '/xapi/v1/connectors', { type: 'webhook-in', title: 'fx', accountId });
+    const connectorId = created(c.statusCode, c.body);
+    const r = await asRoot(
+      'POST',
+      `/xapi/v1/connectors/${connectorId}/monitoring-rules`,
+      MONITORING_RULE_BODY(),
+    );
+    return created(r.statusCode, r.body);
+  },
+  rule: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/rules', { ...RULE_BODY(), accountId });
+    return created(r.statusCode, r.body);
+  },
+  smartGroup: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/smart-groups', { title: `fixture ${uniq()}`, accountId });
+    return created(r.statusCode, r.body);
+  },
+  alarmReport: async (accountId) => {
+    const group = await asRoot('POST', '/xapi/v1/smart-groups', { title: `fixture ${uniq()}`, accountId });
+    const r = await asRoot(
+      'POST',
+      `/xapi/v1/smart-groups/${created(group.statusCode, group.body)}/alarm-reports`,
+      {
+        title: `fixture ${uniq()}`,
+      },
+    );
+    return created(r.statusCode, r.body);
+  },
 };
 
 type Expectation = Record<Relation, 'allow' | 'deny'>;
@@ -152,7 +200,20 @@ const PARAMS: Record<string, () => string> = {
 };
 
 /** Bodies the schema alone cannot make valid. */
+const MONITORING_RULE_BODY = () => ({
+  title: `probe ${uniq()}`,
+  type: 'no-data',
+  params: { windowSeconds: 60 },
+});
+const RULE_BODY = () => ({
+  title: `probe ${uniq()}`,
+  trigger: { type: 'time', schedule: { intervalSeconds: 3600 } },
+  commands: [],
+});
+
 const BODIES: Record<string, () => Record<string, unknown>> = {
+  'POST /xapi/v1/connectors/:id/monitoring-rules': MONITORING_RULE_BODY,
+  'POST /xapi/v1/rules': RULE_BODY,
   'POST /xapi/v1/virtual-devices/import': () => ({ csv: `device_id,title\nprobe-${uniq()},Probe` }),
   'POST /xapi/v1/virtual-devices/bulk-delete-tags': () => ({ tags: ['probe'] }),
   'POST /xapi/v1/timeseries/query': () => ({ query: 'SELECT twin.title, count(*)' }),

@@ -5,6 +5,8 @@ export interface UiSettings {
   colorTheme?: string;
   systemUiTheme?: 'light' | 'dark' | 'system';
   systemFonts?: boolean;
+  /** The console map's basemap: a style URL or a `.pmtiles` file URL; unset: the offline basemap. */
+  mapStyleUrl?: string | null;
   [key: string]: unknown;
 }
 

@@ -10,6 +10,12 @@ export const UiSettings = Type.Object(
       Type.Union([Type.Literal('light'), Type.Literal('dark'), Type.Literal('system')]),
     ),
     systemFonts: Type.Optional(Type.Boolean()),
+    mapStyleUrl: Type.Optional(
+      Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], {
+        description:
+          'Basemap of the console map: a MapLibre style URL (http(s) or a path on this server, e.g. /maps/style.json) or a .pmtiles file URL; empty or null: the bundled offline basemap. Inherited by sub-accounts.',
+      }),
+    ),
   },
   { additionalProperties: true, maxProperties: 50 },
 );

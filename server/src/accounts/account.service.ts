@@ -142,11 +142,16 @@ export class AccountService {
     return account.path.map((id) => rows.find((r) => r.id === id)).filter((a): a is Account => !!a);
   }
 
-  /** Settings the account takes over from its ancestors: the color theme is inherited. */
+  /** Settings the account takes over from its ancestors: the color theme and the map's basemap. */
   async effectiveUiSettings(account: Account): Promise<UiSettings> {
-    const lineage = await this.lineage(account);
-    const colorTheme = [...lineage].reverse().find((a) => a.uiSettings.colorTheme)?.uiSettings.colorTheme;
-    return { ...account.uiSettings, ...(colorTheme ? { colorTheme } : {}) };
+    const lineage = [...(await this.lineage(account))].reverse();
+    const colorTheme = lineage.find((a) => a.uiSettings.colorTheme)?.uiSettings.colorTheme;
+    const mapStyleUrl = lineage.find((a) => a.uiSettings.mapStyleUrl)?.uiSettings.mapStyleUrl;
+    return {
+      ...account.uiSettings,
+      ...(colorTheme ? { colorTheme } : {}),
+      ...(mapStyleUrl ? { mapStyleUrl } : {}),
+    };
   }
 
   /** Reply form of the OAuth configuration: the client secret is never returned. */
@@ -166,7 +171,7 @@ export class AccountService {
     if (input.retentionMonths !== undefined)
       account.retentionMonths = parseRetentionMonths(input.retentionMonths);
     if (input.timeZone !== undefined) account.timeZone = parseTimeZone(input.timeZone);
-    if (input.uiSettings !== undefined) account.uiSettings = input.uiSettings;
+    if (input.uiSettings !== undefined) account.uiSettings = parseUiSettings(input.uiSettings);
     if (input.metaInfo !== undefined) account.metaInfo = input.metaInfo;
     if (input.modules !== undefined) account.modules = input.modules;
     if (input.oauthConfig !== undefined) account.oauthConfig = this.oauthConfig(account, input.oauthConfig);
@@ -217,6 +222,24 @@ const isHttpUrl = (value: string): boolean => {
     return false;
   }
 };
+
+/**
+ * UI settings as given, except the map's basemap URL: http(s) or a path on this server (the
+ * console fetches it from the browser), trimmed; empty means the offline basemap and is dropped.
+ */
+export function parseUiSettings(settings: UiSettings): UiSettings {
+  const { mapStyleUrl, ...rest } = settings;
+  const url = typeof mapStyleUrl === 'string' ? mapStyleUrl.trim() : '';
+  if (!url) return rest;
+  const sameServerPath = url.startsWith('/') && !url.startsWith('//');
+  if (!sameServerPath && !isHttpUrl(url)) {
+    throw errors.validation(
+      'uiSettings.mapStyleUrl must be an http(s) URL or a path on this server (e.g. /maps/site.pmtiles)',
+      [{ path: '/uiSettings/mapStyleUrl', value: mapStyleUrl }],
+    );
+  }
+  return { ...rest, mapStyleUrl: url };
+}
 
 /** An IANA zone name Intl knows, in its canonical spelling (`europe/berlin` → `Europe/Berlin`). */
 export function parseTimeZone(value: string): string {

@@ -195,6 +195,11 @@ export class BrokerService implements Lifecycle {
     });
   }
 
+  /** Clients of a connector connected now (connector monitoring: connected/disconnected). */
+  clientCount(connectorId: string): number {
+    return this.policy.clientsOf(connectorId).length;
+  }
+
   /** Closes every client of a connector (deactivated, deleted, credentials rotated). */
   disconnectConnector(connectorId: string): void {
     for (const client of this.policy.clientsOf(connectorId)) client.close();

@@ -1,3 +1,4 @@
+import type { OutgoingSender } from '../outgoing/delivery.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Connector } from './connector.entity.js';
 
@@ -53,4 +54,6 @@ export interface ConnectorKind {
   webhookItems?(body: unknown, connector: Connector): WebhookItem[];
   start?(connector: Connector): Promise<void>;
   stop?(connectorId: string): Promise<void>;
+  /** Outgoing kinds: delivers messages the dispatcher (server/src/outgoing/) queued. */
+  sender?: OutgoingSender;
 }

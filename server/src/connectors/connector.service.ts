@@ -135,7 +135,8 @@ export class ConnectorService {
       );
     }
     const blockers = (await Promise.all(this.deletionGuards.map((guard) => guard(connector.id)))).flat();
-    if (blockers.length > 0) throw errors.deleteBlocked('The connector is linked to twins', blockers);
+    if (blockers.length > 0)
+      throw errors.deleteBlocked('The connector is in use; details name what uses it', blockers);
     await this.kind(connector.type).stop?.(connector.id);
     await this.em().removeAndFlush(connector);
     this.notifyDeactivated(connector.id);

@@ -48,6 +48,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     STELLWERK_LOG_LEVEL: 'silent',
     STELLWERK_RATE_LIMIT_MAX: '100000',
     STELLWERK_AUTH_FAILURES_PER_ADDRESS: '100000',
+    // Receivers started by tests (webhooks, SMTP, Mosquitto) listen on loopback, which SSRF protection refuses by default.
+    STELLWERK_OUTGOING_ALLOW_PRIVATE: '127.0.0.0/8,::1',
     ...options.env,
   });
   const orm = await openOrm({ clientUrl: db.url, entities: ENTITIES, poolMax: 5 });
@@ -75,6 +77,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     close: async () => {
       await app.close();
       await services.ingest.stop();
+      // Flows write their last runs and the dispatcher closes its clients while the database is there.
+      await services.flowRunner.stop();
+      await services.outgoingDispatcher.stop();
       // The state engine's pool opens on first use (lifecycle parts are not started in tests).
       await services.stateEngine.stop();
       await services.packets.stop();

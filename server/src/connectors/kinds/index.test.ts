@@ -1,8 +1,19 @@
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { TargetGuard } from '../../outgoing/target-guard.js';
+import { SecretBox } from '../../platform/crypto/secret-box.js';
 import { CONNECTOR_TYPES, createConnectorKinds } from './index.js';
 
 describe('connector kind registry', () => {
-  const kinds = createConnectorKinds({ mqttIn: { start: async () => {}, stop: async () => {} } });
+  const kinds = createConnectorKinds({
+    mqttIn: { start: async () => {}, stop: async () => {} },
+    outgoing: {
+      secretBox: new SecretBox(randomBytes(32)),
+      guard: new TargetGuard([]),
+      log: pino({ enabled: false }),
+    },
+  });
 
   it('lists exactly the registered kinds in the API schema', () => {
     expect([...kinds.keys()].sort()).toEqual([...CONNECTOR_TYPES].sort());
@@ -10,9 +21,19 @@ describe('connector kind registry', () => {
 
   it('marks kinds that do nothing yet with empty capabilities and seals their secrets', () => {
     const implemented = [...kinds.values()].filter((k) => k.capabilities.length > 0).map((k) => k.type);
-    expect(implemented.sort()).toEqual(['mqtt-broker', 'mqtt-in', 'tts-uplink', 'webhook-in']);
-    const smtp = kinds.get('smtp')!;
-    expect(smtp.publicConfig!({ host: 'mail', password: { sealed: 'x' } })).toEqual({
+    expect(implemented.sort()).toEqual([
+      'kafka-out',
+      'mqtt-broker',
+      'mqtt-in',
+      'mqtt-out',
+      'smtp-mail',
+      'tts-uplink',
+      'webhook-in',
+      'webhook-out',
+    ]);
+    const iec104 = kinds.get('iec104')!;
+    expect(iec104.capabilities).toEqual([]);
+    expect(iec104.publicConfig!({ host: 'mail', password: { sealed: 'x' } })).toEqual({
       host: 'mail',
       password: '********',
     });

@@ -33,6 +33,20 @@ export interface SandboxLimits {
   stackLimitKb: number;
 }
 
+/**
+ * The function a script must define and the properties of the call's JSON input handed to it, in
+ * order. Constants of the calling module only (they are spliced into the prelude), never user input.
+ */
+export interface SandboxEntry {
+  name: string;
+  params: readonly string[];
+  /** How messages name the script: `parser script`, `filter script`, … */
+  label: string;
+}
+
+/** Device driver parsers: `parse(bytes, meta)`. */
+export const PARSE_ENTRY: SandboxEntry = { name: 'parse', params: ['bytes', 'meta'], label: 'parser script' };
+
 const PAGE = 64 * 1024;
 /** The module's own minimum (Emscripten's INITIAL_MEMORY): code, static data, C stack. */
 const BASE_PAGES = 256;
@@ -68,27 +82,27 @@ const wasmModule = () =>
  * script that replaces JSON.stringify cannot smuggle non-JSON values out, and it hands back
  * only a JSON string. It is removed from the global object again before the user's code runs.
  */
-const PRELUDE = `(function () {
-  var stringify = JSON.stringify, parseJson = JSON.parse, hasParse = function () { return typeof parse === 'function'; };
+const prelude = ({ name, params }: SandboxEntry) => `(function () {
+  var stringify = JSON.stringify, parseJson = JSON.parse, hasParse = function () { return typeof ${name} === 'function'; };
   globalThis.__stellwerkRun = function (input) {
-    if (!hasParse()) throw new TypeError('the script must define function parse(bytes, meta)');
+    if (!hasParse()) throw new TypeError('the script must define function ${name}(${params.join(', ')})');
     var args = parseJson(input);
-    var result = parse(args.bytes, args.meta);
+    var result = ${name}(${params.map((p) => `args.${p}`).join(', ')});
     if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-      throw new TypeError('parse must return its values directly, not a Promise');
+      throw new TypeError('${name} must return its values directly, not a Promise');
     }
     try {
       var text = stringify(result, function (key, value) {
         var type = typeof value;
         if (type === 'function' || type === 'symbol' || type === 'bigint' || (type === 'undefined' && key === '')) {
-          throw new TypeError('parse returned ' + (type === 'undefined' ? 'undefined' : 'a ' + type) +
+          throw new TypeError('${name} returned ' + (type === 'undefined' ? 'undefined' : 'a ' + type) +
             (key === '' ? '' : ' at "' + key + '"') + '; only JSON values are allowed');
         }
         return value;
       });
     } catch (error) {
       if (error instanceof TypeError && /circular/i.test(String(error.message))) {
-        throw new TypeError('parse returned a cyclic value; only JSON values are allowed');
+        throw new TypeError('${name} returned a cyclic value; only JSON values are allowed');
       }
       throw error;
     }
@@ -109,7 +123,11 @@ export class Sandbox {
   private readonly run: QuickJSHandle;
 
   /** Loads the user's code into a new sandbox; throws ParseError when it does not compile or run. */
-  static async create(code: string, limits: SandboxLimits): Promise<Sandbox> {
+  static async create(
+    code: string,
+    limits: SandboxLimits,
+    entry: SandboxEntry = PARSE_ENTRY,
+  ): Promise<Sandbox> {
     const memory = new wasm.Memory({
       initial: BASE_PAGES,
       maximum: BASE_PAGES + Math.ceil((limits.memoryLimitMb * 1024 * 1024) / PAGE),
@@ -117,7 +135,7 @@ export class Sandbox {
     const module = await newQuickJSWASMModuleFromVariant(
       newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: memory }),
     );
-    return new Sandbox(module, memory, code, limits);
+    return new Sandbox(module, memory, code, limits, entry);
   }
 
   private constructor(
@@ -125,6 +143,7 @@ export class Sandbox {
     memory: WasmMemory,
     code: string,
     private readonly limits: SandboxLimits,
+    private readonly entry: SandboxEntry,
   ) {
     // Emscripten grows the heap through this object: a refused growth is the memory limit.
     const grow = memory.grow.bind(memory);
@@ -149,17 +168,20 @@ export class Sandbox {
     });
     this.context = this.runtime.newContext();
     try {
-      this.evaluate(PRELUDE, 'prelude.js');
+      this.evaluate(prelude(entry), 'prelude.js');
       this.run = this.context.getProp(this.context.global, '__stellwerkRun');
       const hasParse = this.context.getProp(this.context.global, '__stellwerkHasParse');
       this.evaluate('delete globalThis.__stellwerkRun; delete globalThis.__stellwerkHasParse;', 'prelude.js');
       try {
-        this.evaluate(code, 'parser.js');
+        this.evaluate(code, `${entry.name}.js`);
         this.limited(
           () => this.context.callFunction(hasParse, this.context.undefined),
           (result) => {
             if (this.context.dump(result) !== true) {
-              throw new ParseError('The script must define function parse(bytes, meta)', 'PARSER_ERROR');
+              throw new ParseError(
+                `The script must define function ${entry.name}(${entry.params.join(', ')})`,
+                'PARSER_ERROR',
+              );
             }
           },
         );
@@ -172,7 +194,7 @@ export class Sandbox {
     }
   }
 
-  /** Calls `parse(bytes, meta)` with JSON in and JSON out; throws ParseError with a PARSER_* code. */
+  /** Calls the entry (`parse(bytes, meta)`) with JSON in and JSON out; throws ParseError with a PARSER_* code. */
   call(input: string): string {
     if (this.disposed) throw new Error('sandbox used after dispose');
     const arg = this.context.newString(input);
@@ -183,7 +205,7 @@ export class Sandbox {
           const text = this.context.getString(result);
           if (text.length > MAX_RESULT_CHARS) {
             throw new ParseError(
-              `parse returned ${text.length} characters of JSON; at most ${MAX_RESULT_CHARS} are allowed`,
+              `${this.entry.name} returned ${text.length} characters of JSON; at most ${MAX_RESULT_CHARS} are allowed`,
               'PARSER_ERROR',
             );
           }
@@ -254,7 +276,7 @@ export class Sandbox {
   private describe(handle: QuickJSHandle): ParseError {
     if (this.interrupted) {
       return new ParseError(
-        `The parser script ran longer than its time limit of ${this.limits.timeoutMs} ms and was stopped`,
+        `The ${this.entry.label} ran longer than its time limit of ${this.limits.timeoutMs} ms and was stopped`,
         'PARSER_TIMEOUT',
       );
     }
@@ -273,19 +295,19 @@ export class Sandbox {
     if (outOfMemory || (this.growthRefused && !userError)) {
       this.growthRefused = true;
       return new ParseError(
-        `The parser script needed more than its memory limit of ${this.limits.memoryLimitMb} MB and was stopped`,
+        `The ${this.entry.label} needed more than its memory limit of ${this.limits.memoryLimitMb} MB and was stopped`,
         'PARSER_MEMORY_LIMIT',
       );
     }
     if (name === 'InternalError' && message === 'stack overflow') {
       return new ParseError(
-        `The parser script overflowed its stack limit of ${this.limits.stackLimitKb} KB (endless recursion?)`,
+        `The ${this.entry.label} overflowed its stack limit of ${this.limits.stackLimitKb} KB (endless recursion?)`,
         'PARSER_ERROR',
       );
     }
     const text = userError
       ? `${typeof name === 'string' && name ? `${name}: ` : ''}${message}`
       : `threw ${JSON.stringify(dumped) ?? String(dumped)}`;
-    return new ParseError(`The parser script failed: ${text}`, 'PARSER_ERROR');
+    return new ParseError(`The ${this.entry.label} failed: ${text}`, 'PARSER_ERROR');
   }
 }

@@ -1,0 +1,147 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AlarmLogService } from '../alarms/alarm-log.service.js';
+import { CONNECTOR_MONITORING_CATEGORY } from '../alarms/alarm-log.entity.js';
+import type { Connector } from '../connectors/connector.entity.js';
+import type { OutgoingDispatch } from '../integration/ports.js';
+import { AdvisoryLease } from '../platform/db/advisory-lock.js';
+import type { Lifecycle } from '../platform/lifecycle.js';
+import { ConnectorMonitoringRule } from './connector-monitoring-rule.entity.js';
+import { observe, type ConnectorStatus } from './monitoring-conditions.js';
+
+/**
+ * Evaluates every active connector-monitoring rule each round (default every 10 s), on one node at
+ * a time (an advisory lease). A rule fires when its condition starts to hold: one alarm log entry
+ * (category Konnektorüberwachung, the connector as reference) and, when configured, one e-mail.
+ * While the condition keeps holding it does not fire again; once a round finds it no longer
+ * holding, the rule re-arms (edge-triggered, `state.firing`).
+ *
+ * Failure behaviour: a failing rule is logged and skipped for the round (its state unchanged); a
+ * mail that cannot be queued is logged; the alarm entry is written regardless.
+ */
+
+export const CONNECTOR_MONITORING_LOCK = 0x434d_4f4e; // "CMON"
+
+export interface MonitoringFired {
+  ruleId: string;
+  connectorId: string;
+  alarmId: string;
+  message: string;
+}
+
+export interface ConnectorMonitoringEvaluatorOptions {
+  orm: MikroORM;
+  databaseUrl: string;
+  clock: () => Date;
+  log: FastifyBaseLogger;
+  alarms: AlarmLogService;
+  outgoing: OutgoingDispatch;
+  /** Stored counters plus this node's unflushed ones (ConnectorService.counters). */
+  counters(connector: Connector): { packetsIn: number; packetsFailed: number; lastPacketAt: Date | null };
+  statusOf(connector: Connector): ConnectorStatus;
+  tickMs?: number;
+}
+
+export class ConnectorMonitoringEvaluator implements Lifecycle {
+  readonly name = 'connector-monitoring';
+  private readonly lease: AdvisoryLease;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private readonly options: ConnectorMonitoringEvaluatorOptions) {
+    this.lease = new AdvisoryLease(options.databaseUrl, CONNECTOR_MONITORING_LOCK);
+  }
+
+  async start(): Promise<void> {
+    this.timer ??= setInterval(() => void this.tick(), this.options.tickMs ?? 10_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+    await this.lease.release();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = (async () => {
+      try {
+        if (await this.lease.acquire()) await this.evaluate(this.options.clock());
+      } catch (error) {
+        this.options.log.warn({ err: error }, 'connector monitoring: round failed');
+      }
+    })();
+    await this.running;
+    this.running = undefined;
+  }
+
+  /** One round at `now` (tests call this directly with their clock). */
+  async evaluate(now: Date): Promise<MonitoringFired[]> {
+    const em = this.options.orm.em.fork();
+    const rules = await em.find(
+      ConnectorMonitoringRule,
+      { active: true },
+      { populate: ['connector', 'mailConnector', 'account'], orderBy: { id: 'asc' } },
+    );
+    const fired: MonitoringFired[] = [];
+    for (const rule of rules) {
+      try {
+        const result = await this.evaluateRule(rule, now);
+        if (result) fired.push(result);
+      } catch (error) {
+        this.options.log.warn({ err: error, ruleId: rule.id }, 'connector monitoring: rule failed');
+      }
+    }
+    await em.flush();
+    return fired;
+  }
+
+  private async evaluateRule(rule: ConnectorMonitoringRule, now: Date): Promise<MonitoringFired | undefined> {
+    const connector = rule.connector;
+    const counters = this.options.counters(connector);
+    const verdict = observe(rule.type, rule.params, rule.state, {
+      now: now.getTime(),
+      packetsIn: counters.packetsIn,
+      packetsFailed: counters.packetsFailed,
+      lastPacketAt: counters.lastPacketAt ? new Date(counters.lastPacketAt).getTime() : null,
+      status: this.options.statusOf(connector),
+      watchingSince: Math.max(rule.createdAt.getTime(), new Date(connector.createdAt).getTime()),
+    });
+    const fires = verdict.holds && !rule.state.firing;
+    rule.state = { ...verdict.state, firing: verdict.holds };
+    if (!fires) return undefined;
+    rule.lastFiredAt = now;
+    const message = `${rule.title}: connector "${connector.title}" ${verdict.message}`;
+    const alarm = await this.options.alarms.write({
+      accountId: rule.account.id,
+      category: CONNECTOR_MONITORING_CATEGORY,
+      message,
+      reference: { type: 'connector', id: connector.id },
+      source: { kind: 'connector-monitoring', id: rule.id },
+      details: { ruleType: rule.type, connectorTitle: connector.title, ...verdict.details },
+    });
+    if (rule.mailConnector) await this.mail(rule, message, now);
+    return { ruleId: rule.id, connectorId: connector.id, alarmId: alarm.id, message };
+  }
+
+  private async mail(rule: ConnectorMonitoringRule, message: string, now: Date): Promise<void> {
+    try {
+      const result = await this.options.outgoing.send(
+        rule.account.id,
+        rule.mailConnector!.id,
+        {
+          subject: `[${CONNECTOR_MONITORING_CATEGORY}] ${rule.title}`,
+          body: `${message}\n\nTime: ${now.toISOString()}\nRule: ${rule.title} (${rule.type})`,
+          ...(rule.mailTo.length ? { to: rule.mailTo } : {}),
+        },
+        { kind: 'connector-monitoring', id: rule.id },
+      );
+      if (!result.queued)
+        this.options.log.warn({ ruleId: rule.id, reason: result.reason }, 'monitoring mail not queued');
+    } catch (error) {
+      this.options.log.warn({ err: error, ruleId: rule.id }, 'connector monitoring: mail failed');
+    }
+  }
+}

@@ -1,0 +1,234 @@
+import { Kafka, logLevel, type Message, type Producer, type SASLOptions } from 'kafkajs';
+import type { OutgoingMessage } from '../../integration/ports.js';
+import {
+  checkDeliveryOptions,
+  DeliveryError,
+  encodeBody,
+  type DeliveryContext,
+  type OutgoingSender,
+} from '../../outgoing/delivery.js';
+import { TargetRefusedError } from '../../outgoing/target-guard.js';
+import type { ConnectorKind } from '../connector-kind.js';
+import type { Connector } from '../connector.entity.js';
+import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+
+/**
+ * Kafka outgoing (kafkajs producer): each message becomes one record on `topic` (the message's,
+ * else the connector's) with `key` (the message's, else the body field named by `keyField`), the
+ * body as value (JSON unless a string) and the message headers. `acks`: -1 (all replicas,
+ * default), 1 or 0. TLS (`ssl`, `serverCa`, client certificate and key, `rejectUnauthorized`)
+ * and SASL (plain, scram-sha-256, scram-sha-512). kafkajs's own retries are off: the dispatcher
+ * retries, so a broker outage fills the bounded queue instead of piling up inside kafkajs.
+ */
+
+const SECRETS = ['saslPassword', 'clientKey'] as const;
+const TOPIC = /^[a-zA-Z0-9._-]{1,249}$/;
+const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+
+export interface KafkaOutConfig {
+  brokers: string[];
+  topic: string;
+  keyField?: string;
+  acks?: -1 | 0 | 1;
+  clientId?: string;
+  ssl?: boolean;
+  serverCa?: string;
+  clientCert?: string;
+  clientKey?: { sealed: string };
+  rejectUnauthorized?: boolean;
+  saslMechanism?: (typeof SASL_MECHANISMS)[number];
+  saslUsername?: string;
+  saslPassword?: { sealed: string };
+  connectionTimeoutMs?: number;
+}
+
+export interface KafkaRecord {
+  topic: string;
+  acks: -1 | 0 | 1;
+  messages: Message[];
+}
+
+/** The record kafkajs sends for one message (pure, so it is tested without a broker). */
+export function buildKafkaRecord(message: OutgoingMessage, config: KafkaOutConfig): KafkaRecord {
+  const topic = message.topic ?? config.topic;
+  if (!TOPIC.test(topic))
+    throw new DeliveryError(`"${topic}" is not a valid Kafka topic name`, false, 'BAD_TOPIC');
+  const body = message.body;
+  const fromField =
+    config.keyField && body !== null && typeof body === 'object'
+      ? (body as Record<string, unknown>)[config.keyField]
+      : undefined;
+  const key =
+    message.key ??
+    (fromField === undefined || fromField === null
+      ? null
+      : typeof fromField === 'string'
+        ? fromField
+        : JSON.stringify(fromField));
+  const { text, contentType } = encodeBody(body);
+  return {
+    topic,
+    acks: config.acks ?? -1,
+    messages: [{ key, value: text, headers: { ...message.headers, 'content-type': contentType } }],
+  };
+}
+
+/** Errors kafkajs reports that a later attempt can overcome; everything else is final. */
+const RETRYABLE_NAMES = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSNumberOfRetriesExceeded',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSMetadataNotLoaded',
+  'KafkaJSLockTimeout',
+  'KafkaJSTimeout',
+]);
+
+/** Turns what kafkajs threw into a DeliveryError, retryable or final. */
+export function kafkaDeliveryError(error: unknown): DeliveryError {
+  if (error instanceof DeliveryError) return error;
+  const e = error as { name?: string; message?: string; retriable?: boolean; type?: string };
+  const name = e.name ?? 'Error';
+  const retryable = RETRYABLE_NAMES.has(name) || e.retriable === true;
+  const code =
+    e.type ??
+    (name.startsWith('KafkaJS')
+      ? name
+          .slice('KafkaJS'.length)
+          .replace(/Error$/, '')
+          .toUpperCase()
+      : 'KAFKA_ERROR');
+  return new DeliveryError(
+    `Kafka: ${e.message ?? String(error)}`,
+    retryable,
+    `KAFKA_${code}`.replace(/^KAFKA_KAFKA_/, 'KAFKA_'),
+  );
+}
+
+function validate(config: Record<string, unknown>) {
+  const check = new ConfigCheck(config);
+  const brokers = config.brokers;
+  if (!Array.isArray(brokers) || brokers.length === 0 || brokers.length > 20) {
+    check.custom('brokers', 'must be a list of 1 to 20 host:port entries');
+  } else {
+    brokers.forEach((b, i) => {
+      if (typeof b !== 'string' || !/^[a-zA-Z0-9.\-[\]:]+:\d{1,5}$/.test(b))
+        check.custom(`brokers/${i}`, 'must be host:port');
+    });
+  }
+  check.string('topic', { required: true, maxLength: 249 });
+  if (typeof config.topic === 'string' && !TOPIC.test(config.topic))
+    check.custom('topic', 'may hold letters, digits, ".", "_" and "-" only');
+  check.string('keyField', { maxLength: 100 });
+  check.oneOf('acks', [-1, 0, 1]);
+  check.string('clientId', { maxLength: 100 });
+  check.boolean('ssl');
+  check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
+  check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
+  check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
+  check.boolean('rejectUnauthorized');
+  check.oneOf('saslMechanism', SASL_MECHANISMS);
+  check.string('saslUsername', { maxLength: 200 });
+  check.string('saslPassword', { maxLength: 500 });
+  if (config.saslMechanism !== undefined && typeof config.saslUsername !== 'string')
+    check.custom('saslUsername', 'is required with saslMechanism');
+  check.integer('connectionTimeoutMs', 100, 60_000);
+  checkDeliveryOptions(check);
+  return check.problems;
+}
+
+/** The kafkajs client for a connector's settings. */
+export function kafkaClient(connector: Connector, ctx: DeliveryContext): Kafka {
+  const config = connector.config as unknown as KafkaOutConfig;
+  const key = openSecret(connector.config, 'clientKey', ctx);
+  const tls = config.ssl || config.serverCa || config.clientCert;
+  const sasl: SASLOptions | undefined = config.saslMechanism
+    ? {
+        mechanism: config.saslMechanism,
+        username: config.saslUsername ?? '',
+        password: openSecret(connector.config, 'saslPassword', ctx) ?? '',
+      }
+    : undefined;
+  return new Kafka({
+    clientId: config.clientId || `stellwerk-${connector.id.slice(-12)}`,
+    brokers: config.brokers,
+    connectionTimeout: config.connectionTimeoutMs ?? 5000,
+    requestTimeout: 15_000,
+    retry: { retries: 0 },
+    logLevel: logLevel.NOTHING,
+    ...(tls
+      ? {
+          ssl: {
+            rejectUnauthorized: config.rejectUnauthorized ?? true,
+            ...(config.serverCa ? { ca: [config.serverCa] } : {}),
+            ...(config.clientCert ? { cert: config.clientCert } : {}),
+            ...(key ? { key } : {}),
+          },
+        }
+      : {}),
+    ...(sasl ? { sasl } : {}),
+  });
+}
+
+function sender(ctx: DeliveryContext): OutgoingSender {
+  const producers = new Map<string, Producer>();
+
+  async function producerFor(connector: Connector): Promise<Producer> {
+    const existing = producers.get(connector.id);
+    if (existing) return existing;
+    const config = connector.config as unknown as KafkaOutConfig;
+    for (const broker of config.brokers) {
+      const host = broker.replace(/:\d+$/, '');
+      try {
+        await ctx.guard.check(host);
+      } catch (error) {
+        if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
+        throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
+      }
+    }
+    const producer = kafkaClient(connector, ctx).producer({
+      allowAutoTopicCreation: false,
+      retry: { retries: 0 },
+    });
+    await producer.connect();
+    producers.set(connector.id, producer);
+    return producer;
+  }
+
+  const release = async (connectorId: string) => {
+    const producer = producers.get(connectorId);
+    producers.delete(connectorId);
+    if (producer) await producer.disconnect().catch(() => undefined);
+  };
+
+  return {
+    async deliver(connector, message) {
+      const record = buildKafkaRecord(message, connector.config as unknown as KafkaOutConfig);
+      try {
+        const producer = await producerFor(connector);
+        await producer.send(record);
+      } catch (error) {
+        // A fresh connection for the next attempt: kafkajs may hold a half-broken one.
+        await release(connector.id);
+        throw kafkaDeliveryError(error);
+      }
+    },
+    release,
+    async close() {
+      await Promise.all([...producers.keys()].map(release));
+    },
+  };
+}
+
+export function kafkaOutKind(ctx: DeliveryContext): ConnectorKind {
+  return {
+    type: 'kafka-out',
+    direction: 'outgoing',
+    capabilities: ['sends'],
+    validate,
+    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
+    publicConfig: (config) => maskSecrets(config, SECRETS),
+    sender: sender(ctx),
+  };
+}

@@ -1,0 +1,196 @@
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import {
+  checkDeliveryOptions,
+  DeliveryError,
+  encodeBody,
+  type DeliveryContext,
+  type OutgoingSender,
+} from '../../outgoing/delivery.js';
+import { TargetRefusedError } from '../../outgoing/target-guard.js';
+import type { ConnectorKind } from '../connector-kind.js';
+import type { Connector } from '../connector.entity.js';
+import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+
+/**
+ * MQTT outgoing: publishes each message to an external broker with the configured QoS (0, 1, 2)
+ * and `retain`, on `topic` (the message's own topic, else the connector's), a template whose
+ * `{{name}}` placeholders take the message body's fields (`stellwerk/{{deviceId}}/out`).
+ * Username/password or TLS with server CA, client certificate and key; `rejectUnauthorized: false`
+ * accepts self-signed broker certificates. One client per connector, kept open and reconnecting;
+ * while the broker is away a delivery fails (retryable) and the dispatcher's bounded queue fills up
+ * until its overflow policy (`drop-newest` or `drop-oldest`, `queueSize`) drops messages.
+ */
+
+const SECRETS = ['password', 'clientKey'] as const;
+const CONNECT_WAIT_MS = 2000;
+const PUBLISH_TIMEOUT_MS = 10_000;
+
+export interface MqttOutConfig {
+  url: string;
+  topic: string;
+  qos?: 0 | 1 | 2;
+  retain?: boolean;
+  protocolVersion?: 4 | 5;
+  clientId?: string;
+  username?: string;
+  password?: { sealed: string };
+  serverCa?: string;
+  clientCert?: string;
+  clientKey?: { sealed: string };
+  rejectUnauthorized?: boolean;
+}
+
+const validTopicTemplate = (topic: unknown) =>
+  typeof topic === 'string' && topic.length > 0 && topic.length <= 500 && !/[+#\0]/.test(topic);
+
+/** Fills `{{name}}` (or `{{a.b}}`) from the body; values lose `/`, `+`, `#` so they stay one level. */
+export function mqttTopic(template: string, body: unknown, connectorId: string): string {
+  const topic = template.replace(/\{\{\s*([\w.-]+)\s*\}\}/g, (_m, path: string) => {
+    if (path === 'connectorId') return connectorId;
+    let value: unknown = body;
+    for (const part of path.split('.')) {
+      value =
+        value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+    }
+    const text =
+      typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+        ? String(value)
+        : '';
+    return text.replace(/[/+#\0]/g, '_') || '_';
+  });
+  if (!validTopicTemplate(topic))
+    throw new DeliveryError(`"${topic}" is not a topic one can publish to`, false, 'BAD_TOPIC');
+  return topic;
+}
+
+function validate(config: Record<string, unknown>) {
+  const check = new ConfigCheck(config);
+  check.string('url', { required: true, maxLength: 500 });
+  if (typeof config.url === 'string' && !/^(mqtts?|tcp|ssl|tls|wss?):\/\/[^\s/]+/i.test(config.url)) {
+    check.custom('url', 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host');
+  }
+  check.string('topic', { required: true, maxLength: 500 });
+  if (typeof config.topic === 'string' && !validTopicTemplate(config.topic)) {
+    check.custom('topic', 'must be a topic without wildcards (+, #); {{field}} takes a field of the message');
+  }
+  check.oneOf('qos', [0, 1, 2]);
+  check.boolean('retain');
+  check.oneOf('protocolVersion', [4, 5]);
+  check.string('clientId', { maxLength: 100 });
+  check.string('username', { maxLength: 200 });
+  check.string('password', { maxLength: 500 });
+  check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
+  check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
+  check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
+  check.boolean('rejectUnauthorized');
+  if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
+    check.custom('clientKey', 'clientCert and clientKey go together');
+  }
+  checkDeliveryOptions(check);
+  return check.problems;
+}
+
+function clientOptions(connector: Connector, config: MqttOutConfig, ctx: DeliveryContext): IClientOptions {
+  const key = openSecret(connector.config, 'clientKey', ctx);
+  return {
+    clientId: config.clientId || `stellwerk-out-${connector.id.replace(/-/g, '').slice(-12)}`,
+    protocolVersion: config.protocolVersion ?? 4,
+    clean: true,
+    reconnectPeriod: 1000,
+    connectTimeout: 5000,
+    // Messages are queued (bounded) by the dispatcher, never inside mqtt.js while offline.
+    queueQoSZero: false,
+    ...(config.username ? { username: config.username } : {}),
+    ...(openSecret(connector.config, 'password', ctx) !== undefined
+      ? { password: openSecret(connector.config, 'password', ctx) }
+      : {}),
+    ...(config.serverCa ? { ca: config.serverCa } : {}),
+    ...(config.clientCert ? { cert: config.clientCert } : {}),
+    ...(key ? { key } : {}),
+    rejectUnauthorized: config.rejectUnauthorized ?? true,
+  };
+}
+
+function sender(ctx: DeliveryContext): OutgoingSender {
+  const clients = new Map<string, MqttClient>();
+
+  const connected = (client: MqttClient) =>
+    client.connected
+      ? Promise.resolve(true)
+      : new Promise<boolean>((resolve) => {
+          const done = (ok: boolean) => {
+            clearTimeout(timer);
+            client.off('connect', onConnect);
+            resolve(ok);
+          };
+          const onConnect = () => done(true);
+          const timer = setTimeout(() => done(false), CONNECT_WAIT_MS);
+          client.on('connect', onConnect);
+        });
+
+  async function clientFor(connector: Connector): Promise<MqttClient> {
+    const existing = clients.get(connector.id);
+    if (existing) return existing;
+    const config = connector.config as unknown as MqttOutConfig;
+    const host = new URL(config.url).hostname;
+    try {
+      await ctx.guard.check(host);
+    } catch (error) {
+      if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
+      throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
+    }
+    const client = mqtt.connect(config.url, clientOptions(connector, config, ctx));
+    // Errors surface as failed deliveries; the listener keeps mqtt.js from throwing them.
+    client.on('error', () => undefined);
+    clients.set(connector.id, client);
+    return client;
+  }
+
+  return {
+    async deliver(connector, message) {
+      const config = connector.config as unknown as MqttOutConfig;
+      const topic = mqttTopic(message.topic ?? config.topic, message.body, connector.id);
+      const client = await clientFor(connector);
+      if (!(await connected(client))) {
+        throw new DeliveryError(
+          `The broker ${new URL(config.url).host} is not reachable`,
+          true,
+          'BROKER_UNREACHABLE',
+        );
+      }
+      const { text } = encodeBody(message.body);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(new DeliveryError(`No acknowledgement within ${PUBLISH_TIMEOUT_MS} ms`, true, 'TIMEOUT')),
+          PUBLISH_TIMEOUT_MS,
+        );
+        client.publish(topic, text, { qos: config.qos ?? 1, retain: config.retain ?? false }, (error) => {
+          clearTimeout(timer);
+          if (error) reject(new DeliveryError(`Publish failed: ${error.message}`, true, 'PUBLISH_FAILED'));
+          else resolve();
+        });
+      });
+    },
+    async release(connectorId) {
+      const client = clients.get(connectorId);
+      clients.delete(connectorId);
+      if (client) await client.endAsync(true).catch(() => undefined);
+    },
+    async close() {
+      await Promise.all([...clients.keys()].map((id) => this.release(id)));
+    },
+  };
+}
+
+export function mqttOutKind(ctx: DeliveryContext): ConnectorKind {
+  return {
+    type: 'mqtt-out',
+    direction: 'outgoing',
+    capabilities: ['sends'],
+    validate,
+    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
+    publicConfig: (config) => maskSecrets(config, SECRETS),
+    sender: sender(ctx),
+  };
+}

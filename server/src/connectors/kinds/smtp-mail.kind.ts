@@ -1,0 +1,222 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import {
+  MAIL_OAUTH_PROVIDERS,
+  oauthEndpoints,
+  type MailOAuthProvider,
+} from '../../outgoing/mail-oauth.providers.js';
+import {
+  checkDeliveryOptions,
+  DeliveryError,
+  type DeliveryContext,
+  type OutgoingSender,
+} from '../../outgoing/delivery.js';
+import { TargetRefusedError } from '../../outgoing/target-guard.js';
+import type { ConnectorKind } from '../connector-kind.js';
+import type { Connector } from '../connector.entity.js';
+import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+
+/**
+ * SMTP mail (nodemailer): `host`, `port`, `security` (`starttls` default, `tls` for implicit TLS
+ * on 465, `none`), `from`, default recipients `to`. Authentication `password` (`username`,
+ * `password`) or `oauth2` for a hosted mail service (`oauth2Provider` google, microsoft or custom
+ * with its URLs): the refresh token comes from the consent flow (`POST /xapi/v1/oauth2/mail/authorize`,
+ * callback `/api/v1/oauth2/<mail_provider>/callback`) and is stored sealed like every secret.
+ * A message's `subject` and `to` win over the connector's; its body is the text part (JSON unless
+ * a string). SMTP 5xx answers, refused logins and bad addresses are final; the rest is retried.
+ */
+
+export const SMTP_SECRETS = ['password', 'oauth2ClientSecret', 'oauth2RefreshToken'] as const;
+const ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
+const FROM = /^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/;
+
+export interface SmtpMailConfig {
+  host: string;
+  port?: number;
+  security?: 'starttls' | 'tls' | 'none';
+  rejectUnauthorized?: boolean;
+  from: string;
+  to?: string[];
+  auth?: 'none' | 'password' | 'oauth2';
+  username?: string;
+  password?: { sealed: string };
+  oauth2Provider?: MailOAuthProvider;
+  oauth2ClientId?: string;
+  oauth2ClientSecret?: { sealed: string };
+  oauth2RefreshToken?: { sealed: string };
+  oauth2AuthUrl?: string;
+  oauth2TokenUrl?: string;
+  oauth2Scope?: string;
+}
+
+function checkUrl(check: ConfigCheck, config: Record<string, unknown>, key: string) {
+  check.string(key, { maxLength: 500 });
+  const value = config[key];
+  if (typeof value === 'string' && !/^https?:\/\/[^\s/]+/.test(value))
+    check.custom(key, 'must be an http(s) URL');
+}
+
+function validate(config: Record<string, unknown>) {
+  const check = new ConfigCheck(config);
+  check.string('host', { required: true, maxLength: 255 });
+  check.integer('port', 1, 65535);
+  check.oneOf('security', ['starttls', 'tls', 'none']);
+  check.boolean('rejectUnauthorized');
+  check.string('from', { required: true, maxLength: 300 });
+  if (typeof config.from === 'string' && !FROM.test(config.from.trim()))
+    check.custom('from', 'must be an address or Name <address>');
+  const to = config.to;
+  if (
+    to !== undefined &&
+    (!Array.isArray(to) || to.length > 50 || !to.every((a) => typeof a === 'string' && ADDRESS.test(a)))
+  ) {
+    check.custom('to', 'must be a list of at most 50 e-mail addresses');
+  }
+  check.oneOf('auth', ['none', 'password', 'oauth2']);
+  check.string('username', { maxLength: 300 });
+  check.string('password', { maxLength: 500 });
+  check.oneOf('oauth2Provider', MAIL_OAUTH_PROVIDERS);
+  check.string('oauth2ClientId', { maxLength: 500 });
+  check.string('oauth2ClientSecret', { maxLength: 1000 });
+  check.string('oauth2RefreshToken', { maxLength: 4000 });
+  checkUrl(check, config, 'oauth2AuthUrl');
+  checkUrl(check, config, 'oauth2TokenUrl');
+  check.string('oauth2Scope', { maxLength: 500 });
+  if (config.auth === 'oauth2') {
+    if (config.oauth2Provider === undefined) check.custom('oauth2Provider', 'is required with auth oauth2');
+    if (typeof config.oauth2ClientId !== 'string')
+      check.custom('oauth2ClientId', 'is required with auth oauth2');
+    if (typeof config.username !== 'string')
+      check.custom('username', 'is required with auth oauth2 (the mailbox)');
+    if (
+      config.oauth2Provider === 'custom' &&
+      (config.oauth2AuthUrl === undefined || config.oauth2TokenUrl === undefined)
+    )
+      check.custom('oauth2TokenUrl', 'a custom provider needs oauth2AuthUrl and oauth2TokenUrl');
+  }
+  checkDeliveryOptions(check);
+  return check.problems;
+}
+
+function authOf(connector: Connector, ctx: DeliveryContext): SMTPTransport.Options['auth'] | undefined {
+  const config = connector.config as unknown as SmtpMailConfig;
+  const mode = config.auth ?? (config.username ? 'password' : 'none');
+  if (mode === 'none') return undefined;
+  if (mode === 'password') {
+    return { user: config.username ?? '', pass: openSecret(connector.config, 'password', ctx) ?? '' };
+  }
+  const refreshToken = openSecret(connector.config, 'oauth2RefreshToken', ctx);
+  if (!refreshToken) {
+    throw new DeliveryError(
+      'OAuth 2.0 is not authorised yet: run the consent flow for this connector',
+      false,
+      'OAUTH2_NOT_AUTHORISED',
+    );
+  }
+  return {
+    type: 'OAuth2',
+    user: config.username ?? '',
+    clientId: config.oauth2ClientId ?? '',
+    clientSecret: openSecret(connector.config, 'oauth2ClientSecret', ctx) ?? '',
+    refreshToken,
+    accessUrl: oauthEndpoints(config).tokenUrl,
+  };
+}
+
+/** nodemailer's error → final (5xx, login refused, bad envelope) or retryable (the rest). */
+export function smtpDeliveryError(error: unknown): DeliveryError {
+  if (error instanceof DeliveryError) return error;
+  const e = error as { message?: string; code?: string; responseCode?: number };
+  const final =
+    (e.responseCode !== undefined && e.responseCode >= 500) ||
+    ['EAUTH', 'EENVELOPE', 'EMESSAGE'].includes(e.code ?? '');
+  return new DeliveryError(
+    `SMTP: ${e.message ?? String(error)}`,
+    !final,
+    e.code ? `SMTP_${e.code}` : 'SMTP_ERROR',
+  );
+}
+
+function sender(ctx: DeliveryContext): OutgoingSender {
+  const transports = new Map<string, Transporter>();
+
+  async function transportFor(connector: Connector): Promise<Transporter> {
+    const existing = transports.get(connector.id);
+    if (existing) return existing;
+    const config = connector.config as unknown as SmtpMailConfig;
+    const auth = authOf(connector, ctx);
+    const hosts = [config.host];
+    if (config.auth === 'oauth2') hosts.push(new URL(oauthEndpoints(config).tokenUrl).hostname);
+    for (const host of hosts) {
+      try {
+        await ctx.guard.check(host);
+      } catch (error) {
+        if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
+        throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
+      }
+    }
+    const security = config.security ?? 'starttls';
+    const transport = nodemailer.createTransport({
+      host: config.host,
+      port: config.port ?? (security === 'tls' ? 465 : 587),
+      secure: security === 'tls',
+      requireTLS: security === 'starttls',
+      ignoreTLS: security === 'none',
+      tls: { rejectUnauthorized: config.rejectUnauthorized ?? true, servername: config.host },
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 30_000,
+      ...(auth ? { auth } : {}),
+    } as SMTPTransport.Options);
+    transports.set(connector.id, transport);
+    return transport;
+  }
+
+  const release = async (connectorId: string) => {
+    transports.get(connectorId)?.close();
+    transports.delete(connectorId);
+  };
+
+  return {
+    async deliver(connector, message) {
+      const config = connector.config as unknown as SmtpMailConfig;
+      const to = message.to?.length ? message.to : (config.to ?? []);
+      if (to.length === 0)
+        throw new DeliveryError(
+          'No recipients: neither the message nor the connector names any',
+          false,
+          'NO_RECIPIENTS',
+        );
+      const transport = await transportFor(connector);
+      const text = typeof message.body === 'string' ? message.body : JSON.stringify(message.body, null, 2);
+      try {
+        await transport.sendMail({
+          from: config.from,
+          to,
+          subject: message.subject ?? 'Stellwerk',
+          text,
+          ...(message.headers ? { headers: message.headers } : {}),
+        });
+      } catch (error) {
+        await release(connector.id);
+        throw smtpDeliveryError(error);
+      }
+    },
+    release,
+    async close() {
+      await Promise.all([...transports.keys()].map(release));
+    },
+  };
+}
+
+export function smtpMailKind(ctx: DeliveryContext): ConnectorKind {
+  return {
+    type: 'smtp-mail',
+    direction: 'outgoing',
+    capabilities: ['sends'],
+    validate,
+    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SMTP_SECRETS, kindCtx),
+    publicConfig: (config) => maskSecrets(config, SMTP_SECRETS),
+    sender: sender(ctx),
+  };
+}

@@ -1,0 +1,190 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { SECRET_MASK } from '../../accounts/account.service.js';
+import {
+  checkDeliveryOptions,
+  DeliveryError,
+  encodeBody,
+  type DeliveryContext,
+  type OutgoingSender,
+} from '../../outgoing/delivery.js';
+import { TargetRefusedError } from '../../outgoing/target-guard.js';
+import type { ConnectorKind } from '../connector-kind.js';
+import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+
+/**
+ * Webhook (Outgoing): one HTTP request per message to `url` with `method` (POST, PUT, PATCH,
+ * DELETE) and extra `headers`. With a `signingSecret` (`whsec_` + base64, Standard Webhooks) each
+ * request carries `webhook-id` (the same for every retry of a message), `webhook-timestamp`
+ * (seconds, new per attempt) and `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`.
+ * 2xx is delivered; 408, 429, 5xx, timeouts and network errors are retried by the dispatcher;
+ * other statuses and refused targets (SSRF, target-guard.ts) are final. Redirects are not followed.
+ */
+
+export const WEBHOOK_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const SECRETS = ['signingSecret'] as const;
+/** Headers the connector sets itself; user headers may not replace them. */
+const RESERVED_HEADERS =
+  /^(host|content-length|content-type|transfer-encoding|connection|webhook-(id|timestamp|signature))$/i;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+const SECRET_FORMAT = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface WebhookOutConfig {
+  url: string;
+  method?: (typeof WEBHOOK_METHODS)[number];
+  headers?: Record<string, string>;
+  signingSecret?: { sealed: string };
+  timeoutMs?: number;
+}
+
+/** Standard Webhooks signature header value for one attempt. */
+export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+function validate(config: Record<string, unknown>) {
+  const check = new ConfigCheck(config);
+  check.string('url', { required: true, maxLength: 2000 });
+  if (typeof config.url === 'string') {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(config.url);
+    } catch {
+      check.custom('url', 'must be an http:// or https:// URL');
+    }
+    if (parsed && !['http:', 'https:'].includes(parsed.protocol))
+      check.custom('url', 'must be http:// or https://');
+    if (parsed && (parsed.username || parsed.password))
+      check.custom('url', 'must not carry credentials; use headers');
+  }
+  check.oneOf('method', WEBHOOK_METHODS);
+  const headers = config.headers;
+  if (headers !== undefined) {
+    if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+      check.custom('headers', 'must be an object of header names and text values');
+    } else {
+      const entries = Object.entries(headers);
+      if (entries.length > 30) check.custom('headers', 'must have at most 30 headers');
+      for (const [name, value] of entries) {
+        if (!HEADER_NAME.test(name) || RESERVED_HEADERS.test(name))
+          check.custom(`headers/${name}`, 'is not a header name that may be set');
+        else if (typeof value !== 'string' || value.length > 4000 || /[\r\n\0]/.test(value))
+          check.custom(`headers/${name}`, 'must be text of at most 4000 characters on one line');
+      }
+    }
+  }
+  check.string('signingSecret', { maxLength: 200 });
+  const secret = config.signingSecret;
+  if (typeof secret === 'string' && secret !== SECRET_MASK && secret !== '') {
+    if (!SECRET_FORMAT.test(secret) || Buffer.from(secret.slice(6), 'base64').length < 24) {
+      check.custom(
+        'signingSecret',
+        'must be whsec_ followed by at least 24 bytes in base64 (Standard Webhooks)',
+      );
+    }
+  }
+  check.integer('timeoutMs', 100, 60_000);
+  checkDeliveryOptions(check);
+  return check.problems;
+}
+
+function sender(ctx: DeliveryContext): OutgoingSender {
+  return {
+    async deliver(connector, message, { messageId }) {
+      const config = connector.config as unknown as WebhookOutConfig;
+      const url = new URL(config.url);
+      const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+      // IP literals never reach `lookup`: check them (and fail fast on names) before connecting.
+      try {
+        await ctx.guard.check(host);
+      } catch (error) {
+        if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
+        throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
+      }
+      const { text, contentType } = encodeBody(message.body);
+      const headers: Record<string, string> = {
+        'user-agent': 'Stellwerk-Webhook/1',
+        ...config.headers,
+        ...message.headers,
+        'content-type': contentType,
+        'content-length': String(Buffer.byteLength(text)),
+      };
+      const secret = openSecret(connector.config, 'signingSecret', ctx);
+      if (secret) {
+        const timestamp = Math.floor(Date.now() / 1000);
+        headers['webhook-id'] = messageId;
+        headers['webhook-timestamp'] = String(timestamp);
+        headers['webhook-signature'] = signWebhook(secret, messageId, timestamp, text);
+      }
+      const status = await request(
+        url,
+        config.method ?? 'POST',
+        headers,
+        text,
+        config.timeoutMs ?? 10_000,
+        ctx,
+      );
+      if (status >= 200 && status < 300) return;
+      const retryable = status === 408 || status === 429 || status >= 500;
+      throw new DeliveryError(
+        `${config.method ?? 'POST'} ${url.origin}${url.pathname} answered ${status}`,
+        retryable,
+        `HTTP_${status}`,
+      );
+    },
+    release: async () => undefined,
+    close: async () => undefined,
+  };
+}
+
+function request(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  ctx: DeliveryContext,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const client = url.protocol === 'https:' ? https : http;
+    const req = client.request(
+      url,
+      // The guard's lookup: the address checked is the address connected to (no DNS rebinding).
+      { method, headers, timeout: timeoutMs, lookup: ctx.guard.lookup },
+      (res) => {
+        let seen = 0;
+        res.on('data', (chunk: Buffer) => {
+          seen += chunk.length;
+          if (seen > MAX_RESPONSE_BYTES) res.destroy();
+        });
+        res.on('close', () => resolve(res.statusCode ?? 0));
+        res.on('error', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new DeliveryError(`No answer within ${timeoutMs} ms`, true, 'TIMEOUT')),
+    );
+    req.on('error', (error) => {
+      if (error instanceof DeliveryError) return reject(error);
+      if (error instanceof TargetRefusedError)
+        return reject(new DeliveryError(error.message, false, error.code));
+      reject(new DeliveryError(`${method} ${url.origin} failed: ${error.message}`, true, 'NETWORK_ERROR'));
+    });
+    req.end(body);
+  });
+}
+
+export function webhookOutKind(ctx: DeliveryContext): ConnectorKind {
+  return {
+    type: 'webhook-out',
+    direction: 'outgoing',
+    capabilities: ['sends'],
+    validate,
+    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
+    publicConfig: (config) => maskSecrets(config, SECRETS),
+    sender: sender(ctx),
+  };
+}

@@ -1,0 +1,62 @@
+import type { AlarmLogService } from '../../alarms/alarm-log.service.js';
+import type { OutgoingDispatch } from '../../integration/ports.js';
+import type { RuleCommand } from '../rule.types.js';
+
+/** What a command may look up while a rule is saved (everything within the rule's account). */
+export interface CommandValidation {
+  accountId: string;
+  twinId: string | null;
+  /** The type of a connector of the rule's account, or null. */
+  connectorType(id: string): Promise<string | null>;
+  /** A state of the account by id, or of the rule's twin by key; null when there is none. */
+  findState(ref: {
+    stateId?: unknown;
+    stateKey?: unknown;
+  }): Promise<{ id: string; sourceType: string | null } | null>;
+}
+
+/** What a command gets when its rule fires (already authorized: the rule's account). */
+export interface CommandRun {
+  accountId: string;
+  ruleId: string;
+  twinId: string | null;
+  now: Date;
+  render(text: string): string;
+  renderValue(value: unknown): unknown;
+  outgoing: OutgoingDispatch;
+  alarms: AlarmLogService;
+  findState(ref: {
+    stateId?: unknown;
+    stateKey?: unknown;
+  }): Promise<{ id: string; sourceType: string | null } | null>;
+  setState(stateId: string, value: unknown): Promise<{ changed: boolean }>;
+  recompute(stateId: string): Promise<{ changed: boolean }>;
+}
+
+/** A command plugin: adding one means adding a file and a line in index.ts, nothing else. */
+export interface RuleCommandPlugin {
+  type: string;
+  /** Why the settings cannot be used, or undefined. */
+  validate(command: RuleCommand, v: CommandValidation): Promise<string | undefined>;
+  /** Runs the command; the result is kept in the rule's last run. Throws when it failed. */
+  run(command: RuleCommand, ctx: CommandRun): Promise<Record<string, unknown>>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
+
+export const isText = (v: unknown, max = 10_000): v is string => typeof v === 'string' && v.length <= max;
+
+/** Checks `connectorId` names a connector of the account of the kind `type`. */
+export async function connectorProblem(
+  command: RuleCommand,
+  v: CommandValidation,
+  type: string,
+): Promise<string | undefined> {
+  if (!isUuid(command.connectorId)) return 'connectorId (a uuid) is required';
+  const actual = await v.connectorType(command.connectorId);
+  if (actual === null) return `connector ${command.connectorId} is not a connector of this account`;
+  return actual === type
+    ? undefined
+    : `connector ${command.connectorId} is a ${actual} connector; ${command.type} needs ${type}`;
+}

@@ -1,0 +1,16 @@
+import { alarmCommand } from './alarm.command.js';
+import type { RuleCommandPlugin } from './command.js';
+import { emailCommand, mqttPublishCommand, webhookCommand } from './outgoing.commands.js';
+import { aggregateTriggerCommand, setStateCommand } from './state.commands.js';
+
+/** Every rule command plugin by type. */
+export const RULE_COMMANDS: ReadonlyMap<string, RuleCommandPlugin> = new Map(
+  [
+    webhookCommand,
+    emailCommand,
+    mqttPublishCommand,
+    setStateCommand,
+    aggregateTriggerCommand,
+    alarmCommand,
+  ].map((p) => [p.type, p]),
+);

@@ -1,0 +1,67 @@
+import type { OutgoingMessage } from '../../integration/ports.js';
+import type { RuleCommand } from '../rule.types.js';
+import { connectorProblem, isText, type CommandRun, type RuleCommandPlugin } from './command.js';
+
+/** Queues a message on an outgoing connector; a full queue or an inactive connector fails the command. */
+async function send(command: RuleCommand, ctx: CommandRun, message: OutgoingMessage) {
+  const result = await ctx.outgoing.send(ctx.accountId, String(command.connectorId), message, {
+    kind: 'rule',
+    id: ctx.ruleId,
+  });
+  if (!result.queued) throw new Error(`not queued: ${result.reason}`);
+  return { connectorId: command.connectorId, queued: true };
+}
+
+const headersProblem = (h: unknown) =>
+  h === undefined ||
+  (typeof h === 'object' && h !== null && !Array.isArray(h) && Object.values(h).every((v) => isText(v, 2000)))
+    ? undefined
+    : 'headers must be an object of texts';
+
+/** `{type:'webhook', connectorId, body?, headers?}` through a webhook-out connector. */
+export const webhookCommand: RuleCommandPlugin = {
+  type: 'webhook',
+  async validate(c, v) {
+    return headersProblem(c.headers) ?? (await connectorProblem(c, v, 'webhook-out'));
+  },
+  run: (c, ctx) =>
+    send(c, ctx, {
+      body: ctx.renderValue(c.body ?? {}),
+      ...(c.headers ? { headers: ctx.renderValue(c.headers) as Record<string, string> } : {}),
+    }),
+};
+
+/** `{type:'email', connectorId, subject, body, to?}` through an smtp-mail connector. */
+export const emailCommand: RuleCommandPlugin = {
+  type: 'email',
+  async validate(c, v) {
+    if (!isText(c.subject, 500) || !isText(c.body)) return 'subject and body are required texts';
+    if (
+      c.to !== undefined &&
+      !(Array.isArray(c.to) && c.to.length <= 50 && c.to.every((t) => isText(t, 320) && t.includes('@')))
+    )
+      return 'to must be a list of e-mail addresses';
+    return connectorProblem(c, v, 'smtp-mail');
+  },
+  run: (c, ctx) =>
+    send(c, ctx, {
+      subject: ctx.render(String(c.subject)),
+      body: ctx.render(String(c.body)),
+      ...(Array.isArray(c.to) ? { to: c.to as string[] } : {}),
+    }),
+};
+
+/** `{type:'mqtt-publish', connectorId, topic?, body}` through an mqtt-out connector. */
+export const mqttPublishCommand: RuleCommandPlugin = {
+  type: 'mqtt-publish',
+  async validate(c, v) {
+    if (c.topic !== undefined && !(isText(c.topic, 1000) && c.topic.length > 0 && !/[#+]/.test(c.topic)))
+      return 'topic must be a topic name without wildcards';
+    return connectorProblem(c, v, 'mqtt-out');
+  },
+  run: (c, ctx) =>
+    send(c, ctx, {
+      body: ctx.renderValue(c.body ?? {}),
+      ...(typeof c.topic === 'string' ? { topic: ctx.render(c.topic) } : {}),
+    }),
+};

@@ -1,0 +1,214 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import { newId } from '../platform/crypto/ids.js';
+import type { Lifecycle } from '../platform/lifecycle.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { StateChange } from '../states/engine/state-work.js';
+import { conditionsHold } from './conditions.js';
+import { contains, positionOf } from './geofence.js';
+import { MAX_RULE_DEPTH, type RuleRunner } from './rule-runner.js';
+import type { EventTrigger, LocationTrigger, RuleCommand, RuleTrigger } from './rule.types.js';
+
+/**
+ * Event and location rules: evaluated on the twin state changes the state engine reports after
+ * each commit (incoming data, API writes, timers, other rules' set-state commands).
+ *
+ * - Event rule: after a change of one of its conditions' states, the conditions are checked over
+ *   the twin's current states; it fires when they start to hold (or on every such change while they
+ *   hold, with `onChangeOnly: false`).
+ * - Location rule: after a change of its position state(s), the position is tested against the
+ *   area; `enter` fires on outside → inside, `leave` on inside → outside. A twin seen for the first
+ *   time counts as coming from outside (so a first position inside is an enter, never a leave).
+ * The last result per rule and twin is stored (rule_twin_states): restarts neither repeat nor miss
+ * an edge.
+ *
+ * Failure behaviour: change batches are processed one after the other off the ingest path, at
+ * most MAX_PENDING waiting; more are dropped, counted and logged (ingestion is never slowed). A
+ * failing rule is logged and the others go on. Rule definitions are reloaded after a change on
+ * this node and every 15 s (changes made on other nodes).
+ */
+
+const MAX_PENDING = 1000;
+const RELOAD_MS = 15_000;
+
+interface LoadedRule {
+  id: string;
+  title: string;
+  accountId: string;
+  twinId: string | null;
+  trigger: EventTrigger | LocationTrigger;
+  commands: RuleCommand[];
+}
+
+export class RuleEngine implements Lifecycle {
+  readonly name = 'rule-engine';
+  private chain: Promise<void> = Promise.resolve();
+  private pending = 0;
+  private version = 0;
+  private loaded: { version: number; at: number; rules: LoadedRule[] } | undefined;
+  private readonly dropped;
+
+  constructor(
+    private readonly deps: {
+      orm: MikroORM;
+      runner: RuleRunner;
+      clock: () => Date;
+      log: FastifyBaseLogger;
+      metrics?: Metrics;
+    },
+  ) {
+    this.dropped = deps.metrics?.counter(
+      'stellwerk_rule_changes_dropped_total',
+      'State change batches rules skipped (queue full)',
+    );
+  }
+
+  async start(): Promise<void> {}
+
+  async stop(): Promise<void> {
+    await this.idle();
+  }
+
+  rulesChanged(): void {
+    this.version++;
+  }
+
+  /** The state engine listener: queues the batch, never blocks or throws. */
+  readonly onStateChanges = (changes: StateChange[]): void => {
+    if (this.pending >= MAX_PENDING) {
+      this.dropped?.inc();
+      this.deps.log.warn({ changes: changes.length }, 'rules: change queue full, batch skipped');
+      return;
+    }
+    this.pending++;
+    this.chain = this.chain
+      .then(() => this.process(changes))
+      .catch((error: unknown) => this.deps.log.warn({ err: error }, 'rules: evaluating changes failed'))
+      .finally(() => this.pending--);
+  };
+
+  /** Resolves when every queued batch has been processed (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.pending > 0) await this.chain;
+  }
+
+  private sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
+    return this.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
+  }
+
+  private async rules(): Promise<LoadedRule[]> {
+    const now = Date.now();
+    if (this.loaded && this.loaded.version === this.version && now - this.loaded.at < RELOAD_MS)
+      return this.loaded.rules;
+    const version = this.version;
+    const rows = await this.sql<{
+      id: string;
+      title: string;
+      account_id: string;
+      twin_id: string | null;
+      trigger: RuleTrigger;
+      commands: RuleCommand[];
+    }>(
+      `SELECT id, title, account_id, twin_id, trigger, commands FROM rules
+        WHERE active AND trigger->>'type' IN ('event', 'location')`,
+    );
+    const rules = rows.map((r) => ({
+      id: r.id,
+      title: r.title,
+      accountId: r.account_id,
+      twinId: r.twin_id,
+      trigger: r.trigger as EventTrigger | LocationTrigger,
+      commands: r.commands,
+    }));
+    this.loaded = { version, at: now, rules };
+    return rules;
+  }
+
+  private async process(changes: StateChange[]): Promise<void> {
+    const twins = new Map<string, { accountId: string; keys: Set<string>; depth: number }>();
+    for (const c of changes) {
+      const depth = this.deps.runner.ruleWrites.get(c.stateId) ?? 0;
+      this.deps.runner.ruleWrites.delete(c.stateId);
+      const entry = twins.get(c.twinId) ?? { accountId: c.accountId, keys: new Set<string>(), depth: 0 };
+      entry.keys.add(c.key);
+      entry.depth = Math.max(entry.depth, depth);
+      twins.set(c.twinId, entry);
+    }
+    const rules = await this.rules();
+    if (rules.length === 0) return;
+    for (const [twinId, { accountId, keys, depth }] of twins) {
+      const relevant = rules.filter(
+        (r) =>
+          r.accountId === accountId &&
+          (r.twinId === null || r.twinId === twinId) &&
+          watchedKeys(r.trigger).some((k) => keys.has(k)),
+      );
+      if (relevant.length === 0) continue;
+      if (depth >= MAX_RULE_DEPTH) {
+        this.deps.log.warn({ twinId, depth }, 'rules: chain too deep, not evaluated');
+        continue;
+      }
+      await this.evaluateTwin(twinId, relevant, depth);
+    }
+  }
+
+  private async evaluateTwin(twinId: string, rules: LoadedRule[], depth: number): Promise<void> {
+    const states = await this.deps.runner.stateValues(twinId);
+    const stored = await this.sql<{ rule_id: string; matched: boolean | null; inside: boolean | null }>(
+      'SELECT rule_id, matched, inside FROM rule_twin_states WHERE twin_id = ? AND rule_id IN (?)',
+      [twinId, rules.map((r) => r.id)],
+    );
+    const before = new Map(stored.map((s) => [s.rule_id, s]));
+    for (const rule of rules) {
+      try {
+        const prev = before.get(rule.id);
+        const now = this.deps.clock();
+        if (rule.trigger.type === 'event') {
+          const holds = conditionsHold(rule.trigger.conditions, states, rule.trigger.match);
+          if (prev?.matched !== holds) await this.remember(rule.id, twinId, { matched: holds });
+          const fires = holds && (rule.trigger.onChangeOnly === false || prev?.matched !== true);
+          if (fires) await this.deps.runner.fire(rule, 'event', twinId, now, depth);
+          continue;
+        }
+        const position = positionFrom(rule.trigger, states);
+        if (!position) continue;
+        const inside = contains(rule.trigger.area, position);
+        const wasInside = prev?.inside === true;
+        if (prev?.inside !== inside) await this.remember(rule.id, twinId, { inside });
+        const edge = inside && !wasInside ? 'enter' : !inside && wasInside ? 'leave' : null;
+        if (edge && (rule.trigger.on === 'both' || rule.trigger.on === edge))
+          await this.deps.runner.fire(rule, edge, twinId, now, depth);
+      } catch (error) {
+        this.deps.log.warn({ err: error, ruleId: rule.id, twinId }, 'rules: rule evaluation failed');
+      }
+    }
+  }
+
+  private async remember(
+    ruleId: string,
+    twinId: string,
+    value: { matched?: boolean; inside?: boolean },
+  ): Promise<void> {
+    await this.sql(
+      `INSERT INTO rule_twin_states (id, rule_id, twin_id, matched, inside, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (rule_id, twin_id) DO UPDATE
+          SET matched = coalesce(excluded.matched, rule_twin_states.matched),
+              inside = coalesce(excluded.inside, rule_twin_states.inside),
+              updated_at = excluded.updated_at`,
+      [newId(), ruleId, twinId, value.matched ?? null, value.inside ?? null, this.deps.clock()],
+    );
+  }
+}
+
+/** The state keys whose changes make a rule look again. */
+export function watchedKeys(trigger: EventTrigger | LocationTrigger): string[] {
+  if (trigger.type === 'event') return trigger.conditions.map((c) => c.stateKey);
+  if (trigger.latitudeKey && trigger.longitudeKey) return [trigger.latitudeKey, trigger.longitudeKey];
+  return [trigger.locationKey ?? 'location'];
+}
+
+function positionFrom(trigger: LocationTrigger, states: Record<string, unknown>) {
+  if (trigger.latitudeKey && trigger.longitudeKey)
+    return positionOf({ lat: states[trigger.latitudeKey], lon: states[trigger.longitudeKey] });
+  return positionOf(states[trigger.locationKey ?? 'location']);
+}

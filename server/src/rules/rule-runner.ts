@@ -1,0 +1,171 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AlarmLogService } from '../alarms/alarm-log.service.js';
+import type { OutgoingDispatch } from '../integration/ports.js';
+import { aggregateOf } from '../states/engine/aggregate.js';
+import type { StateEngine } from '../states/engine/state-engine.js';
+import { RULE_COMMANDS } from './commands/index.js';
+import type { CommandRun } from './commands/command.js';
+import { renderText, renderValue, type PlaceholderContext } from './placeholders.js';
+import type { RuleCommand, RuleRunResult } from './rule.types.js';
+
+/** A rule as the runner needs it (from the ORM or the engine's in-memory copy). */
+export interface RunnableRule {
+  id: string;
+  title: string;
+  accountId: string;
+  commands: RuleCommand[];
+}
+
+export interface RuleRunnerDeps {
+  orm: MikroORM;
+  engine: StateEngine;
+  outgoing: OutgoingDispatch;
+  alarms: AlarmLogService;
+  publicUrl: string;
+  log: FastifyBaseLogger;
+}
+
+/** Rule chains (a set-state firing another rule …) stop at this depth: a loop cannot run away. */
+export const MAX_RULE_DEPTH = 4;
+
+/**
+ * Runs a rule's commands in order, each one's failure recorded and logged without stopping the
+ * next; the outcome is stored as the rule's `lastRun`. States a set-state command writes are
+ * remembered with the chain depth, so the event rules they fire know how deep the chain is.
+ */
+export class RuleRunner {
+  /** stateId → depth of the rule chain that wrote it, consumed when its change arrives. */
+  readonly ruleWrites = new Map<string, number>();
+
+  constructor(private readonly deps: RuleRunnerDeps) {}
+
+  private sql<T>(query: string, params: unknown[]): Promise<T[]> {
+    return this.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
+  }
+
+  /** The twin's title, hierarchy, custom properties and state values for placeholders. */
+  async twinContext(twinId: string): Promise<PlaceholderContext['twin']> {
+    const [twin] = await this.sql<{
+      id: string;
+      title: string;
+      path: string[];
+      custom_properties: Record<string, unknown>;
+    }>('SELECT id, title, path, custom_properties FROM digital_twins WHERE id = ?', [twinId]);
+    if (!twin) return null;
+    const path = twin.path.length ? twin.path : [twin.id];
+    const titles = await this.sql<{ id: string; title: string }>(
+      'SELECT id, title FROM digital_twins WHERE id IN (?)',
+      [path],
+    );
+    const byId = new Map(titles.map((t) => [t.id, t.title]));
+    return {
+      id: twin.id,
+      title: twin.title,
+      hierarchy: path.map((id) => byId.get(id) ?? ''),
+      properties: twin.custom_properties ?? {},
+      states: await this.stateValues(twinId),
+    };
+  }
+
+  async stateValues(twinId: string): Promise<Record<string, unknown>> {
+    const rows = await this.sql<{ key: string; value: unknown }>(
+      'SELECT key, value FROM data_states WHERE twin_id = ?',
+      [twinId],
+    );
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+
+  async fire(
+    rule: RunnableRule,
+    trigger: string,
+    twinId: string | null,
+    time: Date,
+    depth = 0,
+  ): Promise<RuleRunResult> {
+    const context: PlaceholderContext = {
+      twin: twinId ? await this.twinContext(twinId) : null,
+      rule: { id: rule.id, title: rule.title },
+      trigger,
+      time,
+      publicUrl: this.deps.publicUrl,
+    };
+    const run = this.commandRun(rule, context, depth);
+    const result: RuleRunResult = { at: time.toISOString(), trigger, twinId, commands: [] };
+    for (const command of rule.commands) {
+      const plugin = RULE_COMMANDS.get(command.type);
+      try {
+        if (!plugin) throw new Error(`unknown command type ${command.type}`);
+        result.commands.push({ type: command.type, ok: true, result: await plugin.run(command, run) });
+      } catch (error) {
+        const message = (error as Error).message ?? String(error);
+        result.commands.push({ type: command.type, ok: false, error: message.slice(0, 500) });
+        this.deps.log.warn({ ruleId: rule.id, command: command.type, err: error }, 'rule command failed');
+      }
+    }
+    await this.sql('UPDATE rules SET last_fired_at = ?, last_run = ?::jsonb WHERE id = ?', [
+      time,
+      JSON.stringify(result),
+      rule.id,
+    ]);
+    return result;
+  }
+
+  private commandRun(rule: RunnableRule, context: PlaceholderContext, depth: number): CommandRun {
+    const findState: CommandRun['findState'] = async (ref) => {
+      const rows =
+        typeof ref.stateId === 'string'
+          ? await this.sql<{ id: string; source_type: string | null }>(
+              `SELECT id, source->>'type' AS source_type FROM data_states WHERE id = ? AND account_id = ?`,
+              [ref.stateId, rule.accountId],
+            )
+          : typeof ref.stateKey === 'string' && context.twin
+            ? await this.sql<{ id: string; source_type: string | null }>(
+                `SELECT id, source->>'type' AS source_type FROM data_states WHERE twin_id = ? AND key = ?`,
+                [context.twin.id, ref.stateKey],
+              )
+            : [];
+      return rows[0] ? { id: rows[0].id, sourceType: rows[0].source_type } : null;
+    };
+    return {
+      accountId: rule.accountId,
+      ruleId: rule.id,
+      twinId: context.twin?.id ?? null,
+      now: context.time,
+      render: (text) => renderText(text, context),
+      renderValue: (value) => renderValue(value, context),
+      outgoing: this.deps.outgoing,
+      alarms: this.deps.alarms,
+      findState,
+      setState: async (stateId, value) => {
+        if (depth + 1 > MAX_RULE_DEPTH) throw new Error(`rule chain deeper than ${MAX_RULE_DEPTH}: not set`);
+        this.ruleWrites.set(stateId, depth + 1);
+        return this.deps.engine.setValue(stateId, value, context.time);
+      },
+      recompute: (stateId) => this.recompute(stateId, context.time),
+    };
+  }
+
+  /** Aggregate trigger: an aggregate takes its sources' current values, a time-aggregated state rolls on. */
+  async recompute(stateId: string, time: Date): Promise<{ changed: boolean }> {
+    const def = (await this.deps.engine.routing()).byId.get(stateId);
+    const source = def?.source;
+    if (source?.type === 'time-aggregated') {
+      const changes = await this.deps.engine.applyEvents([{ stateId, kind: 'tick', time }]);
+      return { changed: changes.some((c) => c.stateId === stateId) };
+    }
+    if (source?.type === 'aggregate' && source.operation !== 'difference') {
+      const rows = await this.sql<{ id: string; value: unknown }>(
+        'SELECT id, value FROM data_states WHERE id IN (?)',
+        [source.stateIds.length ? source.stateIds : [stateId]],
+      );
+      const byId = new Map(rows.map((r) => [r.id, r.value]));
+      const value = aggregateOf(
+        source.operation,
+        source.stateIds.map((id) => byId.get(id) ?? null),
+      );
+      return this.deps.engine.setValue(stateId, value, time);
+    }
+    throw new Error('the state has no aggregate source that can be recomputed');
+  }
+}

@@ -1,0 +1,203 @@
+import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/principal.js';
+import type { Account } from '../accounts/account.entity.js';
+import { canReach, type AccountService } from '../accounts/account.service.js';
+import { Connector } from '../connectors/connector.entity.js';
+import { errors } from '../platform/errors.js';
+import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { nextRun, scheduleProblem } from '../platform/schedule.js';
+import { DataState } from '../states/data-state.entity.js';
+import type { DigitalTwinService } from '../twins/digital-twin.service.js';
+import { RULE_COMMANDS } from './commands/index.js';
+import type { CommandValidation } from './commands/command.js';
+import { conditionProblem } from './conditions.js';
+import { areaProblem } from './geofence.js';
+import { Rule } from './rule.entity.js';
+import type { RuleCommand, RuleTrigger } from './rule.types.js';
+
+export const RULE_SORTABLE = ['title', 'createdAt', 'updatedAt', 'lastFiredAt', 'nextRunAt'] as const;
+
+export interface RuleInput {
+  title?: string;
+  description?: string;
+  active?: boolean;
+  twinId?: string | null;
+  trigger?: RuleTrigger;
+  commands?: RuleCommand[];
+}
+
+const invalid = (message: string, path: string) => errors.validation(message, [{ path }]);
+
+/**
+ * Rules. Callers have checked rule.read/manage; the account must be reachable and the rule's twin
+ * visible to the caller. Every command's settings are checked by its plugin against the rule's own
+ * account (connectors of the right kind, states). A time rule's next run is computed when it is
+ * saved, from the time of saving: a created or edited rule keeps exactly the schedule it was given.
+ */
+export class RuleService {
+  /** Told after every change so the rule engine reloads (rules/rule-engine.ts). */
+  readonly changeListeners: Array<() => void> = [];
+
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly accounts: AccountService,
+    private readonly twins: DigitalTwinService,
+    private readonly clock: () => Date,
+  ) {}
+
+  async list(
+    principal: Principal,
+    params: ListParams,
+    filter: { accountId?: string; twinId?: string; triggerType?: string },
+  ): Promise<ListResult<Rule>> {
+    const account = await this.accounts.actingAccount(principal, filter.accountId);
+    const where: FilterQuery<Rule> = { account };
+    if (filter.twinId) where.twin = filter.twinId;
+    if (filter.triggerType) where.trigger = { type: filter.triggerType } as never;
+    if (params.search) where.title = { $ilike: likePattern(params.search) };
+    const [rows, total] = await this.em().findAndCount(Rule, where, {
+      orderBy: [...params.orderBy.map((o) => ({ [o.field]: o.direction })), { id: 'asc' }],
+      limit: params.pageSize,
+      offset: params.offset,
+    });
+    return listResult(rows, total, params);
+  }
+
+  async get(principal: Principal, id: string): Promise<Rule> {
+    const rule = await this.em().findOne(Rule, { id }, { populate: ['account'] });
+    if (!rule || !canReach(principal, rule.account)) throw errors.notFound('Rule', id);
+    if (rule.twin)
+      await this.twins.get(principal, rule.twin.id).catch(() => {
+        throw errors.notFound('Rule', id);
+      });
+    return rule;
+  }
+
+  async create(principal: Principal, input: RuleInput & { accountId?: string }): Promise<Rule> {
+    const twin = input.twinId ? await this.twins.get(principal, input.twinId) : null;
+    const account =
+      twin && !input.accountId ? twin.account : await this.accounts.actingAccount(principal, input.accountId);
+    const rule = new Rule();
+    rule.account = account;
+    await this.apply(principal, rule, input);
+    await this.em().persistAndFlush(rule);
+    this.changed();
+    return rule;
+  }
+
+  async update(principal: Principal, id: string, input: RuleInput): Promise<Rule> {
+    const rule = await this.get(principal, id);
+    await this.apply(principal, rule, input);
+    await this.em().flush();
+    this.changed();
+    return rule;
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    await this.em().removeAndFlush(await this.get(principal, id));
+    this.changed();
+  }
+
+  private changed(): void {
+    for (const listener of this.changeListeners) listener();
+  }
+
+  private async apply(principal: Principal, rule: Rule, input: RuleInput): Promise<void> {
+    if (input.title !== undefined) rule.title = input.title.trim();
+    if (!rule.title) throw invalid('title is required', '/title');
+    if (input.description !== undefined) rule.description = input.description;
+    if (input.active !== undefined) rule.active = input.active;
+    if (input.twinId !== undefined) {
+      if (input.twinId === null) rule.twin = null;
+      else {
+        const twin = await this.twins.get(principal, input.twinId);
+        if (twin.account.id !== rule.account.id) {
+          throw errors.unprocessable(
+            'CONFIG_NOT_ASSIGNED',
+            'The twin belongs to another account than the rule',
+            [{ path: '/twinId' }],
+          );
+        }
+        rule.twin = twin;
+      }
+    }
+    const triggerChanged = input.trigger !== undefined;
+    if (input.trigger !== undefined) rule.trigger = input.trigger;
+    if (!rule.trigger) throw invalid('trigger is required', '/trigger');
+    if (input.commands !== undefined) rule.commands = input.commands;
+    await this.checkTrigger(rule);
+    await this.checkCommands(rule);
+    if (rule.trigger.type === 'time') {
+      if (triggerChanged || input.active !== undefined) {
+        const now = this.clock();
+        rule.scheduleAnchor = now;
+        rule.nextRunAt = nextRun(rule.trigger.schedule, rule.account.timeZone, now, now);
+      }
+    } else rule.nextRunAt = null;
+  }
+
+  private async checkTrigger(rule: Rule): Promise<void> {
+    const t = rule.trigger;
+    if (t.type === 'time') {
+      const problem = scheduleProblem(t.schedule ?? {}, rule.account.timeZone);
+      if (problem) throw invalid(problem, '/trigger/schedule');
+      return;
+    }
+    if (t.type === 'location') {
+      const problem = areaProblem(t.area);
+      if (problem) throw invalid(problem, '/trigger/area');
+      if (!!t.latitudeKey !== !!t.longitudeKey)
+        throw invalid('give both latitudeKey and longitudeKey, or neither', '/trigger');
+      return;
+    }
+    if (t.conditions.length === 0)
+      throw invalid('an event rule needs at least one condition', '/trigger/conditions');
+    const types = rule.twin ? await this.stateTypes(rule.twin.id) : new Map<string, string>();
+    t.conditions.forEach((c, i) => {
+      const problem = conditionProblem(c, types.get(c.stateKey));
+      if (problem) throw invalid(problem, `/trigger/conditions/${i}`);
+    });
+  }
+
+  private async stateTypes(twinId: string): Promise<Map<string, string>> {
+    const states = await this.em().find(DataState, { twin: twinId }, { fields: ['key', 'valueType'] });
+    return new Map(states.map((s) => [s.key, s.valueType]));
+  }
+
+  private async checkCommands(rule: Rule): Promise<void> {
+    const v = this.validation(rule.account, rule.twin?.id ?? null);
+    for (const [i, command] of rule.commands.entries()) {
+      const plugin = RULE_COMMANDS.get(command.type);
+      if (!plugin) {
+        throw invalid(
+          `unknown command type "${command.type}"; use one of ${[...RULE_COMMANDS.keys()].join(', ')}`,
+          `/commands/${i}/type`,
+        );
+      }
+      const problem = await plugin.validate(command, v);
+      if (problem)
+        throw errors.unprocessable('INVALID_COMMAND', `commands[${i}] (${command.type}): ${problem}`, [
+          { path: `/commands/${i}` },
+        ]);
+    }
+  }
+
+  private validation(account: Account, twinId: string | null): CommandValidation {
+    const em = this.em();
+    return {
+      accountId: account.id,
+      twinId,
+      connectorType: async (id) =>
+        (await em.findOne(Connector, { id, account }, { fields: ['type'] }))?.type ?? null,
+      findState: async (ref) => {
+        const state =
+          typeof ref.stateId === 'string'
+            ? await em.findOne(DataState, { id: ref.stateId, account })
+            : typeof ref.stateKey === 'string' && twinId
+              ? await em.findOne(DataState, { twin: twinId, key: ref.stateKey })
+              : null;
+        return state ? { id: state.id, sourceType: state.source?.type ?? null } : null;
+      },
+    };
+  }
+}
