@@ -55,6 +55,13 @@ export interface ApiOperations {
     body: never;
     reply: unknown;
   };
+  /** Redirect target of a mail provider: stores the refresh token of the consent, sealed */
+  'GET /api/v1/oauth2/{provider}/callback': {
+    path: { provider: 'google' | 'microsoft' | 'custom' };
+    query: { code?: string; state?: string; error?: string; error_description?: string };
+    body: never;
+    reply: string;
+  };
   /** Whether the instance still waits for its first admin */
   'GET /api/v1/onboarding': {
     path: never;
@@ -202,6 +209,7 @@ export interface ApiOperations {
         colorTheme?: string;
         systemUiTheme?: 'light' | 'dark' | 'system';
         systemFonts?: boolean;
+        mapStyleUrl?: string | null;
       };
       metaInfo?: Record<string, unknown>;
       modules?: Record<string, unknown>;
@@ -273,6 +281,7 @@ export interface ApiOperations {
         colorTheme?: string;
         systemUiTheme?: 'light' | 'dark' | 'system';
         systemFonts?: boolean;
+        mapStyleUrl?: string | null;
       };
       metaInfo?: Record<string, unknown>;
       modules?: Record<string, unknown>;
@@ -348,6 +357,208 @@ export interface ApiOperations {
       active: boolean;
       inherited?: boolean;
       dismissed?: boolean;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Alarm log entries of an account (newest first by default) */
+  'GET /xapi/v1/alarm-logs': {
+    path: never;
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      status?: string;
+      category?: string;
+      referenceType?: string;
+      referenceId?: string;
+    };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        category: string;
+        message: string;
+        reference: { type: string; id: string } | null;
+        source: { kind: string; id: string } | null;
+        status: 'open' | 'acknowledged' | 'closed';
+        acknowledgedAt: string | null;
+        acknowledgedBy: string | null;
+        closedAt: string | null;
+        closedBy: string | null;
+        details: Record<string, unknown>;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** One alarm log entry */
+  'GET /xapi/v1/alarm-logs/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      category: string;
+      message: string;
+      reference: { type: string; id: string } | null;
+      source: { kind: string; id: string } | null;
+      status: 'open' | 'acknowledged' | 'closed';
+      acknowledgedAt: string | null;
+      acknowledgedBy: string | null;
+      closedAt: string | null;
+      closedBy: string | null;
+      details: Record<string, unknown>;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Acknowledge an open entry (409 ALARM_CLOSED when it is closed) */
+  'POST /xapi/v1/alarm-logs/{id}/acknowledge': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      category: string;
+      message: string;
+      reference: { type: string; id: string } | null;
+      source: { kind: string; id: string } | null;
+      status: 'open' | 'acknowledged' | 'closed';
+      acknowledgedAt: string | null;
+      acknowledgedBy: string | null;
+      closedAt: string | null;
+      closedBy: string | null;
+      details: Record<string, unknown>;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Close an open or acknowledged entry */
+  'POST /xapi/v1/alarm-logs/{id}/close': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      category: string;
+      message: string;
+      reference: { type: string; id: string } | null;
+      source: { kind: string; id: string } | null;
+      status: 'open' | 'acknowledged' | 'closed';
+      acknowledgedAt: string | null;
+      acknowledgedBy: string | null;
+      closedAt: string | null;
+      closedBy: string | null;
+      details: Record<string, unknown>;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Alarm reports of an account */
+  'GET /xapi/v1/alarm-reports': {
+    path: never;
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        smartGroupId: string;
+        title: string;
+        schedule: Record<string, unknown> | null;
+        alarmHealthStates: string[];
+        mailConnectorId: string | null;
+        mailTo: string[];
+        nextRunAt: string | null;
+        lastRunAt: string | null;
+        lastResult: Record<string, unknown> | null;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** One alarm report with its last result */
+  'GET /xapi/v1/alarm-reports/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      smartGroupId: string;
+      title: string;
+      schedule: Record<string, unknown> | null;
+      alarmHealthStates: string[];
+      mailConnectorId: string | null;
+      mailTo: string[];
+      nextRunAt: string | null;
+      lastRunAt: string | null;
+      lastResult: Record<string, unknown> | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change an alarm report */
+  'PUT /xapi/v1/alarm-reports/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      title?: string;
+      schedule?: { cron?: string; intervalSeconds?: number } | null;
+      alarmHealthStates?: string[];
+      mailConnectorId?: string | null;
+      mailTo?: string[];
+      smartGroupId?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      smartGroupId: string;
+      title: string;
+      schedule: Record<string, unknown> | null;
+      alarmHealthStates: string[];
+      mailConnectorId: string | null;
+      mailTo: string[];
+      nextRunAt: string | null;
+      lastRunAt: string | null;
+      lastResult: Record<string, unknown> | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete an alarm report */
+  'DELETE /xapi/v1/alarm-reports/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Action activityLog.alarmReport.executeReport: run the report now; the reply carries its result */
+  'POST /xapi/v1/alarm-reports/{id}/execute': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      smartGroupId: string;
+      title: string;
+      schedule: Record<string, unknown> | null;
+      alarmHealthStates: string[];
+      mailConnectorId: string | null;
+      mailTo: string[];
+      nextRunAt: string | null;
+      lastRunAt: string | null;
+      lastResult: Record<string, unknown> | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -524,6 +735,105 @@ export interface ApiOperations {
     body: never;
     reply: null;
   };
+  /** Connector monitoring rules of an account */
+  'GET /xapi/v1/connector-monitoring-rules': {
+    path: never;
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      connectorId?: string;
+    };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        connectorId: string;
+        title: string;
+        type: string;
+        params: Record<string, unknown>;
+        active: boolean;
+        mailConnectorId: string | null;
+        mailTo: string[];
+        firing: boolean;
+        lastFiredAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** One connector monitoring rule */
+  'GET /xapi/v1/connector-monitoring-rules/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      connectorId: string;
+      title: string;
+      type: string;
+      params: Record<string, unknown>;
+      active: boolean;
+      mailConnectorId: string | null;
+      mailTo: string[];
+      firing: boolean;
+      lastFiredAt: string | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change a rule (its running figures start afresh) */
+  'PUT /xapi/v1/connector-monitoring-rules/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      title?: string;
+      type?:
+        | 'packet-threshold'
+        | 'failed-packet-threshold'
+        | 'status-duration'
+        | 'status-count'
+        | 'status-change'
+        | 'no-data';
+      params?: {
+        windowSeconds?: number;
+        threshold?: number;
+        comparison?: 'above' | 'below';
+        status?: 'active' | 'inactive' | 'connected' | 'disconnected';
+        durationSeconds?: number;
+      };
+      active?: boolean;
+      mailConnectorId?: string | null;
+      mailTo?: string[];
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      connectorId: string;
+      title: string;
+      type: string;
+      params: Record<string, unknown>;
+      active: boolean;
+      mailConnectorId: string | null;
+      mailTo: string[];
+      firing: boolean;
+      lastFiredAt: string | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete a rule */
+  'DELETE /xapi/v1/connector-monitoring-rules/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
   /** Connectors of an account; filter by `type` */
   'GET /xapi/v1/connectors': {
     path: never;
@@ -571,7 +881,7 @@ export interface ApiOperations {
         | 'webhook-out'
         | 'mqtt-out'
         | 'kafka-out'
-        | 'smtp'
+        | 'smtp-mail'
         | 'iec104'
         | 'lwm2m'
         | 'weather'
@@ -726,6 +1036,46 @@ export interface ApiOperations {
         details: Record<string, unknown>;
         createdAt: string;
       }[];
+    };
+  };
+  /** Watch a connector (the rule lives in the connector’s account) */
+  'POST /xapi/v1/connectors/{id}/monitoring-rules': {
+    path: { id: string };
+    query: never;
+    body: {
+      title: string;
+      type:
+        | 'packet-threshold'
+        | 'failed-packet-threshold'
+        | 'status-duration'
+        | 'status-count'
+        | 'status-change'
+        | 'no-data';
+      params: {
+        windowSeconds?: number;
+        threshold?: number;
+        comparison?: 'above' | 'below';
+        status?: 'active' | 'inactive' | 'connected' | 'disconnected';
+        durationSeconds?: number;
+      };
+      active?: boolean;
+      mailConnectorId?: string | null;
+      mailTo?: string[];
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      connectorId: string;
+      title: string;
+      type: string;
+      params: Record<string, unknown>;
+      active: boolean;
+      mailConnectorId: string | null;
+      mailTo: string[];
+      firing: boolean;
+      lastFiredAt: string | null;
+      createdAt: string;
+      updatedAt: string;
     };
   };
   /** Dashboards of an account: search in the title, sort, paging */
@@ -1476,6 +1826,98 @@ export interface ApiOperations {
       updatedAt: string;
     };
   };
+  /** Filters of an account: search in the title, sort (title, createdAt, updatedAt), paging */
+  'GET /xapi/v1/filters': {
+    path: never;
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        title: string;
+        description: string;
+        code: string;
+        createdAt: string;
+        updatedAt: string;
+        inputType: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Create a filter; the code is loaded in the sandbox first (400 when it does not load) */
+  'POST /xapi/v1/filters': {
+    path: never;
+    query: never;
+    body: {
+      title: string;
+      description?: string;
+      inputType?: 'Generic' | 'Packet' | 'AlarmEntry';
+      code: string;
+      accountId?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      code: string;
+      createdAt: string;
+      updatedAt: string;
+      inputType: string;
+    };
+  };
+  /** One filter */
+  'GET /xapi/v1/filters/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      code: string;
+      createdAt: string;
+      updatedAt: string;
+      inputType: string;
+    };
+  };
+  /** Change a filter */
+  'PUT /xapi/v1/filters/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      title?: string;
+      description?: string;
+      inputType?: 'Generic' | 'Packet' | 'AlarmEntry';
+      code?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      code: string;
+      createdAt: string;
+      updatedAt: string;
+      inputType: string;
+    };
+  };
+  /** Delete a filter (409 DELETE_BLOCKED while an integration flow uses it) */
+  'DELETE /xapi/v1/filters/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Run the filter on a sample input: 200 with the output, or 422 with the script's error */
+  'POST /xapi/v1/filters/{id}/test': {
+    path: { id: string };
+    query: never;
+    body: { input: unknown };
+    reply: { output: unknown; durationMs: number };
+  };
   /** Stored state of all server nodes and of the database */
   'GET /xapi/v1/health': {
     path: never;
@@ -1497,6 +1939,168 @@ export interface ApiOperations {
         stoppedAt: string | null;
         status: 'ok' | 'faulty' | 'stopped';
         silentForMs: number;
+      }[];
+    };
+  };
+  /** Integration flows of an account: search in the title, sort (title, createdAt, updatedAt), paging */
+  'GET /xapi/v1/integration-flows': {
+    path: never;
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        title: string;
+        description: string;
+        active: boolean;
+        source: Record<string, unknown>;
+        steps: { type: string; id: string }[];
+        targets: Record<string, unknown>[];
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Create a flow: source (packets or alarm entries) → filters and transformers in order → outgoing connectors */
+  'POST /xapi/v1/integration-flows': {
+    path: never;
+    query: never;
+    body: {
+      title: string;
+      description?: string;
+      active?: boolean;
+      source: {
+        type: 'packets' | 'alarms';
+        connectorIds?: string[];
+        deviceIds?: string[];
+        categories?: string[];
+      };
+      steps?: { type: 'filter' | 'transformer'; id: string }[];
+      targets?: { connectorId: string; topic?: string; subject?: string }[];
+      accountId?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      active: boolean;
+      source: Record<string, unknown>;
+      steps: { type: string; id: string }[];
+      targets: Record<string, unknown>[];
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** One integration flow */
+  'GET /xapi/v1/integration-flows/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      active: boolean;
+      source: Record<string, unknown>;
+      steps: { type: string; id: string }[];
+      targets: Record<string, unknown>[];
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change a flow (fields left out keep their value) */
+  'PUT /xapi/v1/integration-flows/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      title?: string;
+      description?: string;
+      active?: boolean;
+      source?: {
+        type: 'packets' | 'alarms';
+        connectorIds?: string[];
+        deviceIds?: string[];
+        categories?: string[];
+      };
+      steps?: { type: 'filter' | 'transformer'; id: string }[];
+      targets?: { connectorId: string; topic?: string; subject?: string }[];
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      active: boolean;
+      source: Record<string, unknown>;
+      steps: { type: string; id: string }[];
+      targets: Record<string, unknown>[];
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete a flow and its runs */
+  'DELETE /xapi/v1/integration-flows/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Activate a flow */
+  'POST /xapi/v1/integration-flows/{id}/activate': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      active: boolean;
+      source: Record<string, unknown>;
+      steps: { type: string; id: string }[];
+      targets: Record<string, unknown>[];
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Deactivate a flow: it runs on nothing until activated */
+  'POST /xapi/v1/integration-flows/{id}/deactivate': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      active: boolean;
+      source: Record<string, unknown>;
+      steps: { type: string; id: string }[];
+      targets: Record<string, unknown>[];
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** The latest runs of a flow, newest first: input, output, error and what each target answered */
+  'GET /xapi/v1/integration-flows/{id}/runs': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        trigger: string;
+        outcome: string;
+        input: unknown;
+        output: unknown;
+        error: Record<string, unknown> | null;
+        deliveries: Record<string, unknown>[];
+        durationMs: number;
+        startedAt: string;
       }[];
     };
   };
@@ -1565,6 +2169,13 @@ export interface ApiOperations {
     query: { token?: string };
     body: never;
     reply: unknown;
+  };
+  /** Consent URL for an smtp-mail connector with auth oauth2: open it in a browser to grant sending */
+  'POST /xapi/v1/oauth2/mail/authorize': {
+    path: never;
+    query: never;
+    body: { connectorId: string };
+    reply: { authorizationUrl: string; redirectUri: string };
   };
   /** Permission scopes (access areas) of an account; restricted users see only their own */
   'GET /xapi/v1/permission-scopes': {
@@ -1713,6 +2324,255 @@ export interface ApiOperations {
     body: never;
     reply: null;
   };
+  /** Rules of an account */
+  'GET /xapi/v1/rules': {
+    path: never;
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      twinId?: string;
+      triggerType?: 'event' | 'time' | 'location';
+    };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        twinId: string | null;
+        title: string;
+        description: string;
+        active: boolean;
+        trigger: Record<string, unknown>;
+        commands: Record<string, unknown>[];
+        nextRunAt: string | null;
+        lastFiredAt: string | null;
+        lastRun: Record<string, unknown> | null;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Create a rule (422 INVALID_COMMAND when a command’s settings do not fit the account) */
+  'POST /xapi/v1/rules': {
+    path: never;
+    query: never;
+    body: {
+      title: string;
+      description?: string;
+      active?: boolean;
+      twinId?: string | null;
+      trigger:
+        | {
+            type: 'event';
+            conditions: { stateKey: string; operator: string; value?: unknown }[];
+            match?: 'all' | 'any';
+            onChangeOnly?: boolean;
+          }
+        | { type: 'time'; schedule: { at?: string; cron?: string; intervalSeconds?: number } }
+        | {
+            type: 'location';
+            area: Record<string, never>;
+            on: 'enter' | 'leave' | 'both';
+            locationKey?: string;
+            latitudeKey?: string;
+            longitudeKey?: string;
+          };
+      commands: { type: string }[];
+      accountId?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      twinId: string | null;
+      title: string;
+      description: string;
+      active: boolean;
+      trigger: Record<string, unknown>;
+      commands: Record<string, unknown>[];
+      nextRunAt: string | null;
+      lastFiredAt: string | null;
+      lastRun: Record<string, unknown> | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** One rule */
+  'GET /xapi/v1/rules/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      twinId: string | null;
+      title: string;
+      description: string;
+      active: boolean;
+      trigger: Record<string, unknown>;
+      commands: Record<string, unknown>[];
+      nextRunAt: string | null;
+      lastFiredAt: string | null;
+      lastRun: Record<string, unknown> | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change a rule (a time rule’s schedule restarts from now) */
+  'PUT /xapi/v1/rules/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      title?: string;
+      description?: string;
+      active?: boolean;
+      twinId?: string | null;
+      trigger?:
+        | {
+            type: 'event';
+            conditions: { stateKey: string; operator: string; value?: unknown }[];
+            match?: 'all' | 'any';
+            onChangeOnly?: boolean;
+          }
+        | { type: 'time'; schedule: { at?: string; cron?: string; intervalSeconds?: number } }
+        | {
+            type: 'location';
+            area: Record<string, never>;
+            on: 'enter' | 'leave' | 'both';
+            locationKey?: string;
+            latitudeKey?: string;
+            longitudeKey?: string;
+          };
+      commands?: { type: string }[];
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      twinId: string | null;
+      title: string;
+      description: string;
+      active: boolean;
+      trigger: Record<string, unknown>;
+      commands: Record<string, unknown>[];
+      nextRunAt: string | null;
+      lastFiredAt: string | null;
+      lastRun: Record<string, unknown> | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete a rule */
+  'DELETE /xapi/v1/rules/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Smart groups (saved device/twin filters) */
+  'GET /xapi/v1/smart-groups': {
+    path: never;
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        title: string;
+        target: 'device' | 'twin';
+        filter: Record<string, unknown>;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Create a smart group */
+  'POST /xapi/v1/smart-groups': {
+    path: never;
+    query: never;
+    body: {
+      title: string;
+      target?: 'device' | 'twin';
+      filter?: Record<string, string | string[]>;
+      accountId?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      target: 'device' | 'twin';
+      filter: Record<string, unknown>;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** One smart group */
+  'GET /xapi/v1/smart-groups/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      target: 'device' | 'twin';
+      filter: Record<string, unknown>;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change a smart group */
+  'PUT /xapi/v1/smart-groups/{id}': {
+    path: { id: string };
+    query: never;
+    body: { title?: string; target?: 'device' | 'twin'; filter?: Record<string, string | string[]> };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      target: 'device' | 'twin';
+      filter: Record<string, unknown>;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete a smart group (409 DELETE_BLOCKED while alarm reports use it) */
+  'DELETE /xapi/v1/smart-groups/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Create an alarm report over a smart group */
+  'POST /xapi/v1/smart-groups/{id}/alarm-reports': {
+    path: { id: string };
+    query: never;
+    body: {
+      title: string;
+      schedule?: { cron?: string; intervalSeconds?: number } | null;
+      alarmHealthStates?: string[];
+      mailConnectorId?: string | null;
+      mailTo?: string[];
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      smartGroupId: string;
+      title: string;
+      schedule: Record<string, unknown> | null;
+      alarmHealthStates: string[];
+      mailConnectorId: string | null;
+      mailTo: string[];
+      nextRunAt: string | null;
+      lastRunAt: string | null;
+      lastResult: Record<string, unknown> | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
   /** One data state with its current value */
   'GET /xapi/v1/states/{id}': {
     path: { id: string };
@@ -1799,6 +2659,83 @@ export interface ApiOperations {
       rows: unknown[][];
       meta: { target: string; rowCount: number; limit: number };
     };
+  };
+  /** Transformers of an account: search in the title, sort (title, createdAt, updatedAt), paging */
+  'GET /xapi/v1/transformers': {
+    path: never;
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        title: string;
+        description: string;
+        code: string;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Create a transformer; the code is loaded in the sandbox first (400 when it does not load) */
+  'POST /xapi/v1/transformers': {
+    path: never;
+    query: never;
+    body: { title: string; description?: string; code: string; accountId?: string };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      code: string;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** One transformer */
+  'GET /xapi/v1/transformers/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      code: string;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change a transformer */
+  'PUT /xapi/v1/transformers/{id}': {
+    path: { id: string };
+    query: never;
+    body: { title?: string; description?: string; code?: string };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      description: string;
+      code: string;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete a transformer (409 DELETE_BLOCKED while an integration flow uses it) */
+  'DELETE /xapi/v1/transformers/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Run the transformer on a sample input: 200 with the output, or 422 with the script's error */
+  'POST /xapi/v1/transformers/{id}/test': {
+    path: { id: string };
+    query: never;
+    body: { input: unknown };
+    reply: { output: unknown; durationMs: number };
   };
   /** Users of an account; searchItems looks at name and e-mail */
   'GET /xapi/v1/users': {
