@@ -11,7 +11,22 @@ import { startConsoleHarness, type ConsoleHarness } from './support/console-harn
 
 const EMAIL = 'a11y@stellwerk.test';
 const PASSWORD = 'accessible password 123';
-const PAGES = ['/', '/connectors', '/devices', '/twins', '/map', '/security'];
+const PAGES = [
+  '/',
+  '/connectors',
+  '/devices',
+  '/drivers',
+  '/drivers/new',
+  '/templates',
+  '/templates/new',
+  '/twins',
+  '/map',
+  '/security',
+  '/accounts',
+  '/access',
+  '/access/roles',
+  '/access/api-keys',
+];
 
 interface Violation {
   id: string;

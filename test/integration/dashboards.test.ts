@@ -101,6 +101,60 @@ describe('dashboards', () => {
     expect(errorCode(await call('GET', '/xapi/v1/dashboards?sort=layout'))).toBe('VALIDATION_ERROR');
   });
 
+  it("checks the console's version-1 widget grid; nested dashboards must be of the same account", async () => {
+    const accountId = world.accounts.own;
+    const sameAccount = await create({ title: 'Pumps', accountId });
+    const otherAccount = await create({ title: 'Child board', accountId: world.accounts.child });
+    const twinId = '0190a2b0-0000-7000-8000-000000000001';
+    const stateId = '0190a2b0-0000-7000-8000-000000000002';
+    const gauge = { id: 'g1', type: 'gauge', title: '', x: 0, y: 0, w: 3, h: 4, twinId, stateIds: [stateId] };
+    const nested = { id: 'n1', type: 'dashboard', title: 'Pumps', x: 3, y: 0, w: 3, h: 2 };
+    const layout = {
+      version: 1,
+      widgets: [
+        gauge,
+        { ...nested, dashboardId: sameAccount.id },
+        { ...gauge, id: 'g2', min: 0, max: null, x: 6 },
+      ],
+    };
+    const board = await create({ title: 'Plant grid', accountId, layout });
+    expect(board.layout).toEqual(layout);
+
+    const put = (body: Record<string, unknown>) => call('PUT', `/xapi/v1/dashboards/${board.id}`, body);
+    const refusedAt = async (widgets: unknown, path: string, status = 400) => {
+      const reply = await put({ layout: { version: 1, widgets } });
+      expect(reply.statusCode, path).toBe(status);
+      const body = reply.json<{ error: { code: string; message: string; details: { path: string }[] } }>();
+      expect(body.error.details[0]?.path, body.error.message).toBe(path);
+      return body.error;
+    };
+    await refusedAt('none', '/layout/widgets');
+    await refusedAt([{ ...gauge, x: 10, w: 3 }], '/layout/widgets/0/w');
+    await refusedAt([{ ...gauge, h: 0 }], '/layout/widgets/0/h');
+    await refusedAt([gauge, gauge], '/layout/widgets/1/id');
+    await refusedAt([{ ...gauge, type: 'spreadsheet' }], '/layout/widgets/0/type');
+    await refusedAt([{ ...gauge, stateIds: ['state-1'] }], '/layout/widgets/0/stateIds/0');
+    await refusedAt([{ ...gauge, min: 10, max: 5 }], '/layout/widgets/0/min');
+    await refusedAt([{ ...gauge, range: '1y' }], '/layout/widgets/0/range');
+    await refusedAt(
+      Array.from({ length: 101 }, (_, i) => ({ ...gauge, id: `w${i}` })),
+      '/layout/widgets',
+    );
+    const foreign = await refusedAt(
+      [gauge, { ...nested, dashboardId: otherAccount.id }],
+      '/layout/widgets/1/dashboardId',
+      422,
+    );
+    expect(foreign.code).toBe('CONFIG_NOT_ASSIGNED');
+    // Nothing was changed by the refused writes.
+    expect(expectStatus<Dashboard>(await call('GET', `/xapi/v1/dashboards/${board.id}`), 200).layout).toEqual(
+      layout,
+    );
+    // Layouts without `version: 1` are the client's own business, as before.
+    const free = { columns: 12, widgets: 'anything', version: 'draft' };
+    expect(expectStatus<Dashboard>(await put({ layout: free }), 200).layout).toEqual(free);
+  });
+
   it('keeps dashboards of other tenants out of reach and needs dashboard permissions', async () => {
     const foreign = expectStatus<Dashboard>(
       await caller(t, bearer(world.rootToken))('POST', '/xapi/v1/dashboards', {

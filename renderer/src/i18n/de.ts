@@ -1,4 +1,7 @@
+import { deDrivers } from './de.drivers';
+import { deAdmin } from './de.admin';
 import type { Messages } from './en';
+import { deDashboards } from './de.dashboards';
 import { deDevices } from './de.devices';
 import { deTwins } from './de.twins';
 
@@ -93,4 +96,7 @@ export const de: Messages = {
   },
   twins: deTwins,
   devices: deDevices,
+  admin: deAdmin,
+  dashboards: deDashboards,
+  drivers: deDrivers,
 };

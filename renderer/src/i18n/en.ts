@@ -1,3 +1,6 @@
+import { enDrivers } from './en.drivers';
+import { enAdmin } from './en.admin';
+import { enDashboards } from './en.dashboards';
 import { enDevices } from './en.devices';
 import { enTwins } from './en.twins';
 
@@ -90,6 +93,9 @@ export const en = {
   },
   twins: enTwins,
   devices: enDevices,
+  admin: enAdmin,
+  dashboards: enDashboards,
+  drivers: enDrivers,
 };
 
 export type Messages = typeof en;

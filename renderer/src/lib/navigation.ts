@@ -5,6 +5,8 @@ export interface NavItem {
   path: string;
   label: (t: Messages) => string;
   icon: string;
+  /** A live count shown next to the label (lib/rules/open-alarms.svelte.ts for `openAlarms`). */
+  badge?: 'openAlarms';
 }
 
 export const NAVIGATION: NavItem[] = [
@@ -20,6 +22,16 @@ export const NAVIGATION: NavItem[] = [
     icon: 'M9 3v5M15 3v5M6 8h12v3a6 6 0 0 1-12 0zM12 17v4',
   },
   {
+    path: '/drivers',
+    label: (t) => t.drivers.nav.drivers,
+    icon: 'M8 9h8M8 13h5M5 4h14a1 1 0 0 1 1 1v14a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V5a1 1 0 0 1 1-1zM16 13l2 2-2 2',
+  },
+  {
+    path: '/templates',
+    label: (t) => t.drivers.nav.templates,
+    icon: 'M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM16.5 13v7M13 16.5h7',
+  },
+  {
     path: '/security',
     label: (t) => t.nav.security,
     icon: 'M12 2 4 5v6c0 5 3.4 9.4 8 11 4.6-1.6 8-6 8-11V5z',
@@ -33,5 +45,31 @@ export const NAVIGATION: NavItem[] = [
     path: '/map',
     label: (t) => t.twins.navMap,
     icon: 'M9 4 3 6v14l6-2 6 2 6-2V4l-6 2-6-2Zm0 0v14m6-12v14',
+  },
+  {
+    path: '/accounts',
+    label: (t) => t.admin.nav.accounts,
+    icon: 'M3 21h18M5 21V7l7-4 7 4v14M9 21v-4h6v4M9 10h.01M15 10h.01M9 14h.01M15 14h.01',
+  },
+  {
+    path: '/access',
+    label: (t) => t.admin.nav.access,
+    icon: 'M16 21v-2a4 4 0 0 0-4-4H6a4 4 0 0 0-4 4v2M9 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM22 21v-2a4 4 0 0 0-3-3.9M16 3.1a4 4 0 0 1 0 7.8',
+  },
+  {
+    path: '/dashboards',
+    label: (t) => t.dashboards.nav,
+    icon: 'M4 4h7v7H4zM13 4h7v4h-7zM13 10h7v10h-7zM4 13h7v7H4z',
+  },
+  {
+    path: '/rules',
+    label: (t) => t.rules.nav.rules,
+    icon: 'M4 6h9M4 12h6M4 18h9M16 4l4 4-4 4M20 8h-6',
+  },
+  {
+    path: '/alarms',
+    label: (t) => t.rules.nav.alarms,
+    icon: 'M6 16V11a6 6 0 0 1 12 0v5l2 2H4zM10 21h4',
+    badge: 'openAlarms',
   },
 ];

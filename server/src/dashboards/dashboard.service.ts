@@ -4,6 +4,7 @@ import type { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { checkLayout } from './dashboard-layout.js';
 import { Dashboard } from './dashboard.entity.js';
 
 export const DASHBOARD_SORTABLE = ['title', 'createdAt', 'updatedAt'] as const;
@@ -45,6 +46,7 @@ export class DashboardService {
     const account = await this.accounts.actingAccount(principal, input.accountId);
     const dashboard = new Dashboard();
     dashboard.account = account;
+    await this.checkLayoutOf(account, input);
     this.apply(dashboard, input);
     await this.em().persistAndFlush(dashboard);
     return dashboard;
@@ -52,6 +54,8 @@ export class DashboardService {
 
   async update(principal: Principal, id: string, input: DashboardInput): Promise<Dashboard> {
     const dashboard = await this.get(principal, id);
+    // Checked before anything is assigned: a refused write must not leave a changed entity behind.
+    await this.checkLayoutOf(dashboard.account, input);
     this.apply(dashboard, input);
     await this.em().flush();
     return dashboard;
@@ -68,9 +72,31 @@ export class DashboardService {
   }
 
   private apply(dashboard: Dashboard, input: DashboardInput): void {
-    if (input.title !== undefined) dashboard.title = input.title.trim();
-    if (!dashboard.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    const title = input.title !== undefined ? input.title.trim() : dashboard.title;
+    if (!title) throw errors.validation('title is required', [{ path: '/title' }]);
+    dashboard.title = title;
     if (input.description !== undefined) dashboard.description = input.description;
     if (input.layout !== undefined) dashboard.layout = input.layout;
+  }
+
+  /**
+   * The console's grid (version 1) must be well-formed, and nested dashboard widgets may only open
+   * dashboards of the same account (like a twin's dashboard).
+   */
+  private async checkLayoutOf(account: Account, input: DashboardInput): Promise<void> {
+    if (input.layout === undefined) return;
+    const nested = checkLayout(input.layout);
+    if (nested.length === 0) return;
+    const ids = [...new Set(nested.map((entry) => entry.dashboardId))];
+    const found = await this.em().find(Dashboard, { id: { $in: ids }, account }, { fields: ['id'] });
+    const known = new Set(found.map((row) => row.id));
+    const stranger = nested.find((entry) => !known.has(entry.dashboardId));
+    if (stranger) {
+      throw errors.unprocessable(
+        'CONFIG_NOT_ASSIGNED',
+        `layout.widgets.${stranger.widget}.dashboardId: dashboard ${stranger.dashboardId} is not a dashboard of this dashboard's account`,
+        [{ path: `/layout/widgets/${stranger.widget}/dashboardId`, id: stranger.dashboardId }],
+      );
+    }
   }
 }

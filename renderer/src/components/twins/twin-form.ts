@@ -19,6 +19,8 @@ export interface TwinDraft {
   latitude: string;
   longitude: string;
   status: 'active' | 'inactive';
+  /** A dashboard of the twin's account, or empty. */
+  dashboardId: string;
   properties: PropertyRow[];
 }
 
@@ -32,6 +34,7 @@ export function draftOf(twin?: Twin, parentId = ''): TwinDraft {
     latitude: twin?.latitude === null || twin?.latitude === undefined ? '' : String(twin.latitude),
     longitude: twin?.longitude === null || twin?.longitude === undefined ? '' : String(twin.longitude),
     status: twin?.status === 'inactive' ? 'inactive' : 'active',
+    dashboardId: twin?.dashboardId ?? '',
     properties: Object.entries(twin?.customProperties ?? {}).map(([key, value], id) => ({ id, key, value })),
   };
 }
@@ -69,6 +72,7 @@ export function bodyOf(draft: TwinDraft): TwinBody {
     latitude: toNumber(draft.latitude),
     longitude: toNumber(draft.longitude),
     status: draft.status,
+    dashboardId: draft.dashboardId || null,
     customProperties,
   };
 }

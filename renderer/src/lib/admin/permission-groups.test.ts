@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { groupPermissions, holds } from './permission-groups';
+
+describe('groupPermissions', () => {
+  it('pairs read and manage of one resource across spellings and sorts rows into areas', () => {
+    const groups = groupPermissions([
+      'all.manage',
+      'all.read',
+      'virtualDevice.manage',
+      'VirtualDevice.read',
+      'UserManagement.create',
+      'user.read',
+      'user.manage',
+      'brandNew.read',
+    ]);
+    expect(groups.map((g) => g.id)).toEqual(['general', 'identity', 'devices', 'other']);
+    expect(groups[2]!.rows).toEqual([
+      { resource: 'virtualdevice', manage: 'virtualDevice.manage', read: 'VirtualDevice.read' },
+    ]);
+    expect(groups[1]!.rows.map((r) => r.resource)).toEqual(['user', 'usermanagement']);
+    expect(groups[1]!.rows[1]).toEqual({ resource: 'usermanagement', create: 'UserManagement.create' });
+    expect(groups[3]!.rows).toEqual([{ resource: 'brandnew', read: 'brandNew.read' }]);
+  });
+
+  it('compares permission names without case', () => {
+    expect(holds(['digitalTwin.manage'], 'digitaltwin.MANAGE')).toBe(true);
+    expect(holds(['digitalTwin.read'], 'digitalTwin.manage')).toBe(false);
+    expect(holds([], undefined)).toBe(false);
+  });
+});
