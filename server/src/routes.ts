@@ -21,6 +21,7 @@ import { jobRoutes } from './jobs/job.routes.js';
 import { deviceTemplateRoutes } from './templates/device-template.routes.js';
 import { virtualDeviceRoutes } from './devices/virtual-device.routes.js';
 import { activeDevicesRoutes } from './devices/active-devices.routes.js';
+import { deviceHealthRoutes } from './devices/health/device-health.routes.js';
 import { dashboardRoutes } from './dashboards/dashboard.routes.js';
 import { digitalTwinRoutes } from './twins/digital-twin.routes.js';
 import { dataStateRoutes } from './states/data-state.routes.js';
@@ -55,6 +56,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await deviceTemplateRoutes(app, ctx, services);
   await virtualDeviceRoutes(app, ctx, services);
   await activeDevicesRoutes(app, ctx, services);
+  await deviceHealthRoutes(app, ctx, services);
   await dashboardRoutes(app, ctx, services);
   await digitalTwinRoutes(app, ctx, services);
   await dataStateRoutes(app, ctx, services);

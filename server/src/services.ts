@@ -52,6 +52,7 @@ import { TimeSeriesQueryService } from './timeseries/query/query.service.js';
 import { createAlarmsAndRules } from './rules/rules.module.js';
 import { createOutgoingAndFlows } from './outgoing/outgoing.module.js';
 import { TargetGuard } from './outgoing/target-guard.js';
+import { createDeviceHealth } from './devices/health/device-health.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -244,9 +245,16 @@ export function createServices(ctx: AppContext) {
     alarmEntries: alarmsAndRules.alarmLogs,
   });
   alarmsAndRules.outgoing.use(outgoingAndFlows.outgoingDispatcher);
+  // Device health: default rules in each device's daily slot, own rules on their schedule, Unknown devices promptly.
+  const deviceHealthParts = createDeviceHealth(ctx, {
+    virtualDevices,
+    alarms: alarmsAndRules.alarmLogs,
+    ingest,
+  });
   return {
     ...alarmsAndRules,
     ...outgoingAndFlows,
+    ...deviceHealthParts,
     packets,
     driverParsing,
     drivers,

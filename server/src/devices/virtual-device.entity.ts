@@ -5,6 +5,7 @@ import { Connector } from '../connectors/connector.entity.js';
 import { DeviceDriver, type HealthConfig } from '../drivers/device-driver.entity.js';
 import { DeviceTemplate } from '../templates/device-template.entity.js';
 import { PermissionScope } from '../permission-scopes/permission-scope.entity.js';
+import type { Schedule } from '../platform/schedule.js';
 
 export type ActivationMethod = 'OTAA' | 'ABP';
 
@@ -39,7 +40,17 @@ export class VirtualDevice {
   applicationSessionKeySealed: string | null = null;
   networkSessionKeySealed: string | null = null;
   healthState: string = HEALTH_UNKNOWN;
+  /** The device's own health rules (manual); null: its driver's (default). docs/device-health.md */
   healthConfig: HealthConfig | null = null;
+  /** Why the health is what it is (the rule that matched, silence …), from the last evaluation. */
+  healthReason: string | null = null;
+  healthCheckedAt: Date | null = null;
+  /** Next scheduled evaluation; null until the health scheduler places the device in its slot. */
+  healthNextCheckAt: Date | null = null;
+  /** Own schedule of manual health rules (cron or interval); null: the device's daily slot. */
+  healthSchedule: Schedule | null = null;
+  /** Where an interval schedule's grid starts (set when the schedule is saved). */
+  healthScheduleAnchor: Date | null = null;
   lastSeen: Date | null = null;
   /** `Deleting` while the network server removes it. */
   lifecycleState: string | null = null;
@@ -90,6 +101,11 @@ export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
     networkSessionKeySealed: { type: 'text', nullable: true, hidden: true },
     healthState: { type: 'string', length: 40 },
     healthConfig: { type: 'json', nullable: true },
+    healthReason: { type: 'string', length: 300, nullable: true },
+    healthCheckedAt: { type: 'datetime', columnType: 'timestamptz', nullable: true },
+    healthNextCheckAt: { type: 'datetime', columnType: 'timestamptz', nullable: true, index: true },
+    healthSchedule: { type: 'json', nullable: true },
+    healthScheduleAnchor: { type: 'datetime', columnType: 'timestamptz', nullable: true },
     lastSeen: { type: 'datetime', columnType: 'timestamptz', nullable: true },
     lifecycleState: { type: 'string', length: 20, nullable: true },
     createdAt: { type: 'datetime', columnType: 'timestamptz' },

@@ -59,6 +59,8 @@ export const virtualDeviceDto = (d: VirtualDevice) => ({
   hasNetworkSessionKey: !!d.networkSessionKeySealed,
   // No packet yet: Unknown is the only health a device can have (spec, States and transitions).
   healthState: d.lastSeen ? d.healthState : 'Unknown',
+  healthReason: d.lastSeen ? d.healthReason : null,
+  healthCheckedAt: d.healthCheckedAt?.toISOString() ?? null,
   healthConfig: (d.healthConfig as unknown as Record<string, unknown> | null) ?? null,
   lastSeen: d.lastSeen?.toISOString() ?? null,
   lifecycleState: d.lifecycleState,

@@ -92,6 +92,8 @@ export const VirtualDeviceReply = Type.Object({
   hasApplicationSessionKey: Type.Boolean(),
   hasNetworkSessionKey: Type.Boolean(),
   healthState: Type.String(),
+  healthReason: Type.Union([Type.String(), Type.Null()]),
+  healthCheckedAt: Type.Union([Timestamp, Type.Null()]),
   healthConfig: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
   lastSeen: Type.Union([Timestamp, Type.Null()]),
   lifecycleState: Type.Union([Type.String(), Type.Null()]),

@@ -30,6 +30,8 @@ export interface HealthConfig {
   rules: HealthRule[];
   /** No packet for this long: the device is reported as silent. */
   silentAfterSeconds?: number;
+  /** A change of the device's health writes an alarm log entry (category `Gerätezustand`). */
+  alarmOnChange?: boolean;
 }
 
 /** How a device's packets become states: a parser, target variables and health rules. */

@@ -72,6 +72,9 @@ export const HealthConfigSchema = Type.Object(
   {
     rules: Type.Array(HealthRuleSchema, { maxItems: 100 }),
     silentAfterSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 * 24 * 3600 })),
+    alarmOnChange: Type.Optional(
+      Type.Boolean({ description: 'A health change writes an alarm log entry (category `Gerätezustand`)' }),
+    ),
   },
   { additionalProperties: false },
 );

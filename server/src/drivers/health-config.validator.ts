@@ -104,8 +104,15 @@ export function validateHealthConfig(
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     return [{ path: '', message: 'healthConfig must be an object with rules' }];
   }
-  const { rules, silentAfterSeconds } = config as { rules?: unknown; silentAfterSeconds?: unknown };
+  const { rules, silentAfterSeconds, alarmOnChange } = config as {
+    rules?: unknown;
+    silentAfterSeconds?: unknown;
+    alarmOnChange?: unknown;
+  };
   const problems: HealthConfigProblem[] = [];
+  if (alarmOnChange !== undefined && typeof alarmOnChange !== 'boolean') {
+    problems.push({ path: '/alarmOnChange', message: 'alarmOnChange must be true or false' });
+  }
   if (
     silentAfterSeconds !== undefined &&
     silentAfterSeconds !== null &&
