@@ -1170,6 +1170,7 @@ export interface ApiOperations {
         healthConfig: {
           rules: { state: string; operator: string; value?: unknown; result: string }[];
           silentAfterSeconds?: number;
+          alarmOnChange?: boolean;
         };
         createdAt: string;
         updatedAt: string;
@@ -1195,6 +1196,7 @@ export interface ApiOperations {
       healthConfig?: {
         rules: { state: string; operator: string; value?: unknown; result: string }[];
         silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
       };
       accountId?: string;
     };
@@ -1214,6 +1216,7 @@ export interface ApiOperations {
       healthConfig: {
         rules: { state: string; operator: string; value?: unknown; result: string }[];
         silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
       };
       createdAt: string;
       updatedAt: string;
@@ -1257,6 +1260,7 @@ export interface ApiOperations {
       healthConfig: {
         rules: { state: string; operator: string; value?: unknown; result: string }[];
         silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
       };
       createdAt: string;
       updatedAt: string;
@@ -1280,6 +1284,7 @@ export interface ApiOperations {
       healthConfig?: {
         rules: { state: string; operator: string; value?: unknown; result: string }[];
         silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
       };
     };
     reply: {
@@ -1298,6 +1303,7 @@ export interface ApiOperations {
       healthConfig: {
         rules: { state: string; operator: string; value?: unknown; result: string }[];
         silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
       };
       createdAt: string;
       updatedAt: string;
@@ -1481,6 +1487,8 @@ export interface ApiOperations {
         hasApplicationSessionKey: boolean;
         hasNetworkSessionKey: boolean;
         healthState: string;
+        healthReason: string | null;
+        healthCheckedAt: string | null;
         healthConfig: Record<string, unknown> | null;
         lastSeen: string | null;
         lifecycleState: string | null;
@@ -2989,6 +2997,8 @@ export interface ApiOperations {
         hasApplicationSessionKey: boolean;
         hasNetworkSessionKey: boolean;
         healthState: string;
+        healthReason: string | null;
+        healthCheckedAt: string | null;
         healthConfig: Record<string, unknown> | null;
         lastSeen: string | null;
         lifecycleState: string | null;
@@ -3052,6 +3062,8 @@ export interface ApiOperations {
       hasApplicationSessionKey: boolean;
       hasNetworkSessionKey: boolean;
       healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
@@ -3170,6 +3182,8 @@ export interface ApiOperations {
       hasApplicationSessionKey: boolean;
       hasNetworkSessionKey: boolean;
       healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
@@ -3230,6 +3244,8 @@ export interface ApiOperations {
       hasApplicationSessionKey: boolean;
       hasNetworkSessionKey: boolean;
       healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
@@ -3274,12 +3290,103 @@ export interface ApiOperations {
       hasApplicationSessionKey: boolean;
       hasNetworkSessionKey: boolean;
       healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
       createdAt: string;
       updatedAt: string;
     } | null;
+  };
+  /** A device's health, the rules in force, default or manual, and when it is evaluated */
+  'GET /xapi/v1/virtual-devices/{id}/health': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      deviceId: string;
+      healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
+      healthNextCheckAt: string | null;
+      mode: 'default' | 'manual';
+      config: {
+        rules: { state: string; operator: string; value?: unknown; result: string }[];
+        silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
+      } | null;
+      schedule: { cron?: string; intervalSeconds?: number; at?: string } | null;
+      dailySlot: string;
+    };
+  };
+  /** Give the device its own health rules and schedule (manual; they keep their schedule) */
+  'PUT /xapi/v1/virtual-devices/{id}/health': {
+    path: { id: string };
+    query: never;
+    body: {
+      rules?: { state: string; operator: string; value?: unknown; result: string }[];
+      silentAfterSeconds?: number | null;
+      alarmOnChange?: boolean;
+      schedule?: { cron?: string; intervalSeconds?: number };
+    };
+    reply: {
+      deviceId: string;
+      healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
+      healthNextCheckAt: string | null;
+      mode: 'default' | 'manual';
+      config: {
+        rules: { state: string; operator: string; value?: unknown; result: string }[];
+        silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
+      } | null;
+      schedule: { cron?: string; intervalSeconds?: number; at?: string } | null;
+      dailySlot: string;
+    };
+  };
+  /** Back to the driver's default health rules, evaluated in the device's daily slot */
+  'DELETE /xapi/v1/virtual-devices/{id}/health': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      deviceId: string;
+      healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
+      healthNextCheckAt: string | null;
+      mode: 'default' | 'manual';
+      config: {
+        rules: { state: string; operator: string; value?: unknown; result: string }[];
+        silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
+      } | null;
+      schedule: { cron?: string; intervalSeconds?: number; at?: string } | null;
+      dailySlot: string;
+    };
+  };
+  /** Evaluate the health now (the schedule stays) */
+  'POST /xapi/v1/virtual-devices/{id}/health/evaluate': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      deviceId: string;
+      healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
+      healthNextCheckAt: string | null;
+      mode: 'default' | 'manual';
+      config: {
+        rules: { state: string; operator: string; value?: unknown; result: string }[];
+        silentAfterSeconds?: number;
+        alarmOnChange?: boolean;
+      } | null;
+      schedule: { cron?: string; intervalSeconds?: number; at?: string } | null;
+      dailySlot: string;
+    };
   };
   /** Packet history, newest first, bounded; meta.maximumReached when older packets exist */
   'GET /xapi/v1/virtual-devices/{id}/packets': {
@@ -3339,6 +3446,8 @@ export interface ApiOperations {
       hasApplicationSessionKey: boolean;
       hasNetworkSessionKey: boolean;
       healthState: string;
+      healthReason: string | null;
+      healthCheckedAt: string | null;
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
