@@ -26,6 +26,16 @@ const PAGES = [
   '/access',
   '/access/roles',
   '/access/api-keys',
+  '/alarms',
+  '/alarms/groups',
+  '/alarms/reports',
+  '/rules',
+  '/rules/new',
+  '/flows',
+  '/flows/new',
+  '/flows/filters',
+  '/flows/filters/new',
+  '/flows/transformers',
 ];
 
 interface Violation {

@@ -37,7 +37,7 @@ export const deDevices: Messages['devices'] = {
     empty: 'Noch keine Konnektoren. Legen Sie einen an, um die ersten Geräte anzubinden.',
     noMatch: 'Kein Konnektor passt zur Suche.',
     footnote:
-      'Die Konsole legt MQTT-Broker- und Webhook-Konnektoren an; die anderen {count} Typen erscheinen und werden hier verwaltet, sobald sie über die API angelegt sind.',
+      'Die Konsole legt MQTT-Broker, eingehende Webhooks und die vier ausgehenden Konnektorarten an; die übrigen der {count} bekannten Arten erscheinen und werden hier verwaltet, sobald sie über die API angelegt sind.',
     typeNames: {
       'mqtt-broker': 'MQTT-Broker',
       'webhook-in': 'Webhook (eingehend)',
@@ -47,7 +47,7 @@ export const deDevices: Messages['devices'] = {
       'webhook-out': 'Webhook (ausgehend)',
       'mqtt-out': 'MQTT (ausgehend)',
       'kafka-out': 'Kafka (ausgehend)',
-      smtp: 'E-Mail (SMTP)',
+      'smtp-mail': 'E-Mail (SMTP)',
       iec104: 'IEC 60870-5-104',
       lwm2m: 'LwM2M',
       weather: 'Wetter',

@@ -1,4 +1,6 @@
 import { deDrivers } from './de.drivers';
+import { deRules } from './de.rules';
+import { deFlows } from './de.flows';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
@@ -99,4 +101,6 @@ export const de: Messages = {
   admin: deAdmin,
   dashboards: deDashboards,
   drivers: deDrivers,
+  rules: deRules,
+  flows: deFlows,
 };

@@ -34,7 +34,7 @@ export const enDevices = {
     empty: 'No connectors yet. Create one to connect your first devices.',
     noMatch: 'No connector matches the search.',
     footnote:
-      'The console creates MQTT broker and webhook connectors; the other {count} types are listed and managed here once created through the API.',
+      'The console creates MQTT broker, incoming webhook and the four outgoing connector kinds; the other kinds of the {count} known are listed and managed here once created through the API.',
     typeNames: {
       'mqtt-broker': 'MQTT broker',
       'webhook-in': 'Webhook (incoming)',
@@ -44,7 +44,7 @@ export const enDevices = {
       'webhook-out': 'Webhook (outgoing)',
       'mqtt-out': 'MQTT (outgoing)',
       'kafka-out': 'Kafka (outgoing)',
-      smtp: 'E-mail (SMTP)',
+      'smtp-mail': 'E-mail (SMTP)',
       iec104: 'IEC 60870-5-104',
       lwm2m: 'LwM2M',
       weather: 'Weather',

@@ -1,4 +1,6 @@
 import { enDrivers } from './en.drivers';
+import { enRules } from './en.rules';
+import { enFlows } from './en.flows';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enDevices } from './en.devices';
@@ -96,6 +98,8 @@ export const en = {
   admin: enAdmin,
   dashboards: enDashboards,
   drivers: enDrivers,
+  rules: enRules,
+  flows: enFlows,
 };
 
 export type Messages = typeof en;

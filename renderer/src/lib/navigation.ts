@@ -5,6 +5,8 @@ export interface NavItem {
   path: string;
   label: (t: Messages) => string;
   icon: string;
+  /** A live count shown next to the label (lib/rules/open-alarms.svelte.ts for `openAlarms`). */
+  badge?: 'openAlarms';
 }
 
 export const NAVIGATION: NavItem[] = [
@@ -58,5 +60,21 @@ export const NAVIGATION: NavItem[] = [
     path: '/dashboards',
     label: (t) => t.dashboards.nav,
     icon: 'M4 4h7v7H4zM13 4h7v4h-7zM13 10h7v10h-7zM4 13h7v7H4z',
+  },
+  {
+    path: '/rules',
+    label: (t) => t.rules.nav.rules,
+    icon: 'M4 6h9M4 12h6M4 18h9M16 4l4 4-4 4M20 8h-6',
+  },
+  {
+    path: '/alarms',
+    label: (t) => t.rules.nav.alarms,
+    icon: 'M6 16V11a6 6 0 0 1 12 0v5l2 2H4zM10 21h4',
+    badge: 'openAlarms',
+  },
+  {
+    path: '/flows',
+    label: (t) => t.flows.nav,
+    icon: 'M3 5h6v4H3zM15 15h6v4h-6zM9 7h3a2 2 0 0 1 2 2v6a2 2 0 0 0 1 1.7',
   },
 ];

@@ -1,6 +1,6 @@
 import type { Language } from '../../lib/i18n.svelte';
 
-/** Every connector type the server knows (the type filter); the console creates the first two. */
+/** Every connector type the server knows (the type filter); the console creates the first two and the outgoing ones. */
 export const CONNECTOR_TYPES = [
   'mqtt-broker',
   'webhook-in',
@@ -10,13 +10,20 @@ export const CONNECTOR_TYPES = [
   'webhook-out',
   'mqtt-out',
   'kafka-out',
-  'smtp',
+  'smtp-mail',
   'iec104',
   'lwm2m',
   'weather',
   'websocket',
 ] as const;
-export const CREATABLE_CONNECTOR_TYPES = ['mqtt-broker', 'webhook-in'] as const;
+export const CREATABLE_CONNECTOR_TYPES = [
+  'mqtt-broker',
+  'webhook-in',
+  'webhook-out',
+  'mqtt-out',
+  'kafka-out',
+  'smtp-mail',
+] as const;
 export type CreatableConnectorType = (typeof CREATABLE_CONNECTOR_TYPES)[number];
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
@@ -51,7 +58,7 @@ export function healthBadge(state: string): string {
   const value = state.toLowerCase();
   if (/^(ok|healthy|good|online|normal)/.test(value)) return 'badge-success';
   if (/warn|degraded/.test(value)) return 'badge-warning';
-  if (/crit|error|fail|alarm|offline|silent|dead/.test(value)) return 'badge-danger';
+  if (/unhealthy|crit|error|fail|alarm|offline|silent|dead/.test(value)) return 'badge-danger';
   return '';
 }
 

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import {
+  areaPolygons,
+  areaProblem,
+  bodyOf,
+  draftOf,
+  emptyCommand,
+  operatorsFor,
+  problemAt,
+  problemsByPath,
+  SAMPLE_CIRCLE,
+  type Rule,
+} from './rule-form';
+
+const messages = { json: 'Not valid JSON' };
+
+describe('rule form', () => {
+  it('builds an event rule body with typed condition values and an alarm command', () => {
+    const draft = draftOf();
+    draft.title = '  Too hot ';
+    draft.twinId = 'b5f0c7b2-0000-4000-8000-000000000001';
+    draft.conditions = [
+      // A number input binds a number, not text.
+      { stateKey: 'temperature', operator: '>', value: 30 as unknown as string, value2: '' },
+      { stateKey: 'mode', operator: '==', value: 'auto', value2: '' },
+      { stateKey: 'pressure', operator: 'between', value: '1', value2: '2.5' },
+      { stateKey: 'door', operator: 'isTrue', value: 'ignored', value2: '' },
+    ];
+    draft.commands = [{ ...emptyCommand('alarm'), message: 'Hot: {{states.temperature}}' }];
+    const types = new Map([
+      ['temperature', 'number'],
+      ['mode', 'string'],
+    ]);
+    const { body, problems } = bodyOf(draft, types, messages);
+    expect(problems.size).toBe(0);
+    expect(body).toEqual({
+      title: 'Too hot',
+      description: '',
+      active: true,
+      twinId: draft.twinId,
+      trigger: {
+        type: 'event',
+        conditions: [
+          { stateKey: 'temperature', operator: '>', value: 30 },
+          { stateKey: 'mode', operator: '==', value: 'auto' },
+          { stateKey: 'pressure', operator: 'between', value: [1, 2.5] },
+          { stateKey: 'door', operator: 'isTrue' },
+        ],
+        match: 'all',
+        onChangeOnly: true,
+      },
+      commands: [{ type: 'alarm', message: 'Hot: {{states.temperature}}' }],
+    });
+  });
+
+  it('reads a stored rule back into the same draft (round trip)', () => {
+    const draft = draftOf();
+    draft.title = 'Geofence';
+    draft.triggerType = 'location';
+    draft.area = SAMPLE_CIRCLE;
+    draft.on = 'enter';
+    draft.commands = [
+      {
+        ...emptyCommand('webhook'),
+        connectorId: 'c1',
+        body: '{"twin":"{{twin.id}}"}',
+        headers: '{"x-a":"1"}',
+      },
+      { ...emptyCommand('email'), connectorId: 'c2', subject: 'S', body: 'B', to: 'a@x.test, b@x.test' },
+    ];
+    const { body } = bodyOf(draft, new Map(), messages);
+    const stored = { ...body!, id: 'r', accountId: 'a', twinId: null } as unknown as Rule;
+    const again = draftOf(stored);
+    expect(again.triggerType).toBe('location');
+    expect(again.on).toBe('enter');
+    expect(JSON.parse(again.area)).toEqual(JSON.parse(SAMPLE_CIRCLE));
+    expect(again.commands[0]!.headers).toContain('"x-a": "1"');
+    expect(again.commands[1]!.to).toBe('a@x.test, b@x.test');
+    expect(bodyOf(again, new Map(), messages).body).toEqual(body);
+  });
+
+  it('finds broken JSON and non-areas under the server’s paths', () => {
+    const draft = draftOf();
+    draft.triggerType = 'location';
+    draft.area = '{"type":"Polygon","coordinates":[[[0,0],[1,0],[0,0]]]}';
+    draft.commands = [{ ...emptyCommand('webhook'), headers: '{broken' }];
+    const { body, problems } = bodyOf(draft, new Map(), messages);
+    expect(body).toBeUndefined();
+    expect(problems.get('/trigger/area')).toMatch(/at least 4/);
+    expect(problems.get('/commands/0')).toMatch(/^Not valid JSON/);
+    expect(areaProblem({ type: 'Point', coordinates: [0, 0] })).toMatch(/Polygon/);
+    expect(areaProblem(JSON.parse(SAMPLE_CIRCLE))).toBeUndefined();
+  });
+
+  it('turns a circle into a closed polygon around its centre for the preview', () => {
+    const [polygon] = areaPolygons(JSON.parse(SAMPLE_CIRCLE));
+    const ring = polygon![0]!;
+    expect(ring).toHaveLength(65);
+    expect(ring[0]).toEqual(ring[64]);
+    const lats = ring.map((p) => p[1]!);
+    // 500 m is about 0.0045° of latitude.
+    expect(Math.max(...lats) - 52.52).toBeCloseTo(0.0045, 3);
+  });
+
+  it('offers the operators per state type and maps error details to fields', () => {
+    expect(operatorsFor('integer')).toContain('between');
+    expect(operatorsFor('boolean')).not.toContain('>');
+    expect(operatorsFor(undefined)).toContain('hasKey');
+    const problems = problemsByPath(
+      [{ path: '/trigger/conditions/1' }, { path: '/title', message: 'too long' }],
+      'bad',
+    );
+    expect(problemAt(problems, '/trigger/conditions/1')).toBe('bad');
+    expect(problemAt(problems, '/trigger')).toBe('bad');
+    expect(problemAt(problems, '/title')).toBe('too long');
+    expect(problemAt(problems, '/commands')).toBeUndefined();
+  });
+});

@@ -1,0 +1,508 @@
+import type { Body, Reply } from '../../api/generated';
+
+/**
+ * The rule editor's form state and its conversion to and from the XAPI's rule body (docs/rules.md).
+ * Pure, so the conversions are unit-tested without a browser.
+ */
+
+export type Rule = Reply<'GET /xapi/v1/rules/{id}'>;
+export type RuleBody = Body<'POST /xapi/v1/rules'>;
+export type TriggerType = 'event' | 'time' | 'location';
+export type ScheduleKind = 'at' | 'cron' | 'interval';
+export type ValueType = 'number' | 'integer' | 'boolean' | 'string' | 'object';
+
+export const COMMAND_TYPES = [
+  'webhook',
+  'email',
+  'mqtt-publish',
+  'set-state',
+  'aggregate-trigger',
+  'alarm',
+] as const;
+export type CommandType = (typeof COMMAND_TYPES)[number];
+
+/** The connector kind each outgoing command sends through. */
+export const COMMAND_CONNECTOR_TYPE: Partial<Record<CommandType, string>> = {
+  webhook: 'webhook-out',
+  email: 'smtp-mail',
+  'mqtt-publish': 'mqtt-out',
+};
+
+const ANY = ['exists', 'missing'];
+/** The operators the server accepts per state value type (the health-rule vocabulary). */
+export const OPERATORS_BY_TYPE: Record<'number' | 'boolean' | 'string' | 'object', string[]> = {
+  number: ['<', '<=', '>', '>=', '==', '!=', 'between', ...ANY],
+  boolean: ['==', '!=', 'isTrue', 'isFalse', ...ANY],
+  string: ['==', '!=', 'contains', 'matches', ...ANY],
+  object: ['hasKey', ...ANY],
+};
+export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS_BY_TYPE).flat())];
+
+export function operatorsFor(valueType: string | undefined): string[] {
+  if (valueType === 'integer') return OPERATORS_BY_TYPE.number;
+  return valueType && valueType in OPERATORS_BY_TYPE
+    ? OPERATORS_BY_TYPE[valueType as keyof typeof OPERATORS_BY_TYPE]
+    : ALL_OPERATORS;
+}
+
+/** What the value input of an operator looks like. */
+export function valueInput(operator: string): 'none' | 'range' | 'number' | 'text' {
+  if (['exists', 'missing', 'isTrue', 'isFalse'].includes(operator)) return 'none';
+  if (operator === 'between') return 'range';
+  if (['<', '<=', '>', '>='].includes(operator)) return 'number';
+  return 'text';
+}
+
+export const PLACEHOLDERS = [
+  '{{twin.title}}',
+  '{{twin.id}}',
+  '{{twin.hierarchy}}',
+  '{{twin.properties.KEY}}',
+  '{{states.KEY}}',
+  '{{rule.title}}',
+  '{{rule.id}}',
+  '{{trigger}}',
+  '{{time}}',
+  '{{twinlink}}',
+] as const;
+
+export interface ConditionDraft {
+  stateKey: string;
+  operator: string;
+  value: string;
+  /** The upper bound of `between`. */
+  value2: string;
+}
+
+export interface CommandDraft {
+  type: CommandType;
+  connectorId: string;
+  subject: string;
+  body: string;
+  to: string;
+  topic: string;
+  headers: string;
+  stateKey: string;
+  value: string;
+  message: string;
+  category: string;
+}
+
+export interface RuleDraft {
+  title: string;
+  description: string;
+  active: boolean;
+  twinId: string;
+  triggerType: TriggerType;
+  conditions: ConditionDraft[];
+  match: 'all' | 'any';
+  onChangeOnly: boolean;
+  scheduleKind: ScheduleKind;
+  /** `datetime-local` text, read in the browser's time zone. */
+  at: string;
+  cron: string;
+  intervalSeconds: string;
+  area: string;
+  on: 'enter' | 'leave' | 'both';
+  position: 'location' | 'coordinates';
+  locationKey: string;
+  latitudeKey: string;
+  longitudeKey: string;
+  commands: CommandDraft[];
+}
+
+export const emptyCondition = (): ConditionDraft => ({ stateKey: '', operator: '>', value: '', value2: '' });
+
+export function emptyCommand(type: CommandType): CommandDraft {
+  return {
+    type,
+    connectorId: '',
+    subject: type === 'email' ? '{{rule.title}}: {{twin.title}}' : '',
+    body: type === 'email' ? '{{twin.title}} ({{twinlink}})' : type === 'set-state' ? '' : '',
+    to: '',
+    topic: '',
+    headers: '',
+    stateKey: '',
+    value: '',
+    message: type === 'alarm' ? '{{rule.title}}: {{twin.title}}' : '',
+    category: '',
+  };
+}
+
+export const SAMPLE_AREA = JSON.stringify(
+  {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [13.37, 52.51],
+        [13.42, 52.51],
+        [13.42, 52.53],
+        [13.37, 52.53],
+        [13.37, 52.51],
+      ],
+    ],
+  },
+  null,
+  2,
+);
+
+export const SAMPLE_CIRCLE = JSON.stringify(
+  { type: 'Feature', geometry: { type: 'Point', coordinates: [13.405, 52.52] }, properties: { radius: 500 } },
+  null,
+  2,
+);
+
+export function draftOf(rule?: Rule): RuleDraft {
+  const draft: RuleDraft = {
+    title: rule?.title ?? '',
+    description: rule?.description ?? '',
+    active: rule?.active ?? true,
+    twinId: rule?.twinId ?? '',
+    triggerType: 'event',
+    conditions: [emptyCondition()],
+    match: 'all',
+    onChangeOnly: true,
+    scheduleKind: 'interval',
+    at: '',
+    cron: '0 8 * * 1-5',
+    intervalSeconds: '3600',
+    area: SAMPLE_AREA,
+    on: 'both',
+    position: 'location',
+    locationKey: 'location',
+    latitudeKey: '',
+    longitudeKey: '',
+    commands: [],
+  };
+  if (!rule) return draft;
+  const t = rule.trigger;
+  if (t.type === 'event') {
+    draft.triggerType = 'event';
+    draft.conditions = ((t.conditions as Array<Record<string, unknown>>) ?? []).map(conditionDraftOf);
+    draft.match = t.match === 'any' ? 'any' : 'all';
+    draft.onChangeOnly = t.onChangeOnly !== false;
+  } else if (t.type === 'time') {
+    draft.triggerType = 'time';
+    const s = (t.schedule ?? {}) as { at?: string; cron?: string; intervalSeconds?: number };
+    if (s.at !== undefined) {
+      draft.scheduleKind = 'at';
+      draft.at = localInput(s.at);
+    } else if (s.cron !== undefined) {
+      draft.scheduleKind = 'cron';
+      draft.cron = s.cron;
+    } else {
+      draft.scheduleKind = 'interval';
+      draft.intervalSeconds = String(s.intervalSeconds ?? '');
+    }
+  } else if (t.type === 'location') {
+    draft.triggerType = 'location';
+    draft.area = JSON.stringify(t.area, null, 2);
+    draft.on = t.on === 'enter' || t.on === 'leave' ? t.on : 'both';
+    if (typeof t.latitudeKey === 'string') {
+      draft.position = 'coordinates';
+      draft.latitudeKey = t.latitudeKey;
+      draft.longitudeKey = scalar(t.longitudeKey);
+    } else draft.locationKey = typeof t.locationKey === 'string' ? t.locationKey : 'location';
+  }
+  draft.commands = rule.commands.map(commandDraftOf);
+  return draft;
+}
+
+/** A stored scalar as form text; anything else (absent, an object) as empty text. */
+function scalar(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+}
+
+function conditionDraftOf(c: Record<string, unknown>): ConditionDraft {
+  const value = c.value;
+  return {
+    stateKey: scalar(c.stateKey),
+    operator: scalar(c.operator) || '==',
+    value: Array.isArray(value) ? scalar(value[0]) : scalar(value),
+    value2: Array.isArray(value) ? scalar(value[1]) : '',
+  };
+}
+
+const text = (v: unknown) =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v, null, 2);
+
+function commandDraftOf(c: Record<string, unknown>): CommandDraft {
+  const type = (COMMAND_TYPES as readonly string[]).includes(String(c.type))
+    ? (c.type as CommandType)
+    : 'alarm';
+  return {
+    ...emptyCommand(type),
+    connectorId: scalar(c.connectorId),
+    subject: text(c.subject),
+    body: text(c.body),
+    to: Array.isArray(c.to) ? c.to.join(', ') : '',
+    topic: text(c.topic),
+    headers: c.headers ? JSON.stringify(c.headers, null, 2) : '',
+    stateKey: scalar(c.stateKey),
+    value: text(c.value),
+    message: text(c.message),
+    category: text(c.category),
+  };
+}
+
+/** `2026-11-22T09:30` in the browser's time zone for an ISO instant. */
+export function localInput(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** A typed value from a text field: numbers, true/false and JSON as such when the state's type says so. */
+export function typedValue(input: string | number, valueType: string | undefined): unknown {
+  const raw = String(input);
+  const value = raw.trim();
+  if (valueType === 'string') return raw;
+  if (valueType === 'number' || valueType === 'integer') return value === '' ? raw : Number(value);
+  if (valueType === 'boolean') return value === 'true' ? true : value === 'false' ? false : raw;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (value !== '' && Number.isFinite(Number(value))) return Number(value);
+  if (valueType === 'object' || /^[[{]/.test(value)) {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return raw;
+    }
+  }
+  return raw;
+}
+
+/** A condition in the XAPI's shape; `valueType` is the state's type when a twin is chosen. */
+export function conditionOf(
+  c: ConditionDraft,
+  valueType?: string,
+): { stateKey: string; operator: string; value?: unknown } {
+  // Number inputs bind numbers, not text; read every value as text first.
+  const value = String(c.value ?? '');
+  const value2 = String(c.value2 ?? '');
+  const base = { stateKey: c.stateKey.trim(), operator: c.operator };
+  switch (valueInput(c.operator)) {
+    case 'none':
+      return base;
+    case 'range':
+      return { ...base, value: [Number(value), Number(value2)] };
+    case 'number':
+      return { ...base, value: value.trim() === '' ? null : Number(value) };
+    default:
+      return ['contains', 'matches', 'hasKey'].includes(c.operator)
+        ? { ...base, value }
+        : { ...base, value: typedValue(value, valueType) };
+  }
+}
+
+/** Parses a JSON text field; `undefined` for an empty one. Throws a message for broken JSON. */
+function jsonOrText(raw: string): unknown {
+  const value = raw.trim();
+  if (!/^[[{]/.test(value)) return raw;
+  return JSON.parse(value) as unknown;
+}
+
+export function commandOf(
+  c: CommandDraft,
+  valueTypes: Map<string, string>,
+): Record<string, unknown> & { type: string } {
+  const list = (v: string) =>
+    v
+      .split(/[,;\s]+/)
+      .map((s) => s.trim())
+      .filter(Boolean);
+  switch (c.type) {
+    case 'webhook':
+      return {
+        type: c.type,
+        connectorId: c.connectorId,
+        body: c.body.trim() ? jsonOrText(c.body) : {},
+        ...(c.headers.trim() ? { headers: JSON.parse(c.headers) as unknown } : {}),
+      };
+    case 'email':
+      return {
+        type: c.type,
+        connectorId: c.connectorId,
+        subject: c.subject,
+        body: c.body,
+        ...(list(c.to).length ? { to: list(c.to) } : {}),
+      };
+    case 'mqtt-publish':
+      return {
+        type: c.type,
+        connectorId: c.connectorId,
+        ...(c.topic.trim() ? { topic: c.topic.trim() } : {}),
+        body: c.body.trim() ? jsonOrText(c.body) : {},
+      };
+    case 'set-state':
+      return { type: c.type, stateKey: c.stateKey, value: typedValue(c.value, valueTypes.get(c.stateKey)) };
+    case 'aggregate-trigger':
+      return { type: c.type, stateKey: c.stateKey };
+    case 'alarm':
+      return {
+        type: c.type,
+        message: c.message,
+        ...(c.category.trim() ? { category: c.category.trim() } : {}),
+      };
+  }
+}
+
+export interface FormProblems {
+  /** Messages by the XAPI's body path (`/trigger/area`, `/commands/0`). */
+  problems: Map<string, string>;
+  body?: RuleBody;
+}
+
+/**
+ * The rule body, or the problems the console finds itself (broken JSON, an area that is no
+ * GeoJSON area) under the same paths the server uses, so both show next to the same fields.
+ */
+export function bodyOf(
+  draft: RuleDraft,
+  valueTypes: Map<string, string>,
+  messages: { json: string },
+): FormProblems {
+  const problems = new Map<string, string>();
+  let trigger: RuleBody['trigger'];
+  if (draft.triggerType === 'event') {
+    trigger = {
+      type: 'event',
+      conditions: draft.conditions.map((c) => conditionOf(c, valueTypes.get(c.stateKey.trim()))),
+      match: draft.match,
+      onChangeOnly: draft.onChangeOnly,
+    };
+  } else if (draft.triggerType === 'time') {
+    const schedule =
+      draft.scheduleKind === 'at'
+        ? { at: draft.at ? new Date(draft.at).toISOString() : '' }
+        : draft.scheduleKind === 'cron'
+          ? { cron: draft.cron.trim() }
+          : { intervalSeconds: Number(draft.intervalSeconds) };
+    trigger = { type: 'time', schedule };
+  } else {
+    let area: unknown = {};
+    try {
+      area = JSON.parse(draft.area) as unknown;
+      const problem = areaProblem(area);
+      if (problem) problems.set('/trigger/area', problem);
+    } catch (error) {
+      problems.set('/trigger/area', `${messages.json}: ${(error as Error).message}`);
+    }
+    trigger = {
+      type: 'location',
+      area: area as Record<string, never>,
+      on: draft.on,
+      ...(draft.position === 'coordinates'
+        ? { latitudeKey: draft.latitudeKey.trim(), longitudeKey: draft.longitudeKey.trim() }
+        : { locationKey: draft.locationKey.trim() || 'location' }),
+    };
+  }
+  const commands = draft.commands.map((c, i) => {
+    try {
+      return commandOf(c, valueTypes);
+    } catch (error) {
+      problems.set(`/commands/${i}`, `${messages.json}: ${(error as Error).message}`);
+      return { type: c.type };
+    }
+  });
+  const body: RuleBody = {
+    title: draft.title.trim(),
+    description: draft.description,
+    active: draft.active,
+    twinId: draft.twinId || null,
+    trigger,
+    commands,
+  };
+  return problems.size ? { problems } : { problems, body };
+}
+
+const isLonLat = (p: unknown): boolean =>
+  Array.isArray(p) &&
+  p.length >= 2 &&
+  typeof p[0] === 'number' &&
+  typeof p[1] === 'number' &&
+  Math.abs(p[0]) <= 180 &&
+  Math.abs(p[1]) <= 90;
+const isPolygon = (p: unknown): boolean =>
+  Array.isArray(p) &&
+  p.length > 0 &&
+  p.every((ring) => Array.isArray(ring) && ring.length >= 4 && ring.every(isLonLat));
+
+/** Why a value is not a usable area (the server's rules, docs/rules.md), or undefined. */
+export function areaProblem(area: unknown): string | undefined {
+  if (!area || typeof area !== 'object' || Array.isArray(area)) return 'The area must be a GeoJSON object.';
+  const a = area as { type?: unknown; coordinates?: unknown; geometry?: unknown; properties?: unknown };
+  if (a.type === 'Feature') {
+    const g = a.geometry as { type?: unknown; coordinates?: unknown } | null | undefined;
+    if (!g || typeof g !== 'object') return 'A Feature needs a geometry.';
+    if (g.type === 'Point') {
+      const radius = (a.properties as { radius?: unknown } | null | undefined)?.radius;
+      if (!isLonLat(g.coordinates)) return 'The circle centre must be [longitude, latitude].';
+      return typeof radius === 'number' && radius > 0
+        ? undefined
+        : 'A circle needs properties.radius in metres (> 0).';
+    }
+    return areaProblem(g);
+  }
+  if (a.type === 'Polygon')
+    return isPolygon(a.coordinates)
+      ? undefined
+      : 'A polygon is rings of at least 4 [longitude, latitude] positions.';
+  if (a.type === 'MultiPolygon')
+    return Array.isArray(a.coordinates) && a.coordinates.length > 0 && a.coordinates.every(isPolygon)
+      ? undefined
+      : 'A multipolygon is polygons of rings of at least 4 [longitude, latitude] positions.';
+  return 'Use a Polygon, a MultiPolygon, or a Feature with a Point and properties.radius (a circle).';
+}
+
+/** The area as polygons for the map preview: a circle becomes a 64-sided polygon. */
+export function areaPolygons(area: unknown): number[][][][] {
+  if (areaProblem(area)) return [];
+  const a = area as {
+    type: string;
+    coordinates?: unknown;
+    geometry?: { type: string; coordinates: unknown };
+    properties?: { radius?: number };
+  };
+  if (a.type === 'Feature' && a.geometry?.type === 'Point') {
+    const [lon, lat] = a.geometry.coordinates as [number, number];
+    return [[circleRing(lon, lat, a.properties!.radius!)]];
+  }
+  const g = a.type === 'Feature' ? a.geometry! : (a as { type: string; coordinates: unknown });
+  return g.type === 'Polygon' ? [g.coordinates as number[][][]] : (g.coordinates as number[][][][]);
+}
+
+function circleRing(lon: number, lat: number, radius: number): number[][] {
+  const ring: number[][] = [];
+  const dLat = (radius / 6_371_008.8) * (180 / Math.PI);
+  const dLon = dLat / Math.max(Math.cos((lat * Math.PI) / 180), 1e-6);
+  for (let i = 0; i <= 64; i++) {
+    const angle = (i / 64) * 2 * Math.PI;
+    ring.push([lon + dLon * Math.cos(angle), lat + dLat * Math.sin(angle)]);
+  }
+  return ring;
+}
+
+/**
+ * The error's `details` as messages per body path. The server names only the path for its own
+ * checks (the message is the error's), schema errors carry their own message.
+ */
+export function problemsByPath(details: unknown[], fallback: string): Map<string, string> {
+  const problems = new Map<string, string>();
+  for (const item of details) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { path, message } = item as { path?: unknown; message?: unknown };
+    if (typeof path !== 'string' || !path) continue;
+    const note = typeof message === 'string' && message ? message : fallback;
+    problems.set(path, problems.has(path) ? `${problems.get(path)}; ${note}` : note);
+  }
+  return problems;
+}
+
+/** The message for a field: its own path or anything below it (`/trigger/conditions/0` → `/trigger/conditions/0/value`). */
+export function problemAt(problems: Map<string, string>, path: string): string | undefined {
+  const found: string[] = [];
+  for (const [key, message] of problems) if (key === path || key.startsWith(`${path}/`)) found.push(message);
+  return found.length ? found.join('; ') : undefined;
+}
