@@ -22,6 +22,7 @@ import {
 } from './timeseries/timeseries-targets.config.js';
 import type { Config } from './config.js';
 import { parseAllowList } from './outgoing/target-guard.js';
+import { parseMapOrigins } from './console/content-security-policy.js';
 
 /** Every environment variable: name, default, README text and parser (the README table is generated from it). */
 export interface EnvVariable<K extends keyof Config> {
@@ -368,6 +369,15 @@ export const ENV_VARIABLES = [
         ? 30_000
         : apiTimeout(env.VUE_APP_API_TIMEOUT_MS, 'VUE_APP_API_TIMEOUT_MS'),
     parse: apiTimeout,
+  }),
+  variable({
+    name: 'STELLWERK_MAP_ORIGINS',
+    key: 'mapOrigins',
+    description:
+      "Origins (`https://tiles.example.com`, comma-separated) of tile servers the console's map may load a basemap style, `.pmtiles` archive, tiles, glyphs and sprites from; added to the console's content security policy. Unset: only this server, e.g. files in `<STELLWERK_DATA_DIR>/maps/` served at `/maps/…` (docs/console.md).",
+    defaultText: 'unset (this server only)',
+    default: constant([]),
+    parse: parseMapOrigins,
   }),
   variable({
     name: 'STELLWERK_TIMESERIES_TARGETS',

@@ -50,6 +50,8 @@ export interface Config {
   timeseriesTargets: TimeSeriesTargetSpec[];
   consoleDir: string;
   apiTimeoutMs: number;
+  /** Origins of a site's tile server the console's map may fetch from (its content security policy). */
+  mapOrigins: string[];
   /** Private, loopback and link-local targets outgoing connectors may reach (server/src/outgoing/target-guard.ts). */
   outgoingAllowPrivate: string[];
 }

@@ -249,7 +249,7 @@ describe('console administration end to end (Chromium)', () => {
     await page.getByTestId('account-tree').locator('a').first().click();
     const appearance = page.getByTestId('account-appearance');
     await appearance.getByLabel('Map basemap').fill('/maps/site.pmtiles');
-    await appearance.getByText('PMTiles files are not supported').waitFor();
+    await appearance.getByText('raster tiles are shown as they are').waitFor();
     await appearance.getByLabel('Map basemap').fill('/maps/missing-style.json');
     await appearance.getByRole('button', { name: 'Save' }).click();
     await appearance.getByText('Saved.').waitFor();

@@ -69,12 +69,12 @@ export const deAdmin: Messages['admin'] = {
     inheritedTheme: 'Das Farbschema {name} wird von einem übergeordneten Konto geerbt.',
     mapStyle: 'Grundkarte',
     mapStyleHint:
-      'Eine MapLibre-Style-URL (https://… oder ein Pfad auf diesem Server wie /maps/style.json). Leer: die eingebaute Offline-Weltkarte. Unterkonten erben sie.',
+      'Eine MapLibre-Style-URL oder ein .pmtiles-Archiv: https://… oder ein Pfad auf diesem Server wie /maps/site.pmtiles (Dateien im Datenordner des Servers unter maps/). Leer: die eingebaute Offline-Weltkarte. Unterkonten erben sie.',
     mapStyleInherited: 'Von einem übergeordneten Konto geerbt: {url}',
-    pmtilesGap:
-      'PMTiles-Dateien unterstützt diese Konsole noch nicht; die Karte zeigt weiter die Offline-Grundkarte. Verwenden Sie stattdessen eine Style-URL.',
+    pmtilesHint:
+      'Ein PMTiles-Archiv: Rasterkacheln werden unverändert gezeigt, Vektorkacheln mit einem schlichten Stil aus den Ebenen des Archivs. Lässt es sich nicht lesen, zeigt die Karte die Offline-Grundkarte.',
     foreignOrigin:
-      'Diese URL liegt auf einem anderen Server. Die Sicherheitsrichtlinie der Konsole lädt Kartendaten nur von diesem Server; stellen Sie den Style (und seine Kacheln) über diesen Server oder einen Reverse Proxy unter derselben Adresse bereit.',
+      'Diese URL liegt auf einem anderen Server. Die Sicherheitsrichtlinie der Konsole lädt Kartendaten nur von diesem Server und den Origins der Servereinstellung STELLWERK_MAP_ORIGINS; tragen Sie den Origin dieses Servers dort ein oder legen Sie die Dateien in den maps/-Ordner dieses Servers.',
     basemapFailed:
       'Die Grundkarte {url} ließ sich nicht laden ({message}); die Offline-Grundkarte wird gezeigt.',
     oauth: 'Anmeldung mit OAuth / OpenID Connect',

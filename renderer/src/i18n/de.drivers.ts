@@ -102,7 +102,7 @@ export const deDrivers: Messages['drivers'] = {
   health: {
     legend: 'Gesundheit',
     intro:
-      'Die Regeln werden bei jedem Paket der Reihe nach geprüft; die erste zutreffende setzt den Gesundheitszustand.',
+      'Die Regeln werden der Reihe nach geprüft, einmal am Tag im eigenen Zeitfenster jedes Geräts (und bei „Jetzt prüfen“); die erste zutreffende setzt den Gesundheitszustand.',
     state: 'Zustand',
     operator: 'Operator',
     value: 'Wert',
@@ -112,7 +112,7 @@ export const deDrivers: Messages['drivers'] = {
     resultPlaceholder: 'z. B. Warnung',
     add: 'Regel hinzufügen',
     remove: 'Regel {number} entfernen',
-    empty: 'Keine Regeln: Der Gesundheitszustand bleibt „Unknown“, bis eine hinzukommt.',
+    empty: 'Keine Regeln: Ein Gerät ist „Healthy“, sobald es ein Paket gesendet hat.',
     chooseState: 'Zustand wählen',
     chooseOperator: 'Wählen',
     noValue: 'kein Wert',

@@ -177,13 +177,15 @@ export const deTwins: Messages['twins'] = {
   },
   map: {
     title: 'Karte',
-    intro: 'Zwillinge mit Koordinaten. Die Grundkarte ist eingebaut und funktioniert ohne Internet.',
+    intro:
+      'Zwillinge mit Koordinaten, auf der Offline-Grundkarte oder der eigenen Karte (Kontoeinstellungen).',
     loading: 'Karte wird geladen…',
     twinsShown: '{count} Zwilling auf der Karte|{count} Zwillinge auf der Karte',
     withoutCoordinates:
       '{count} passender Zwilling hat keine Koordinaten|{count} passende Zwillinge haben keine Koordinaten',
     openTwin: 'Zwilling öffnen',
     basemap: 'Grundkarte: Natural Earth (world-atlas), offline.',
+    siteBasemap: 'Grundkarte: {url}',
     noWebGl: 'Dieser Browser kann die Karte nicht zeichnen (WebGL ist aus oder nicht verfügbar).',
     mapLabel: 'Karte der digitalen Zwillinge',
   },

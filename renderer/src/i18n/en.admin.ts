@@ -66,12 +66,12 @@ export const enAdmin = {
     inheritedTheme: 'Colour theme {name} is inherited from a parent account.',
     mapStyle: 'Map basemap',
     mapStyleHint:
-      'A MapLibre style URL (https://… or a path on this server such as /maps/style.json). Empty: the built-in offline world map. Sub-accounts inherit it.',
+      'A MapLibre style URL or a .pmtiles archive: https://… or a path on this server such as /maps/site.pmtiles (files in the server’s data folder under maps/). Empty: the built-in offline world map. Sub-accounts inherit it.',
     mapStyleInherited: 'Inherited from a parent account: {url}',
-    pmtilesGap:
-      'PMTiles files are not supported by this console build yet; the map keeps the offline basemap. Use a style URL instead.',
+    pmtilesHint:
+      'A PMTiles archive: raster tiles are shown as they are, vector tiles with a plain style made from the archive’s layers. If it cannot be read, the map shows the offline basemap.',
     foreignOrigin:
-      'This URL is on another server. The console’s security policy only loads map data from this server, so serve the style (and its tiles) through this server or a reverse proxy on the same address.',
+      'This URL is on another server. The console’s security policy loads map data only from this server and the origins in the server setting STELLWERK_MAP_ORIGINS; add this server’s origin there, or serve the files from this server’s maps/ folder.',
     basemapFailed: 'The basemap {url} could not be loaded ({message}); the offline basemap is shown.',
     oauth: 'Sign-in with OAuth / OpenID Connect',
     oauthIntro: 'Let users of this account sign in with an external identity provider.',

@@ -101,7 +101,7 @@ export const enDrivers = {
   health: {
     legend: 'Health',
     intro:
-      'Rules are checked in order on each packet; the first that matches sets the device’s health state.',
+      'Rules are checked in order, once a day in each device’s own time slot (and on “Evaluate now”); the first that matches sets the device’s health state.',
     state: 'State',
     operator: 'Operator',
     value: 'Value',
@@ -111,7 +111,7 @@ export const enDrivers = {
     resultPlaceholder: 'e.g. Warning',
     add: 'Add rule',
     remove: 'Remove rule {number}',
-    empty: 'No rules: the health state stays Unknown until one is added.',
+    empty: 'No rules: a device is Healthy once it has sent a packet.',
     chooseState: 'Choose a state',
     chooseOperator: 'Choose',
     noValue: 'no value',

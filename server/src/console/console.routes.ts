@@ -6,6 +6,8 @@ import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import { AppError, errors } from '../platform/errors.js';
 import { VERSION } from '../version.js';
+import { contentSecurityPolicy } from './content-security-policy.js';
+import { siteMapRoutes } from './site-maps.routes.js';
 
 const tags = ['console'];
 
@@ -13,22 +15,6 @@ const tags = ['console'];
 const SERVER_PREFIXES = ['/xapi', '/api', '/hub', '/health', '/metrics', '/mqtt'];
 /** The router's `maxParamLength` (app.ts): past it an API route does not match and lands here. */
 const MAX_PARAM_LENGTH = 200;
-
-/**
- * The console's own policy: everything from this origin, no inline scripts. Images may be data
- * URLs (the 2FA QR code); MapLibre needs blob workers; live values use WebSocket to the same host.
- */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "worker-src 'self' blob:",
-  "connect-src 'self' ws: wss:",
-  "frame-ancestors 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-].join('; ');
 
 export const CONSOLE_NOT_BUILT_TEXT = (dir: string) =>
   [
@@ -55,6 +41,8 @@ export async function consoleRoutes(app: App, ctx: AppContext): Promise<void> {
   const indexFile = path.join(root, 'index.html');
   // serve: false: our own routes below decide what is a file, what is the page and what is a 404.
   await app.register(fastifyStatic, { root, serve: false, suppressWarning: true });
+  siteMapRoutes(app, ctx);
+  const policy = contentSecurityPolicy(ctx.config.mapOrigins);
 
   app.get(
     '/api/v1/console/config',
@@ -75,7 +63,7 @@ export async function consoleRoutes(app: App, ctx: AppContext): Promise<void> {
     if (!fs.existsSync(indexFile)) {
       return reply.status(200).type('text/plain; charset=utf-8').send(CONSOLE_NOT_BUILT_TEXT(root));
     }
-    reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+    reply.header('content-security-policy', policy);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('cache-control', 'no-cache');
     return reply.sendFile('index.html', { cacheControl: false });

@@ -2,6 +2,7 @@
 // and the bundled Natural Earth countries from world-atlas. Nothing here touches the network beyond /assets.
 import 'maplibre-gl/dist/maplibre-gl.css';
 import {
+  addProtocol,
   Map as MapLibreMap,
   Marker,
   NavigationControl,
@@ -11,10 +12,22 @@ import {
 } from 'maplibre-gl';
 import type { FeatureCollection } from 'geojson';
 import workerUrl from 'maplibre-gl/dist/maplibre-gl-worker.mjs?url';
+import { PMTiles, Protocol, TileType } from 'pmtiles';
 import countries from 'world-atlas/countries-50m.json';
+import {
+  rasterSiteStyle,
+  vectorLayersOf,
+  vectorSiteStyle,
+  type SiteMapColours,
+} from '../../lib/twins/site-basemap-style';
 import { topologyToGeoJson, type Topology } from '../../lib/twins/topojson';
 
 setWorkerUrl(workerUrl);
+
+// `pmtiles://` sources (a site's archive, or a style JSON that names one) read byte ranges of the
+// archive; registered once, with the map chunk, so the initial route stays small.
+const pmtilesProtocol = new Protocol();
+addProtocol('pmtiles', pmtilesProtocol.tile);
 
 export { MapLibreMap, Marker, NavigationControl, Popup };
 
@@ -29,11 +42,8 @@ let countriesGeoJson: ReturnType<typeof topologyToGeoJson> | undefined;
 /**
  * The offline basemap: one GeoJSON source of the world's countries, drawn as land fill and borders
  * over a water background. No glyphs, sprites or tiles, so the style needs no URL at all.
- *
- * A site's own basemap plugs in here later (settings): a style URL (`https://tiles.example/style.json`)
- * is passed to `new Map({ style: url })` instead of this object, and a `.pmtiles` file is a vector
- * source `{ type: 'vector', url: 'pmtiles:///maps/site.pmtiles' }` once the `pmtiles` protocol is
- * registered with `addProtocol('pmtiles', …)` (the `pmtiles` package, not bundled yet).
+ * A site's own basemap replaces it (settings): a style URL is passed to `new Map({ style: url })`,
+ * a `.pmtiles` archive gets a style from `siteBasemap` below.
  */
 export function offlineStyle(colours: BasemapColours): StyleSpecification {
   countriesGeoJson ??= topologyToGeoJson(countries as unknown as Topology, 'countries');
@@ -63,4 +73,37 @@ export function applyColours(map: MapLibreMap, colours: BasemapColours): void {
   map.setPaintProperty('water', 'background-color', colours.water);
   map.setPaintProperty('land', 'fill-color', colours.land);
   map.setPaintProperty('borders', 'line-color', colours.border);
+}
+
+/** What a site's `.pmtiles` archive gives the map: its style and the view its header suggests. */
+export interface SiteBasemap {
+  /** Builds the style for the theme's colours (called again when the theme changes). */
+  style(colours: SiteMapColours): StyleSpecification;
+  center: [number, number];
+  zoom: number;
+  minZoom: number;
+}
+
+/**
+ * Reads the archive's header (and, for vector tiles, its metadata) through byte ranges. Raster
+ * tiles (PNG, JPEG, WebP, AVIF) → a raster layer; MVT → a generated style over its `vector_layers`.
+ * Throws for an archive that is not PMTiles v3 or holds tiles MapLibre cannot draw.
+ */
+export async function siteBasemap(url: string): Promise<SiteBasemap> {
+  const archive = new PMTiles(url);
+  pmtilesProtocol.add(archive);
+  const header = await archive.getHeader();
+  const view = {
+    center: [header.centerLon, header.centerLat] as [number, number],
+    zoom: header.centerZoom,
+    minZoom: header.minZoom,
+  };
+  if ([TileType.Png, TileType.Jpeg, TileType.Webp, TileType.Avif].includes(header.tileType))
+    return { ...view, style: (colours) => rasterSiteStyle(url, colours) };
+  if (header.tileType === TileType.Mvt) {
+    const layers = vectorLayersOf(await archive.getMetadata());
+    if (layers.length === 0) throw new Error('the archive names no vector_layers in its metadata');
+    return { ...view, style: (colours) => vectorSiteStyle(url, layers, colours) };
+  }
+  throw new Error(`tiles of type ${TileType[header.tileType] ?? header.tileType} cannot be drawn`);
 }

@@ -18,10 +18,16 @@ describe('basemapFor', () => {
     expect(basemapFor('https://tiles.example.com/style.json', PAGE)).toMatchObject({ sameOrigin: false });
   });
 
-  it('recognises a .pmtiles file, which this build cannot draw', () => {
+  it('recognises a .pmtiles archive, on this server or another', () => {
     expect(basemapFor('/maps/Site.PMTiles', PAGE)).toEqual({
-      kind: 'pmtiles-unsupported',
+      kind: 'pmtiles',
       url: 'https://stellwerk.example/maps/Site.PMTiles',
+      sameOrigin: true,
+    });
+    expect(basemapFor('https://tiles.example.com/site.pmtiles?v=2', PAGE)).toEqual({
+      kind: 'pmtiles',
+      url: 'https://tiles.example.com/site.pmtiles?v=2',
+      sameOrigin: false,
     });
   });
 });
