@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { conditionHolds, conditionProblem, conditionsHold } from './conditions.js';
 import { areaProblem, contains, positionOf, type GeoArea } from './geofence.js';
 import { renderText, renderValue, type PlaceholderContext } from './placeholders.js';
+import type { AggregateSource } from '../states/state-source.js';
+import { aggregateValue } from './rule-runner.js';
 
 const square: GeoArea = {
   type: 'Polygon',
@@ -137,5 +139,24 @@ describe('placeholders', () => {
     expect(renderText('{{ not closed', ctx)).toBe('{{ not closed');
     expect(renderValue({ a: ['{{twin.id}}', 3] }, ctx)).toEqual({ a: ['t1', 3] });
     expect(renderText('{{twin.title}}', { ...ctx, twin: null })).toBe('');
+  });
+});
+
+describe('aggregate trigger', () => {
+  it('recomputes an aggregate from its sources’ current values, a difference from its recent values', () => {
+    const values = new Map<string, unknown>([
+      ['a', 4],
+      ['b', 6],
+      ['c', null],
+    ]);
+    const sum: AggregateSource = { type: 'aggregate', operation: 'sum', stateIds: ['a', 'b', 'c', 'gone'] };
+    expect(aggregateValue(sum, values, undefined)).toBe(10);
+    expect(aggregateValue({ ...sum, operation: 'count' }, values, undefined)).toBe(2);
+    expect(aggregateValue({ ...sum, operation: 'max', stateIds: ['c'] }, values, undefined)).toBeNull();
+    const difference: AggregateSource = { type: 'aggregate', operation: 'difference', stateIds: ['a'] };
+    expect(aggregateValue(difference, values, [3, 7.5])).toBe(4.5);
+    expect(aggregateValue(difference, values, [7.5])).toBeNull();
+    expect(aggregateValue(difference, values, null)).toBeNull();
+    expect(aggregateValue(difference, values, ['x', 1, 2, 5])).toBe(3);
   });
 });

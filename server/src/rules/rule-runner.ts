@@ -2,8 +2,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AlarmLogService } from '../alarms/alarm-log.service.js';
 import type { OutgoingDispatch } from '../integration/ports.js';
-import { aggregateOf } from '../states/engine/aggregate.js';
+import { aggregateOf, differenceOf, pushRecent } from '../states/engine/aggregate.js';
 import type { StateEngine } from '../states/engine/state-engine.js';
+import type { AggregateSource } from '../states/state-source.js';
 import { RULE_COMMANDS } from './commands/index.js';
 import type { CommandRun } from './commands/command.js';
 import { renderText, renderValue, type PlaceholderContext } from './placeholders.js';
@@ -140,13 +141,37 @@ export class RuleRunner {
       setState: async (stateId, value) => {
         if (depth + 1 > MAX_RULE_DEPTH) throw new Error(`rule chain deeper than ${MAX_RULE_DEPTH}: not set`);
         this.ruleWrites.set(stateId, depth + 1);
-        return this.deps.engine.setValue(stateId, value, context.time);
+        return this.unlessUnchanged(stateId, this.deps.engine.setValue(stateId, value, context.time));
       },
-      recompute: (stateId) => this.recompute(stateId, context.time),
+      recompute: async (stateId) => {
+        if (depth + 1 > MAX_RULE_DEPTH)
+          throw new Error(`rule chain deeper than ${MAX_RULE_DEPTH}: not recomputed`);
+        // A change it makes fires event rules one step deeper in the chain, as a set-state does.
+        this.ruleWrites.set(stateId, depth + 1);
+        return this.unlessUnchanged(stateId, this.recompute(stateId, context.time));
+      },
     };
   }
 
-  /** Aggregate trigger: an aggregate takes its sources' current values, a time-aggregated state rolls on. */
+  /** No change, no change notice: the chain depth remembered for the state must not linger. */
+  private async unlessUnchanged(
+    stateId: string,
+    write: Promise<{ changed: boolean }>,
+  ): Promise<{ changed: boolean }> {
+    try {
+      const result = await write;
+      if (!result.changed) this.ruleWrites.delete(stateId);
+      return result;
+    } catch (error) {
+      this.ruleWrites.delete(stateId);
+      throw error;
+    }
+  }
+
+  /**
+   * Aggregate trigger: an aggregate takes its sources' current values (a difference the two values
+   * it received last), a time-aggregated state rolls over when its period has ended.
+   */
   async recompute(stateId: string, time: Date): Promise<{ changed: boolean }> {
     const def = (await this.deps.engine.routing()).byId.get(stateId);
     const source = def?.source;
@@ -154,18 +179,31 @@ export class RuleRunner {
       const changes = await this.deps.engine.applyEvents([{ stateId, kind: 'tick', time }]);
       return { changed: changes.some((c) => c.stateId === stateId) };
     }
-    if (source?.type === 'aggregate' && source.operation !== 'difference') {
-      const rows = await this.sql<{ id: string; value: unknown }>(
-        'SELECT id, value FROM data_states WHERE id IN (?)',
-        [source.stateIds.length ? source.stateIds : [stateId]],
+    if (source?.type === 'aggregate') {
+      const rows = await this.sql<{ id: string; value: unknown; recent: unknown }>(
+        `SELECT id, value, engine->'recent' AS recent FROM data_states WHERE id IN (?)`,
+        [[stateId, ...source.stateIds]],
       );
-      const byId = new Map(rows.map((r) => [r.id, r.value]));
-      const value = aggregateOf(
-        source.operation,
-        source.stateIds.map((id) => byId.get(id) ?? null),
-      );
-      return this.deps.engine.setValue(stateId, value, time);
+      const values = new Map(rows.map((r) => [r.id, r.value]));
+      const recent = rows.find((r) => r.id === stateId)?.recent;
+      return this.deps.engine.setValue(stateId, aggregateValue(source, values, recent), time);
     }
     throw new Error('the state has no aggregate source that can be recomputed');
   }
+}
+
+/**
+ * An aggregate state's value from its sources' current values (`values` by state id); a
+ * difference from the two values it received last (`recent`, kept in `data_states.engine`).
+ */
+export function aggregateValue(
+  source: AggregateSource,
+  values: ReadonlyMap<string, unknown>,
+  recent: unknown,
+): number | null {
+  if (source.operation === 'difference') return differenceOf(pushRecent(recent, null));
+  return aggregateOf(
+    source.operation,
+    source.stateIds.map((id) => values.get(id) ?? null),
+  );
 }
