@@ -288,6 +288,8 @@ describe('data states', () => {
       'set 2',
       'definitions twin',
       `definitions ${otherTwinId}`,
+      // An aggregate starts from its sources' current values.
+      'set 2',
       `definitions ${otherTwinId}`,
       'definitions twin',
     ]);

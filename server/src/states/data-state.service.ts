@@ -15,6 +15,7 @@ import { parseStateSource } from './state-source.schemas.js';
 import type { StateSource } from './state-source.js';
 import type { StateValueSetter } from './state-value-setter.js';
 // The engine's rule, so a value set here and one computed there get the same warning.
+import { aggregateOf } from './engine/aggregate.js';
 import { valueWarning } from './engine/state-values.js';
 
 export const DATA_STATE_SORTABLE = ['key', 'title', 'createdAt', 'updatedAt'] as const;
@@ -98,7 +99,7 @@ export class DataStateService {
     if (input.valueType === undefined && source?.type === 'boolean')
       input = { ...input, valueType: 'boolean' };
     await this.apply(principal, state, input);
-    const initial = this.initialValue(state, input);
+    const initial = this.initialValue(state, input) ?? (await this.aggregateStart(state));
     await this.save(state, () => this.em().persist(state));
     this.values.definitionsChanged(twin.id);
     return initial === undefined ? state : this.setValue(state, initial);
@@ -110,9 +111,12 @@ export class DataStateService {
     const before = definition(state);
     await this.apply(principal, state, input);
     const write = this.valueWrite(state, input);
+    const redefined = !isDeepStrictEqual(before, definition(state));
+    const start = !write && redefined ? await this.aggregateStart(state) : undefined;
     await this.save(state);
-    if (!isDeepStrictEqual(before, definition(state))) this.values.definitionsChanged(state.twin.id);
-    return write ? this.setValue(state, input.value) : state;
+    if (redefined) this.values.definitionsChanged(state.twin.id);
+    if (write) return this.setValue(state, input.value);
+    return start === undefined ? state : this.setValue(state, start);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -203,6 +207,27 @@ export class DataStateService {
   }
 
   /** The value a new state starts with: the one sent, or a boolean source's `initial`. */
+  /**
+   * An aggregate's value from its sources' current values when it is created or redefined: the
+   * engine recomputes it only when a source changes, and sources that already hold values would
+   * otherwise leave it empty until then. (A difference needs two received values: it starts empty.)
+   */
+  private async aggregateStart(state: DataState): Promise<number | undefined> {
+    const source = state.source;
+    if (source?.type !== 'aggregate' || source.operation === 'difference') return undefined;
+    const sources = await this.em().find(
+      DataState,
+      { id: { $in: source.stateIds }, account: state.account },
+      { fields: ['id', 'value'] },
+    );
+    const values = new Map(sources.map((s) => [s.id, s.value]));
+    const value = aggregateOf(
+      source.operation,
+      source.stateIds.map((id) => values.get(id) ?? null),
+    );
+    return value ?? undefined;
+  }
+
   private initialValue(state: DataState, input: DataStateInput): unknown {
     if (input.value !== undefined && input.value !== null) {
       if (!settable(state.source)) throw computed(state.source!);
