@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { apiToken, signIn } from './support/seed.js';
 
 const EMAIL = 'ada@stellwerk.test';
 const PASSWORD = 'analytical engine 1843';
@@ -32,12 +33,7 @@ const nav = (page: Page, name: string) =>
 describe('console administration end to end (Chromium)', () => {
   beforeAll(async () => {
     h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    token = ((await login.json()) as { token: string }).token;
+    token = await apiToken(h.server.baseUrl, EMAIL, PASSWORD);
   }, 180_000);
 
   afterAll(async () => {
@@ -46,11 +42,7 @@ describe('console administration end to end (Chromium)', () => {
 
   it('creates a sub-account and changes its retention and mandatory 2FA', async () => {
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
 
     await nav(page, 'Accounts');
     await page.getByRole('heading', { name: 'Accounts', level: 1 }).waitFor();

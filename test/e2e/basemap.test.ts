@@ -11,6 +11,7 @@ import {
   vectorTile,
 } from '../integration/support/pmtiles-archive.js';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { loginXapi, signIn, type Xapi } from './support/seed.js';
 
 const EMAIL = 'gerardus@stellwerk.test';
 const PASSWORD = 'mercator projection 1569';
@@ -25,21 +26,10 @@ const STYLED_RGB: [number, number, number] = [40, 170, 200];
  * offline basemap with the notice. No request leaves loopback.
  */
 let h: ConsoleHarness;
-let token: string;
+let xapi: Xapi;
 let accountId: string;
 let dataDir: string;
 const mapResponses: { url: string; status: number; range: string | undefined }[] = [];
-
-async function xapi<T = { id: string }>(method: string, url: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${h.server.baseUrl}${url}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url} → ${response.status} ${text}`);
-  return JSON.parse(text) as T;
-}
 
 async function useBasemap(url: string): Promise<void> {
   await xapi('PUT', `/xapi/v1/accounts/${accountId}`, { uiSettings: { mapStyleUrl: url } });
@@ -162,12 +152,7 @@ describe('a site basemap from a .pmtiles archive (Chromium)', () => {
       STELLWERK_ADMIN_PASSWORD: PASSWORD,
       STELLWERK_DATA_DIR: dataDir,
     });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    token = ((await login.json()) as { token: string }).token;
+    xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
     accountId = (await xapi<{ data: { id: string }[] }>('GET', '/xapi/v1/accounts')).data[0]!.id;
     await xapi('POST', '/xapi/v1/digital-twins', { title: 'Pump house', latitude: 52.52, longitude: 13.405 });
     h.page.on('response', (response) => {
@@ -180,11 +165,7 @@ describe('a site basemap from a .pmtiles archive (Chromium)', () => {
     });
 
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
   }, 180_000);
 
   afterAll(async () => {

@@ -1,11 +1,17 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from './support/axe-check.js';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import {
+  addRoutedState,
+  apiToken,
+  seedMqttDevice,
+  signIn,
+  xapiClient,
+  type SeededDevice,
+  type Xapi,
+} from './support/seed.js';
 
-const run = promisify(execFile);
 const EMAIL = 'grace@stellwerk.test';
 const PASSWORD = 'compiler pioneer 1952';
 
@@ -18,27 +24,10 @@ const PASSWORD = 'compiler pioneer 1952';
  */
 let h: ConsoleHarness;
 let token: string;
+let xapi: Xapi;
 const ids: Record<string, string> = {};
 
-async function xapi<T = { id: string }>(method: string, url: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${h.server.baseUrl}${url}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url} → ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
-
-async function publish(payload: unknown): Promise<void> {
-  const { stderr } = await run('mosquitto_pub', [
-    ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', ids.username!, '-P', ids.password!],
-    ...['-V', 'mqttv311', '-q', '1', '-t', `connectors/${ids.connector}/devices/boiler-1-sensor/up`],
-    ...['-m', JSON.stringify(payload)],
-  ]);
-  expect(stderr).toBe('');
-}
+let device: SeededDevice;
 
 /** axe-core finds no serious or critical violation on the page as it is. */
 const expectAccessible = async (where: string) => expect(await seriousViolations(h.page), where).toEqual([]);
@@ -48,28 +37,13 @@ const optionTexts = (select: Locator) => select.locator('option').allTextContent
 describe('console dashboards end to end (Chromium)', () => {
   beforeAll(async () => {
     h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    token = ((await login.json()) as { token: string }).token;
+    token = await apiToken(h.server.baseUrl, EMAIL, PASSWORD);
+    xapi = xapiClient(h.server.baseUrl, token);
 
-    const connector = await xapi<{ id: string; credentials: { username: string; password: string } }>(
-      'POST',
-      '/xapi/v1/connectors',
-      { type: 'mqtt-broker', title: 'Boiler room gateway' },
-    );
-    ids.connector = connector.id;
-    ids.username = connector.credentials.username;
-    ids.password = connector.credentials.password;
-    const driver = await xapi('POST', '/xapi/v1/device-drivers', { title: 'JSON', parser: { type: 'json' } });
-    await xapi('POST', '/xapi/v1/virtual-devices', {
-      device_id: 'boiler-1-sensor',
-      title: 'Boiler 1 sensor',
-      connectorId: connector.id,
-      deviceDriverId: driver.id,
-      referenceId: 'BOILER-1',
+    device = await seedMqttDevice(xapi, h.mqttPort, {
+      connectorTitle: 'Boiler room gateway',
+      driver: { title: 'JSON', parser: { type: 'json' } },
+      device: { device_id: 'boiler-1-sensor', title: 'Boiler 1 sensor', referenceId: 'BOILER-1' },
     });
     ids.twin = (
       await xapi('POST', '/xapi/v1/digital-twins', {
@@ -79,15 +53,12 @@ describe('console dashboards end to end (Chromium)', () => {
         longitude: 11.58,
       })
     ).id;
-    ids.state = (
-      await xapi('POST', `/xapi/v1/digital-twins/${ids.twin}/states`, {
-        key: 'temperature',
-        title: 'Flow temperature',
-        unit: '°C',
-        source: { type: 'dynamic-routing', stateKey: 'temperature' },
-        meta: { visual: { type: 'gauge', yAxis: { min: 0, max: 120, unit: '°C' } } },
-      })
-    ).id;
+    ids.state = await addRoutedState(xapi, ids.twin, {
+      key: 'temperature',
+      title: 'Flow temperature',
+      unit: '°C',
+      meta: { visual: { type: 'gauge', yAxis: { min: 0, max: 120, unit: '°C' } } },
+    });
     ids.overview = (await xapi('POST', '/xapi/v1/dashboards', { title: 'Plant overview' })).id;
     ids.scratch = (await xapi('POST', '/xapi/v1/dashboards', { title: 'Scratch board' })).id;
     ids.tenant = (await xapi('POST', '/xapi/v1/accounts', { title: 'Tenant B' })).id;
@@ -102,11 +73,7 @@ describe('console dashboards end to end (Chromium)', () => {
 
   it('creates a dashboard with a line chart and a gauge, arranges them by keyboard and saves', async () => {
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
 
     await page
       .getByRole('navigation', { name: 'Main navigation' })
@@ -219,14 +186,14 @@ describe('console dashboards end to end (Chromium)', () => {
     await chart.getByText('No values in this range yet.').waitFor();
     expect(await page.getByTestId('gauge-value').textContent()).toBe('—');
 
-    await publish({ temperature: 73.5 });
+    await device.publish({ temperature: 73.5 });
     await expect.poll(() => page.getByTestId('gauge-value').textContent(), { timeout: 15_000 }).toBe('73.5');
     await expect.poll(() => chart.getAttribute('data-points')).toBe('1');
     expect(await chart.textContent()).toMatch(/1 point\b/);
     expect(await page.getByTestId('gauge-widget').textContent()).toMatch(/°C/);
     expect(await page.locator('[data-widget-type="gauge"] canvas').count()).toBe(1);
     expect(await chart.locator('canvas').count()).toBe(1);
-    await publish({ temperature: 74 });
+    await device.publish({ temperature: 74 });
     await expect.poll(() => page.getByTestId('gauge-value').textContent(), { timeout: 15_000 }).toBe('74');
     await expect.poll(() => chart.getAttribute('data-points')).toBe('2');
     await h.shot('dashboards-05-live');

@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from './support/axe-check.js';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { loginXapi, seedMqttDevice, signIn, type SeededDevice, type Xapi } from './support/seed.js';
 
-const run = promisify(execFile);
 const EMAIL = 'florence@stellwerk.test';
 const PASSWORD = 'polar area diagram 1858';
 
@@ -15,7 +13,7 @@ const PASSWORD = 'polar area diagram 1858';
  * with the server's message, the reset back to the driver's default, and the list's badge.
  */
 let h: ConsoleHarness;
-let token: string;
+let xapi: Xapi;
 const ids: Record<string, string> = {};
 
 type Health = {
@@ -26,27 +24,9 @@ type Health = {
   schedule: { cron?: string; intervalSeconds?: number } | null;
 };
 
-async function xapi<T = { id: string }>(method: string, url: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${h.server.baseUrl}${url}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url} → ${response.status} ${text}`);
-  return JSON.parse(text) as T;
-}
-
 const health = () => xapi<Health>('GET', `/xapi/v1/virtual-devices/${ids.device}/health`);
 
-async function publish(payload: unknown): Promise<void> {
-  const { stderr } = await run('mosquitto_pub', [
-    ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', ids.username!, '-P', ids.password!],
-    ...['-V', 'mqttv311', '-q', '1', '-t', `connectors/${ids.connector}/devices/boiler-1/up`],
-    ...['-m', JSON.stringify(payload)],
-  ]);
-  expect(stderr).toBe('');
-}
+let device: SeededDevice;
 
 async function temperature(): Promise<unknown> {
   const states = await xapi<{ data: { key: string; value: unknown }[] }>(
@@ -59,43 +39,23 @@ async function temperature(): Promise<unknown> {
 describe('device health in the console (Chromium)', () => {
   beforeAll(async () => {
     h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+    xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
+    device = await seedMqttDevice(xapi, h.mqttPort, {
+      connectorTitle: 'Boiler house gateway',
+      driver: {
+        title: 'Boiler thermometer',
+        parser: { type: 'json' },
+        targetVariables: [{ key: 'temperature', type: 'number', unit: '°C' }],
+        healthConfig: { rules: [{ state: 'temperature', operator: '>', value: 80, result: 'Unhealthy' }] },
+      },
+      device: { device_id: 'boiler-1', title: 'Boiler 1' },
     });
-    token = ((await login.json()) as { token: string }).token;
-    const connector = await xapi<{ id: string; credentials: { username: string; password: string } }>(
-      'POST',
-      '/xapi/v1/connectors',
-      { type: 'mqtt-broker', title: 'Boiler house gateway' },
-    );
-    ids.connector = connector.id;
-    ids.username = connector.credentials.username;
-    ids.password = connector.credentials.password;
-    const driver = await xapi('POST', '/xapi/v1/device-drivers', {
-      title: 'Boiler thermometer',
-      parser: { type: 'json' },
-      targetVariables: [{ key: 'temperature', type: 'number', unit: '°C' }],
-      healthConfig: { rules: [{ state: 'temperature', operator: '>', value: 80, result: 'Unhealthy' }] },
-    });
-    ids.device = (
-      await xapi('POST', '/xapi/v1/virtual-devices', {
-        device_id: 'boiler-1',
-        title: 'Boiler 1',
-        connectorId: connector.id,
-        deviceDriverId: driver.id,
-      })
-    ).id;
+    ids.device = device.deviceId;
 
     const { page } = h;
     // No fades: axe must judge colours at rest.
     await page.emulateMedia({ reducedMotion: 'reduce' });
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
   }, 180_000);
 
   afterAll(async () => {
@@ -105,9 +65,9 @@ describe('device health in the console (Chromium)', () => {
   it('shows the health with its default rules and evaluates now', async () => {
     const { page } = h;
     // The first packet of an Unknown device is evaluated promptly; later ones wait for the slot.
-    await publish({ temperature: 21 });
+    await device.publish({ temperature: 21 });
     await expect.poll(async () => (await health()).healthState, { timeout: 15_000 }).toBe('Healthy');
-    await publish({ temperature: 95 });
+    await device.publish({ temperature: 95 });
     await expect.poll(temperature, { timeout: 15_000 }).toBe(95);
     expect((await health()).healthState).toBe('Healthy');
 

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { apiToken, signIn } from './support/seed.js';
 
 const run = promisify(execFile);
 const EMAIL = 'grace@stellwerk.test';
@@ -46,12 +47,7 @@ describe('console devices end to end (Chromium)', () => {
       STELLWERK_PACKET_HISTORY_LIMIT: '50',
     });
     // A driver is configuration the console does not edit yet: seeded through the XAPI.
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    const { token } = (await login.json()) as { token: string };
+    const token = await apiToken(h.server.baseUrl, EMAIL, PASSWORD);
     const driver = await fetch(`${h.server.baseUrl}/xapi/v1/device-drivers`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -70,11 +66,7 @@ describe('console devices end to end (Chromium)', () => {
 
   it('creates an MQTT broker connector and shows its credentials once', async () => {
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
 
     await nav(page, 'Connectors');
     await page.getByRole('heading', { name: 'Connectors', level: 1 }).waitFor();

@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { createMqttConnector, loginXapi, signIn, type Xapi } from './support/seed.js';
 
 const EMAIL = 'ada@stellwerk.test';
 const PASSWORD = 'analytical engine 1843';
@@ -12,19 +13,8 @@ const PASSWORD = 'analytical engine 1843';
  * a tag added to two devices at once (checked through the XAPI).
  */
 let h: ConsoleHarness;
-let token: string;
+let xapi: Xapi;
 const seen: { connectorId?: string; deviceId?: string; driverId?: string; templateId?: string } = {};
-
-async function xapi<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${h.server.baseUrl}${url}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
 
 const nav = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name, exact: true }).click();
@@ -32,18 +22,8 @@ const nav = (page: Page, name: string) =>
 describe('console drivers, templates and bulk work end to end (Chromium)', () => {
   beforeAll(async () => {
     h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    token = ((await login.json()) as { token: string }).token;
-    seen.connectorId = (
-      await xapi<{ id: string }>('POST', '/xapi/v1/connectors', {
-        title: 'Meter gateway',
-        type: 'mqtt-broker',
-      })
-    ).id;
+    xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
+    seen.connectorId = (await createMqttConnector(xapi, 'Meter gateway')).id;
     // A device without a driver: the template will bring one.
     seen.deviceId = (
       await xapi<{ id: string }>('POST', '/xapi/v1/virtual-devices', {
@@ -61,11 +41,7 @@ describe('console drivers, templates and bulk work end to end (Chromium)', () =>
 
   it('builds a binary-layout driver and shows the server’s 422 detail at the field', async () => {
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
 
     await nav(page, 'Drivers');
     await page.getByRole('heading', { name: 'Device drivers', level: 1 }).waitFor();

@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { loginXapi, seedMqttDevice, signIn, type SeededDevice, type Xapi } from './support/seed.js';
 
-const run = promisify(execFile);
 const EMAIL = 'katherine@stellwerk.test';
 const PASSWORD = 'orbital mechanics 1962';
 
@@ -27,30 +25,17 @@ interface Received {
 }
 
 let h: ConsoleHarness;
-let token: string;
+let xapi: Xapi;
 let receiver: http.Server;
 let receiverUrl: string;
 const received: Received[] = [];
 const seen: {
   brokerId?: string;
-  username?: string;
-  password?: string;
   webhookId?: string;
   secret?: string;
   flowId?: string;
   transformerUrl?: string;
 } = {};
-
-async function xapi<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${h.server.baseUrl}${url}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
 
 const nav = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name, exact: true }).click();
@@ -60,14 +45,7 @@ const tab = (page: Page, name: string) =>
     .getByRole('link', { name, exact: true })
     .click();
 
-async function publish(temperature: number): Promise<void> {
-  const { stderr } = await run('mosquitto_pub', [
-    ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', seen.username!, '-P', seen.password!],
-    ...['-t', `connectors/${seen.brokerId}/devices/boiler-7/up`, '-m', JSON.stringify({ temperature })],
-    ...['-q', '1'],
-  ]);
-  expect(stderr).toBe('');
-}
+let device: SeededDevice;
 
 describe('console integration flows and outgoing connectors end to end (Chromium)', () => {
   beforeAll(async () => {
@@ -92,32 +70,18 @@ describe('console integration flows and outgoing connectors end to end (Chromium
       // The receiver is on loopback, which the SSRF guard refuses unless allowed (on-site use).
       STELLWERK_OUTGOING_ALLOW_PRIVATE: '127.0.0.1',
     });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    token = ((await login.json()) as { token: string }).token;
+    xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
     // The devices side is seeded through the XAPI: the console pages for it are tested elsewhere.
-    const broker = await xapi<{ id: string; credentials: { username: string; password: string } }>(
-      'POST',
-      '/xapi/v1/connectors',
-      { title: 'Boiler gateway', type: 'mqtt-broker' },
-    );
-    seen.brokerId = broker.id;
-    seen.username = broker.credentials.username;
-    seen.password = broker.credentials.password;
-    const driver = await xapi<{ id: string }>('POST', '/xapi/v1/device-drivers', {
-      title: 'Boiler (JSON)',
-      parser: { type: 'json' },
-      targetVariables: [{ key: 'temperature', type: 'number', unit: '°C' }],
+    device = await seedMqttDevice(xapi, h.mqttPort, {
+      connectorTitle: 'Boiler gateway',
+      driver: {
+        title: 'Boiler (JSON)',
+        parser: { type: 'json' },
+        targetVariables: [{ key: 'temperature', type: 'number', unit: '°C' }],
+      },
+      device: { device_id: 'boiler-7', title: 'Boiler 7' },
     });
-    await xapi('POST', '/xapi/v1/virtual-devices', {
-      device_id: 'boiler-7',
-      title: 'Boiler 7',
-      connectorId: broker.id,
-      deviceDriverId: driver.id,
-    });
+    seen.brokerId = device.connector.id;
   }, 180_000);
 
   afterAll(async () => {
@@ -127,11 +91,7 @@ describe('console integration flows and outgoing connectors end to end (Chromium
 
   it('creates a signed PATCH webhook-out connector in the connector dialog and edits it', async () => {
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
 
     await nav(page, 'Connectors');
     await page.getByRole('button', { name: 'New connector' }).click();
@@ -352,8 +312,8 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     expect(stored.targets).toEqual([{ connectorId: seen.webhookId }]);
     await page.getByText('No runs yet').waitFor();
 
-    await publish(12);
-    await publish(45);
+    await device.publish({ temperature: 12 });
+    await device.publish({ temperature: 45 });
     await expect.poll(() => received.length, { timeout: 20_000 }).toBe(1);
     const [request] = received;
     expect(request!.method).toBe('PATCH');

@@ -1,9 +1,14 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import {
+  addRoutedState,
+  loginXapi,
+  seedMqttDevice,
+  signIn,
+  type SeededDevice,
+  type Xapi,
+} from './support/seed.js';
 
-const run = promisify(execFile);
 const EMAIL = 'grace@stellwerk.test';
 const PASSWORD = 'compiler bug hunter 1947';
 
@@ -15,31 +20,10 @@ const PASSWORD = 'compiler bug hunter 1947';
  * XAPI; a smart group and an alarm report are made and run in the console.
  */
 let h: ConsoleHarness;
-let token: string;
+let xapi: Xapi;
 const ids: Record<string, string> = {};
 
-async function xapi<T = { id: string }>(method: string, url: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${h.server.baseUrl}${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url} → ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
-
-async function publish(payload: unknown): Promise<void> {
-  const { stderr } = await run('mosquitto_pub', [
-    ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', ids.username!, '-P', ids.password!],
-    ...['-V', 'mqttv311', '-q', '1', '-t', `connectors/${ids.connector}/devices/boiler-1/up`],
-    ...['-m', JSON.stringify(payload)],
-  ]);
-  expect(stderr).toBe('');
-}
+let device: SeededDevice;
 
 interface Alarm {
   id: string;
@@ -57,31 +41,12 @@ const alarms = () =>
 describe('console rules and alarms end to end (Chromium)', () => {
   beforeAll(async () => {
     h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    token = ((await login.json()) as { token: string }).token;
+    xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
 
-    const connector = await xapi<{ id: string; credentials: { username: string; password: string } }>(
-      'POST',
-      '/xapi/v1/connectors',
-      { type: 'mqtt-broker', title: 'Boiler room gateway' },
-    );
-    ids.connector = connector.id;
-    ids.username = connector.credentials.username;
-    ids.password = connector.credentials.password;
-    const driver = await xapi('POST', '/xapi/v1/device-drivers', {
-      title: 'Boiler (JSON)',
-      parser: { type: 'json' },
-    });
-    await xapi('POST', '/xapi/v1/virtual-devices', {
-      device_id: 'boiler-1',
-      title: 'Boiler 1 sensor',
-      connectorId: connector.id,
-      deviceDriverId: driver.id,
-      referenceId: 'BOILER-1',
+    device = await seedMqttDevice(xapi, h.mqttPort, {
+      connectorTitle: 'Boiler room gateway',
+      driver: { title: 'Boiler (JSON)', parser: { type: 'json' } },
+      device: { device_id: 'boiler-1', title: 'Boiler 1 sensor', referenceId: 'BOILER-1' },
     });
     ids.twin = (
       await xapi('POST', '/xapi/v1/digital-twins', {
@@ -90,12 +55,11 @@ describe('console rules and alarms end to end (Chromium)', () => {
         tags: ['boiler'],
       })
     ).id;
-    await xapi('POST', `/xapi/v1/digital-twins/${ids.twin}/states`, {
+    await addRoutedState(xapi, ids.twin, {
       key: 'temperature',
       title: 'Temperature',
       valueType: 'number',
       unit: '°C',
-      source: { type: 'dynamic-routing', stateKey: 'temperature' },
     });
   }, 180_000);
 
@@ -105,11 +69,7 @@ describe('console rules and alarms end to end (Chromium)', () => {
 
   it('writes an event rule in the editor; the server’s field errors show next to the fields', async () => {
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
 
     await page
       .getByRole('navigation', { name: 'Main navigation' })
@@ -177,7 +137,7 @@ describe('console rules and alarms end to end (Chromium)', () => {
 
   it('shows the alarm the rule writes for a published value, acknowledges and closes it, and shows 409 ALARM_CLOSED', async () => {
     const { page } = h;
-    await publish({ temperature: 35.5 });
+    await device.publish({ temperature: 35.5 });
     await expect.poll(async () => (await alarms()).length, { timeout: 20_000 }).toBe(1);
 
     await page
@@ -206,8 +166,8 @@ describe('console rules and alarms end to end (Chromium)', () => {
 
     // The conditions stop and start to hold again: a second entry. Closed elsewhere meanwhile,
     // acknowledging it in the console shows the server's 409.
-    await publish({ temperature: 20 });
-    await publish({ temperature: 40 });
+    await device.publish({ temperature: 20 });
+    await device.publish({ temperature: 40 });
     await expect.poll(async () => (await alarms()).length, { timeout: 20_000 }).toBe(2);
     await page.reload();
     const second = page.getByTestId('alarm-row').and(page.locator('[data-status="open"]'));
@@ -247,7 +207,7 @@ describe('console rules and alarms end to end (Chromium)', () => {
     const list = () =>
       xapi<{ data: Monitoring[] }>(
         'GET',
-        `/xapi/v1/connector-monitoring-rules?connectorId=${ids.connector}`,
+        `/xapi/v1/connector-monitoring-rules?connectorId=${device.connector.id}`,
       ).then((r) => r.data);
     expect(await list()).toMatchObject([{ type: 'no-data', params: { windowSeconds: 600 }, active: true }]);
 

@@ -1,11 +1,16 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOT_DIR, startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import {
+  addRoutedState,
+  loginXapi,
+  seedMqttDevice,
+  signIn,
+  type SeededDevice,
+  type Xapi,
+} from './support/seed.js';
 
-const run = promisify(execFile);
 const EMAIL = 'hedy@stellwerk.test';
 const PASSWORD = 'frequency hopping 1942';
 
@@ -16,57 +21,20 @@ const PASSWORD = 'frequency hopping 1942';
  * the server's errors; the map draws the twin's marker over the bundled basemap, all on loopback.
  */
 let h: ConsoleHarness;
-let token: string;
+let xapi: Xapi;
 const ids: Record<string, string> = {};
 
-async function xapi<T = { id: string }>(method: string, url: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${h.server.baseUrl}${url}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url} → ${response.status} ${text}`);
-  return JSON.parse(text) as T;
-}
-
-async function publish(payload: unknown): Promise<void> {
-  const { stderr } = await run('mosquitto_pub', [
-    ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', ids.username!, '-P', ids.password!],
-    ...['-V', 'mqttv311', '-q', '1', '-t', `connectors/${ids.connector}/devices/pump-1-meter/up`],
-    ...['-m', JSON.stringify(payload)],
-  ]);
-  expect(stderr).toBe('');
-}
+let device: SeededDevice;
 
 describe('console digital twins end to end (Chromium)', () => {
   beforeAll(async () => {
     h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
-    const login = await fetch(`${h.server.baseUrl}/xapi/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
-    });
-    token = ((await login.json()) as { token: string }).token;
+    xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
 
-    const connector = await xapi<{ id: string; credentials: { username: string; password: string } }>(
-      'POST',
-      '/xapi/v1/connectors',
-      { type: 'mqtt-broker', title: 'Pump house gateway' },
-    );
-    ids.connector = connector.id;
-    ids.username = connector.credentials.username;
-    ids.password = connector.credentials.password;
-    const driver = await xapi('POST', '/xapi/v1/device-drivers', {
-      title: 'Flow meter (JSON)',
-      parser: { type: 'json' },
-    });
-    await xapi('POST', '/xapi/v1/virtual-devices', {
-      device_id: 'pump-1-meter',
-      title: 'Pump 1 meter',
-      connectorId: connector.id,
-      deviceDriverId: driver.id,
-      referenceId: 'PUMP-1',
+    device = await seedMqttDevice(xapi, h.mqttPort, {
+      connectorTitle: 'Pump house gateway',
+      driver: { title: 'Flow meter (JSON)', parser: { type: 'json' } },
+      device: { device_id: 'pump-1-meter', title: 'Pump 1 meter', referenceId: 'PUMP-1' },
     });
     ids.site = (await xapi('POST', '/xapi/v1/digital-twins', { title: 'Plant North', tags: ['site'] })).id;
     ids.twin = (
@@ -81,15 +49,12 @@ describe('console digital twins end to end (Chromium)', () => {
         customProperties: { floor: '2' },
       })
     ).id;
-    ids.flow = (
-      await xapi('POST', `/xapi/v1/digital-twins/${ids.twin}/states`, {
-        key: 'flow',
-        title: 'Inflow',
-        unit: 'm³/h',
-        source: { type: 'dynamic-routing', stateKey: 'flow' },
-        meta: { visual: { type: 'line-chart', yAxis: { min: 0, max: 100, unit: 'm³/h' } } },
-      })
-    ).id;
+    ids.flow = await addRoutedState(xapi, ids.twin, {
+      key: 'flow',
+      title: 'Inflow',
+      unit: 'm³/h',
+      meta: { visual: { type: 'line-chart', yAxis: { min: 0, max: 100, unit: 'm³/h' } } },
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -98,11 +63,7 @@ describe('console digital twins end to end (Chromium)', () => {
 
   it('shows the tree, searches and filters by tag, and creates a twin with custom properties', async () => {
     const { page } = h;
-    await page.goto(h.server.baseUrl);
-    await page.getByLabel('E-mail').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('greeting').waitFor();
+    await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
 
     await page
       .getByRole('navigation', { name: 'Main navigation' })
@@ -163,7 +124,7 @@ describe('console digital twins end to end (Chromium)', () => {
     const chart = page.getByTestId('state-chart');
     await chart.getByTestId('chart-empty').waitFor();
 
-    await publish({ flow: 42.5 });
+    await device.publish({ flow: 42.5 });
     await expect
       .poll(() => page.getByTestId('state-value-flow').textContent(), { timeout: 15_000 })
       .toMatch('42.5');

@@ -1,0 +1,106 @@
+/** A list reply of the XAPI: one page of rows and the total over all pages. */
+export interface ListReply<Row = unknown> {
+  data: Row[];
+  meta: { total: number };
+}
+
+/** The paging, sorting and search parameters every list route takes. */
+export interface ListQuery {
+  page: number;
+  pageSize: number;
+  sort: string;
+  searchItems: string | undefined;
+}
+
+/** What a list page shows; `ListState` keeps these as runes, a test as a plain object. */
+export interface ListFields<R extends ListReply> {
+  rows: R['data'];
+  total: number;
+  loading: boolean;
+  error: unknown;
+  page: number;
+  pageSize: number;
+  sort: string;
+  search: string;
+}
+
+/**
+ * When a load clears the error shown: as it starts (the default), once it succeeded (the old message
+ * stays while the list loads), or never (a page that shows an action's error and reloads after it).
+ */
+export type ClearError = 'start' | 'success' | 'never';
+
+export interface ListLoaderOptions<R extends ListReply> {
+  /** Asks the server for one page; the page adds its own filters to `query`. */
+  load: (query: ListQuery) => Promise<R>;
+  /** After the rows of the latest request landed; `isCurrent` turns false once a newer request starts. */
+  onLoaded?: (reply: R, isCurrent: () => boolean) => void;
+  clearError?: ClearError;
+  /** How long typing in the search box must pause before the list asks again. */
+  searchDelayMs?: number;
+}
+
+/** Typing waits this long for a pause before the list asks the server. */
+export const SEARCH_DELAY_MS = 250;
+
+/**
+ * The loading logic of a paged list, apart from Svelte: only the latest request's reply (or error)
+ * lands, so a slow answer to an old query never overwrites a newer one; a search starts at page 1.
+ */
+export class ListLoader<R extends ListReply> {
+  private latest = 0;
+  private searchTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly fields: ListFields<R>,
+    private readonly options: ListLoaderOptions<R>,
+  ) {}
+
+  /** The parameters of the next request. */
+  query(): ListQuery {
+    const { page, pageSize, sort, search } = this.fields;
+    return { page, pageSize, sort, searchItems: search.trim() || undefined };
+  }
+
+  async reload(): Promise<void> {
+    const mine = ++this.latest;
+    const isCurrent = () => mine === this.latest;
+    const fields = this.fields;
+    const clearError = this.options.clearError ?? 'start';
+    fields.loading = true;
+    if (clearError === 'start') fields.error = null;
+    try {
+      const reply = await this.options.load(this.query());
+      if (!isCurrent()) return;
+      fields.rows = reply.data;
+      fields.total = reply.meta.total;
+      if (clearError === 'success') fields.error = null;
+      this.options.onLoaded?.(reply, isCurrent);
+    } catch (failure) {
+      if (isCurrent()) fields.error = failure;
+    } finally {
+      if (isCurrent()) fields.loading = false;
+    }
+  }
+
+  /**
+   * Applies the search at once: from page 1. Where the page changes, the owner's page watch reloads;
+   * on page 1 already, this reloads itself.
+   */
+  searchNow(): void {
+    clearTimeout(this.searchTimer);
+    if (this.fields.page === 1) void this.reload();
+    else this.fields.page = 1;
+  }
+
+  /** For the search box's input event: searches once typing pauses. */
+  onSearchInput(): void {
+    clearTimeout(this.searchTimer);
+    this.searchTimer = setTimeout(() => this.searchNow(), this.options.searchDelayMs ?? SEARCH_DELAY_MS);
+  }
+
+  /** Drops a pending search (the page is gone). */
+  dispose(): void {
+    clearTimeout(this.searchTimer);
+  }
+}

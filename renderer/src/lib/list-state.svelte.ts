@@ -1,0 +1,54 @@
+import { untrack } from 'svelte';
+import { ListLoader, type ListFields, type ListLoaderOptions, type ListReply } from './list-loader';
+
+export type { ListQuery, ListReply } from './list-loader';
+
+export interface ListStateOptions<R extends ListReply> extends ListLoaderOptions<R> {
+  sort: string;
+  pageSize?: number;
+  /** The page's own filters (account, type, status …): reading them here reloads the list when they change. */
+  watch?: () => unknown;
+}
+
+/**
+ * The state of a paged, sorted, searchable list page: rows, total, loading and error as runes, a
+ * reload whenever sort, page, page size or a watched filter changes, and the search box (debounced
+ * `onSearchInput`, or `searchNow` behind ListToolbar, which waits for the pause itself).
+ * Create it while the page component initialises (it sets up effects).
+ */
+export class ListState<R extends ListReply<{ id: string }>> implements ListFields<R> {
+  rows = $state([] as unknown[] as R['data']);
+  total = $state(0);
+  loading = $state(true);
+  error = $state<unknown>(null);
+  page = $state(1);
+  pageSize = $state(25);
+  sort = $state('');
+  search = $state('');
+  private readonly loader: ListLoader<R>;
+
+  constructor(options: ListStateOptions<R>) {
+    this.sort = options.sort;
+    this.pageSize = options.pageSize ?? 25;
+    this.loader = new ListLoader(this, options);
+    $effect(() => {
+      void [this.sort, this.page, this.pageSize, options.watch?.()];
+      // Only the parameters above count: the search text reloads through the search functions.
+      untrack(() => void this.loader.reload());
+    });
+    $effect(() => () => this.loader.dispose());
+  }
+
+  reload = (): Promise<void> => this.loader.reload();
+  searchNow = (): void => this.loader.searchNow();
+  onSearchInput = (): void => this.loader.onSearchInput();
+  /** For the Pager's `onchange`. */
+  setPage = (page: number, pageSize: number): void => {
+    this.page = page;
+    this.pageSize = pageSize;
+  };
+  /** Puts a changed row in place (after an action on it). */
+  replaceRow = (updated: R['data'][number]): void => {
+    this.rows = this.rows.map((row) => (row.id === updated.id ? updated : row));
+  };
+}
