@@ -7,7 +7,7 @@ import {
   emptyRule,
   nextOffset,
   operatorsFor,
-  problemsByPath,
+  driverProblems,
   samplePayload,
   valueInput,
   type Driver,
@@ -64,7 +64,7 @@ describe('driver form', () => {
   });
 
   it('maps error details to form paths, health paths relative to the configuration', () => {
-    const problems = problemsByPath(
+    const problems = driverProblems(
       [
         { index: 0, path: '/rules/0/value', message: 'rule 0: value must be a number' },
         { path: '/parser/fields/1/offset', message: 'offset must be an integer' },

@@ -1,4 +1,5 @@
 import type { Body, Reply } from '../../api/generated';
+import { problemsByPath } from '../form-problems';
 
 /**
  * The driver editor's form state and its conversion to and from the XAPI's driver body. Numbers
@@ -276,22 +277,10 @@ export function bodyOf(draft: DriverDraft): DriverBody {
 
 /**
  * The error's `details` as messages per form path: `/parser/fields/0/offset`, `/rules/1/value`
- * (health problems are relative to the health configuration), `/targetVariables/0/key`. Details
- * without a message (the service names only the path) get the error's own message.
+ * (the health validator's paths start at the rules, so `/healthConfig` is dropped), `/targetVariables/0/key`.
  */
-export function problemsByPath(details: unknown[], fallback: string): Map<string, string> {
-  const problems = new Map<string, string>();
-  for (const item of details) {
-    if (typeof item !== 'object' || item === null) continue;
-    const { path, message } = item as { path?: unknown; message?: unknown };
-    if (typeof path !== 'string' || !path) continue;
-    // Schema errors of the body come with their location; the health validator's paths start at the rules.
-    const key = path.startsWith('/healthConfig') ? path.slice('/healthConfig'.length) : path;
-    const text = typeof message === 'string' && message ? message : fallback;
-    problems.set(key, problems.has(key) ? `${problems.get(key)}; ${text}` : text);
-  }
-  return problems;
-}
+export const driverProblems = (details: unknown[], fallback: string): Map<string, string> =>
+  problemsByPath(details, fallback, { under: '/healthConfig' });
 
 export type SampleFormat = 'text' | 'hex' | 'base64';
 

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  areaPolygons,
-  areaProblem,
-  bodyOf,
-  draftOf,
-  emptyCommand,
-  operatorsFor,
-  problemAt,
-  problemsByPath,
-  SAMPLE_CIRCLE,
-  type Rule,
-} from './rule-form';
+import { problemAt, problemsByPath } from '../form-problems';
+import { areaPolygons, areaProblem, SAMPLE_CIRCLE } from './rule-area';
+import { bodyOf, draftOf, emptyCommand, operatorsFor, type Rule } from './rule-form';
 
 const messages = { json: 'Not valid JSON' };
 

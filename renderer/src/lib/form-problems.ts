@@ -1,0 +1,30 @@
+/** The error body's `details` (`{ path, message }`) shown at the form field their path names. */
+
+/**
+ * The error's `details` as messages per body path. The server names only the path for its own
+ * checks (they get `fallback`, the error's message; an empty fallback skips them), schema errors carry
+ * their own message. `under` drops a leading path segment where a form edits part of the body.
+ */
+export function problemsByPath(
+  details: unknown[],
+  fallback: string,
+  { under }: { under?: string } = {},
+): Map<string, string> {
+  const problems = new Map<string, string>();
+  for (const item of details) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { path, message } = item as { path?: unknown; message?: unknown };
+    if (typeof path !== 'string' || !path) continue;
+    const key = under && path.startsWith(under) ? path.slice(under.length) : path;
+    const note = typeof message === 'string' && message ? message : fallback;
+    if (note) problems.set(key, problems.has(key) ? `${problems.get(key)}; ${note}` : note);
+  }
+  return problems;
+}
+
+/** The message for a field: its own path or anything below it (`/trigger/conditions/0` → `/trigger/conditions/0/value`). */
+export function problemAt(problems: Map<string, string>, path: string): string | undefined {
+  const found: string[] = [];
+  for (const [key, message] of problems) if (key === path || key.startsWith(`${path}/`)) found.push(message);
+  return found.length ? found.join('; ') : undefined;
+}
