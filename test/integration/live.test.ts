@@ -129,8 +129,14 @@ describe('live push', () => {
     await client.next('subscribed');
     await t.services.packets.append(packet(connectorId, 'root-dev', [{ n: 1 }, { n: 2 }, { n: 3 }]));
     await client.next('packet');
-    expect(client.batches).toHaveLength(1);
-    expect(client.batches[0]!.map((p) => (p.states as { n: number }).n)).toEqual([1, 2, 3]);
+    // Only this step's batches count: right after start-up the feed may still be catching up from the
+    // table, and then a packet seen live is pushed once more after its commit (ADR 0092), possibly an
+    // earlier test's packet of the same device.
+    const steps = client.batches
+      .map((batch) => batch.map((p) => (p.states as { n?: number }).n))
+      .filter((ns) => ns.some((n) => n !== undefined));
+    expect(steps.length).toBeGreaterThan(0);
+    for (const ns of steps) expect(ns).toEqual([1, 2, 3]);
     client.socket.close();
   });
 
