@@ -129,9 +129,9 @@ describe('live push', () => {
     await client.next('subscribed');
     await t.services.packets.append(packet(connectorId, 'root-dev', [{ n: 1 }, { n: 2 }, { n: 3 }]));
     await client.next('packet');
-    // Only this step's batches count: right after start-up the feed may still be catching up from the
-    // table, and then a packet seen live is pushed once more after its commit (ADR 0092), possibly an
-    // earlier test's packet of the same device.
+    // Only this step's batches count, and each must hold all three updates in order: a packet may be
+    // pushed once more after its commit when the pipeline handles it without the live stage's outcome
+    // (replayed or read back from the table; ADR 0092 allows a value twice, never a partial step).
     const steps = client.batches
       .map((batch) => batch.map((p) => (p.states as { n?: number }).n))
       .filter((ns) => ns.some((n) => n !== undefined));
