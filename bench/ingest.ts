@@ -185,6 +185,10 @@ async function setUpStellwerk(dir: string): Promise<Stellwerk> {
       STELLWERK_ADMIN_EMAIL: ADMIN.email,
       STELLWERK_ADMIN_PASSWORD: ADMIN.password,
       STELLWERK_RATE_LIMIT_MAX: '1000000',
+      // Compare priorities without editing the server's default (ADR 0103).
+      ...(process.env.BENCH_WORKER_NICE
+        ? { STELLWERK_INGEST_WORKER_NICE: process.env.BENCH_WORKER_NICE }
+        : {}),
     },
     120_000,
   );
@@ -305,19 +309,24 @@ async function main(): Promise<void> {
   }
 }
 
-/** Half of the fast QoS 1 rate, for SOAK_SECONDS; RSS sampled every 30 s must stay flat. */
+/**
+ * Half load (default: half of the 10,000 msg/s scenario; BENCH_SOAK_RATE sets another total rate) for
+ * SOAK_SECONDS; RSS sampled every 30 s must stay flat.
+ */
 async function soak(w: Stellwerk): Promise<void> {
   const seconds = SOAK_SECONDS;
+  const total = Number(process.env.BENCH_SOAK_RATE ?? 5000);
+  const perClient = Math.round(total / 4);
   const s: Scenario = {
     name: 'soak',
     qos: 1,
     processes: 2,
     clientsPerProcess: 2,
-    perClient: 1250 * seconds,
-    rate: 1250,
-    window: 2500,
+    perClient: perClient * seconds,
+    rate: perClient,
+    window: 2 * perClient,
   };
-  console.log(`\n## soak: 5,000 msg/s QoS 1 for ${seconds} s`);
+  console.log(`\n## soak: ${(4 * perClient).toLocaleString('en')} msg/s QoS 1 for ${seconds} s`);
   const samples: string[] = [];
   const timer = setInterval(() => void peakRss(w.server.pid).then((r) => samples.push(`${r.nowMb}`)), 30_000);
   const r = await stellwerkRun(s, w);

@@ -39,6 +39,9 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * A server the app starts listens on loopback only unless STELLWERK_HTTP_HOST says otherwise:
  * a desktop session should not open a port to the network by surprise.
  */
+/** As server/src/platform/node-flags.ts (the desktop build does not compile server sources). */
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
+
 export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
   const port = d.env.STELLWERK_HTTP_PORT?.trim() || '8080';
   const url = (d.env.STELLWERK_URL?.trim() || `http://127.0.0.1:${port}`).replace(/\/+$/, '');
@@ -55,7 +58,7 @@ export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
     url,
     spawn: {
       command,
-      args: [path.join(root, 'dist', 'server', 'src', 'main.js')],
+      args: [...SERVER_NODE_FLAGS, path.join(root, 'dist', 'server', 'src', 'main.js')],
       cwd: root,
       env: {
         ...d.env,

@@ -26,7 +26,12 @@ const runs = option('runs', 3);
 const idleSeconds = option('idle', 10);
 const fromSource = args.includes('--source');
 
-const entry = fromSource ? ['--import', 'tsx', 'server/src/main.ts'] : ['dist/server/src/main.js'];
+// The flags of server/src/platform/node-flags.ts, as every launcher passes them.
+const flags = ['--max-semi-space-size=64'];
+const entry = [
+  ...flags,
+  ...(fromSource ? ['--import', 'tsx', 'server/src/main.ts'] : ['dist/server/src/main.js']),
+];
 if (!fromSource) {
   const builder = path.join(root, 'scripts/build-if-needed.mjs');
   const build = existsSync(builder)

@@ -225,10 +225,29 @@ export const ENV_VARIABLES = [
     name: 'STELLWERK_INGEST_MAX_PENDING',
     key: 'ingestMaxPending',
     description:
-      'Packets that may wait for their commit to the packet store; beyond it new packets are refused (not acknowledged) until it drains.',
+      'Packets accepted (in the spool) but not yet stored in PostgreSQL; beyond it new packets are refused (not acknowledged) until the backlog drains.',
     defaultText: '`100000`',
     default: constant(100_000),
     parse: integer(100, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_SPOOL_DIR',
+    key: 'spoolDir',
+    description:
+      'Packet spool: packets are acknowledged once written and synced here, then moved into PostgreSQL (docs/adr/0103). One server per directory.',
+    defaultText: '`<STELLWERK_DATA_DIR>/spool`',
+    default: (env) =>
+      path.join(env.STELLWERK_DATA_DIR ? path.resolve(env.STELLWERK_DATA_DIR) : defaultDataDir(env), 'spool'),
+    parse: (raw, name) => path.resolve(text(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_INGEST_WORKER_NICE',
+    key: 'ingestWorkerNice',
+    description:
+      'Nice value (Linux) of the ingest worker thread that stores and processes spooled packets: under overload, accepting packets keeps the CPU and processing catches up afterwards. 0 leaves its priority as it is.',
+    defaultText: '`10`',
+    default: constant(10),
+    parse: integer(0, 19),
   }),
   variable({
     name: 'STELLWERK_LOGIN_MAX_FAILURES',

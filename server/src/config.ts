@@ -33,6 +33,8 @@ export interface Config {
   rateLimitWindowMs: number;
   authFailuresPerAddress: number;
   ingestMaxPending: number;
+  spoolDir: string;
+  ingestWorkerNice: number;
   loginMaxFailures: number;
   loginMaxFailuresPerClient: number;
   loginLockMs: number;

@@ -1,5 +1,6 @@
 import { DeviceCacheSubscriber } from './ingest/device-cache.subscriber.js';
-import { PacketStore } from './ingest/packet-store.js';
+import { spoolPositionKey } from './ingest/packet-store.js';
+import { PacketSpool } from './ingest/spool/packet-spool.js';
 import type { AppContext } from './context.js';
 import { AccountService } from './accounts/account.service.js';
 import { AnnouncementService } from './accounts/announcement.service.js';
@@ -29,7 +30,7 @@ import { createConnectorKinds } from './connectors/kinds/index.js';
 import { MqttInRuntime } from './connectors/mqtt-in.runtime.js';
 import { WebhookService } from './connectors/webhook.service.js';
 import { HubDeviceService } from './hub/hub-device.service.js';
-import { IngestPipeline } from './ingest/pipeline.js';
+import { IngestWorker } from './ingest/worker/ingest-worker.js';
 import { LiveHub } from './live/live.hub.js';
 import { JobRunner } from './jobs/job.runner.js';
 import { JobService } from './jobs/job.service.js';
@@ -90,11 +91,25 @@ export function createServices(ctx: AppContext) {
     loginStates,
     federatedUsers,
   );
-  const packets = new PacketStore(
-    String(ctx.orm.config.get('clientUrl')),
-    ctx.config.ingestMaxPending,
-    ctx.metrics,
-  );
+  // Every front door appends here: acknowledged once on disk; the ingest worker moves packets into
+  // PostgreSQL and processes them (ADR 0103).
+  const positionKey = spoolPositionKey(ctx.config.nodeName);
+  const packets = new PacketSpool({
+    dir: ctx.config.spoolDir,
+    readCommittedSeq: async () => {
+      const rows = await ctx.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ seq: string | null }>>(
+          `SELECT value #>> '{}' AS seq FROM system_settings WHERE key = ?`,
+          [positionKey],
+        );
+      return Number(rows[0]?.seq ?? 0);
+    },
+    maxOutstanding: ctx.config.ingestMaxPending,
+    metrics: ctx.metrics,
+    log: ctx.log,
+  });
   ctx.lifecycle.push(packets);
   const connectorTelemetry = new ConnectorTelemetry(ctx.orm, ctx.log, ctx.metrics);
   const mqttIn = new MqttInRuntime({
@@ -144,17 +159,21 @@ export function createServices(ctx: AppContext) {
   });
   // Before the pipeline: stopped after it, so its last batch still reaches the engine.
   ctx.lifecycle.push(stateEngine);
-  const ingest = new IngestPipeline({
-    commitHook: stateEngine.inBatch,
-    parsing: driverParsing,
+  // Storing, resolve, parse, commit and the engine's in-batch work run in a worker thread (ADR 0102, 0103).
+  const ingest = new IngestWorker({
+    stateEngine,
     databaseUrl: String(ctx.orm.config.get('clientUrl')),
-    packets,
+    spool: packets,
+    spoolPositionKey: positionKey,
+    nice: ctx.config.ingestWorkerNice,
+    maxPending: ctx.config.ingestMaxPending,
     connectors: connectorTelemetry,
     metrics: ctx.metrics,
+    metricsLabels: { node: ctx.config.nodeName },
     log: ctx.log,
   });
   const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
-  ingest.onVisible((updates) => live.publish(updates));
+  ingest.onVisibleEntries((deviceIds, entries) => live.publishEncoded(deviceIds, entries));
   // Device packets go out before their batch commits, twin state changes after (docs/live.md).
   stateEngine.onStateChanges((changes) => live.publishStates(changes));
   ctx.lifecycle.push(ingest, live);
@@ -240,7 +259,7 @@ export function createServices(ctx: AppContext) {
     connectors,
     connectorKinds,
     connectorTelemetry,
-    ingest,
+    ingest: ingest as never,
     guard: targetGuard,
     alarmEntries: alarmsAndRules.alarmLogs,
   });
@@ -249,7 +268,7 @@ export function createServices(ctx: AppContext) {
   const deviceHealthParts = createDeviceHealth(ctx, {
     virtualDevices,
     alarms: alarmsAndRules.alarmLogs,
-    ingest,
+    ingest: ingest as never,
   });
   return {
     ...alarmsAndRules,

@@ -300,7 +300,7 @@ describe('console dashboards end to end (Chromium)', () => {
     const lamp = page.getByTestId('boolean-widget');
     expect(await lamp.textContent()).toMatch(/Off/);
     await xapi('PUT', `/xapi/v1/states/${ids.pump}`, { value: true });
-    await expect.poll(() => lamp.getAttribute('data-on')).toBe('true');
+    await expect.poll(() => lamp.getAttribute('data-on'), { timeout: 15_000 }).toBe('true');
     expect(await lamp.textContent()).toMatch(/On/);
     expect(await page.getByTestId('raw-value-temperature').textContent()).toBe('74');
     await expect.poll(() => page.getByTestId('raw-value-pump-on').textContent()).toBe('true');

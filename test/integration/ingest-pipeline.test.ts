@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestPipeline } from '../../server/src/ingest/pipeline.js';
 import type { StateUpdate } from '../../server/src/ingest/parse-packet.stage.js';
-import { PacketStore } from '../../server/src/ingest/packet-store.js';
+import { PacketStore, spoolPositionKey } from '../../server/src/ingest/packet-store.js';
 import { Metrics } from '../../server/src/platform/metrics.js';
 import {
   insertConnector,
@@ -13,6 +13,7 @@ import {
   statesOf,
 } from './support/ingest-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { waitFor } from './support/wait.js';
 
 let t: TestApp;
 let driverId: string;
@@ -58,7 +59,7 @@ describe('ingest pipeline', () => {
     expect(updates.find((u) => u.deviceId === deviceId)?.states).toMatchObject({ temperature: 21.5 });
   });
 
-  it('makes a packet visible before its commit and writes a parsed packet only once', async () => {
+  it('makes a packet visible before its states commit and writes a parsed packet only once', async () => {
     const connectorId = await insertConnector(t);
     const deviceId = await insertDevice(t, { connectorId, deviceKey: 'early-1', driverId });
     // The first packet fills the device cache; the second is resolved and parsed without the database.
@@ -68,8 +69,13 @@ describe('ingest pipeline', () => {
     t.services.ingest.onVisible((visible) => {
       if (visible.some((u) => u.deviceId === deviceId && u.states.step === 2)) events.push('visible');
     });
-    await append(connectorId, 'early-1', { step: 2 }).then(() => events.push('committed'));
-    expect(events).toEqual(['visible', 'committed']);
+    t.services.ingest.onProcessed((processed) => {
+      if (processed.some((u) => u.deviceId === deviceId && u.states.step === 2)) events.push('committed');
+    });
+    // Acknowledged once spooled (ADR 0103); live consoles get it before its batch commits the states.
+    await append(connectorId, 'early-1', { step: 2 }).then(() => events.push('acknowledged'));
+    await waitFor(async () => (events.includes('committed') ? true : undefined));
+    expect(events).toEqual(['acknowledged', 'visible', 'committed']);
     const rows = await processedPackets(t, connectorId, 2);
     expect(rows.map((r) => r.status)).toEqual(['parsed', 'parsed']);
     // Derived from the cursor: the row itself was never updated.
@@ -162,6 +168,20 @@ describe('ingest pipeline', () => {
     expect(await statesOf(t, deviceId)).toMatchObject({ v: 2 });
   });
 
+  it('runs in a worker thread that, when it dies, is restarted and processes what came meanwhile', async () => {
+    const connectorId = await insertConnector(t);
+    const deviceId = await insertDevice(t, { connectorId, deviceKey: 'worker-1', driverId });
+    await append(connectorId, 'worker-1', { step: 1 });
+    await processedPackets(t, connectorId, 1);
+    // ADR 0102: the pipeline's thread; terminating it stands in for a crash of that thread.
+    const worker = (t.services.ingest as unknown as { worker: { terminate(): Promise<number> } }).worker;
+    await worker.terminate();
+    for (let step = 2; step <= 4; step++) await append(connectorId, 'worker-1', { step });
+    const rows = await processedPackets(t, connectorId, 4, 20_000);
+    expect(rows.map((r) => r.status)).toEqual(['parsed', 'parsed', 'parsed', 'parsed']);
+    expect(await statesOf(t, deviceId)).toMatchObject({ step: 4 });
+  });
+
   it('processes thousands of packets in batches with every device ending at its newest value', async () => {
     const connectorId = await insertConnector(t);
     const devices = await Promise.all(
@@ -184,10 +204,13 @@ describe('ingest pipeline', () => {
     const connectorId = await insertConnector(t);
     const deviceId = await insertDevice(t, { connectorId, deviceKey: 'replay-1', driverId });
     // A second store + pipeline on the same database stands in for a process that died after commit.
+    // A position key of its own: these packets do not move the server's spool position.
     const url = String(t.orm.config.get('clientUrl'));
-    const store = new PacketStore(url, 1000, new Metrics());
+    const store = new PacketStore(url, spoolPositionKey('replaying-test-node'), new Metrics());
     const noReports = { record: () => {}, write: async () => {} };
-    for (let i = 1; i <= 3; i++) await store.append(packet(connectorId, 'replay-1', { step: i }));
+    for (let i = 1; i <= 3; i++)
+      store.appendSpooled([{ ...packet(connectorId, 'replay-1', { step: i }), seq: 0 }]);
+    await store.flushed();
     const pending = await sql<{ status: string | null }>(
       t,
       'SELECT status FROM packets WHERE connector_id = ?',

@@ -54,6 +54,8 @@ describe('server processes', () => {
       const env = (name: string) => ({
         DATABASE_URL: db.url,
         STELLWERK_DATA_DIR: dataDir,
+        // A packet spool belongs to one server (its LOCK refuses a second): one per node.
+        STELLWERK_SPOOL_DIR: path.join(dataDir, `spool-${name}`),
         STELLWERK_SECRET_KEY: secretKey,
         STELLWERK_NODE_NAME: name,
       });

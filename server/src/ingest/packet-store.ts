@@ -2,41 +2,43 @@ import pg from 'pg';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import { packetColumns } from './packet-columns.js';
-import { PacketRefusedError, type IncomingPacket, type PacketSink } from './ingest.types.js';
+import type { IncomingPacket } from './ingest.types.js';
+
+/** Each node has its own spool, so its own position (`system_settings` key). */
+export const spoolPositionKey = (nodeName: string) => `packet_spool_position:${nodeName}`;
 
 /**
- * Durable packet store with group commit.
+ * The packet table's writer (ADR 0103): moves spooled packets — already durable in the packet spool and
+ * already acknowledged — into `packets`, in the ingest worker thread.
  *
  * Failure behaviour, in order:
- * - `append` resolves only after the packet's batch is committed (PostgreSQL WAL, synchronous_commit on),
- *   so a front door that acknowledges after `append` never acknowledges a packet that can be lost.
- * - One INSERT is in flight at a time; packets arriving meanwhile form the next batch. Under load batches
- *   grow (up to MAX_BATCH) and cost one commit each; when idle a packet is written at once.
- * - When more than `maxPending` packets wait, `append` rejects with INGEST_BUSY: the broker then does
- *   not acknowledge and the client retries; nothing is dropped silently.
- * - A failed INSERT rejects every packet of that batch (none was acknowledged).
- * - After commit, listeners get the stored packets with their ids (the ingest pipeline); a listener's
- *   failure never affects durability, because the pipeline replays from the store after a restart.
- * - Before commit, `onAppended` listeners see each accepted packet at once (the pipeline's visible
- *   stage: live push must not wait for the commit). Such a packet may still fail to commit, in which
- *   case it is never acknowledged; the listener must treat it as provisional. Each stored packet
- *   carries the object `append` was given (`incoming`) so the two can be matched.
+ * - One INSERT is in flight at a time; packets arriving meanwhile form the next batch (up to MAX_BATCH).
+ *   Each batch's statement also records the highest spool sequence number it holds
+ *   (`packet_spool_position`), so after a crash the spool replays exactly what the table lacks.
+ *   `onCommittedSeq` listeners hear that number after the commit (the spool may then drop them).
+ * - A batch is never refused (its packets were acknowledged): the database unavailable → retried with
+ *   backoff until it commits or the store stops (the spool keeps the packets); data the database
+ *   refuses (SQLSTATE class 22/23) → the batch is split until the offending packet is alone, which is
+ *   logged, counted and skipped (its position still recorded).
+ * - Before commit, `onAppended` listeners see each packet at once (the pipeline's visible stage: the
+ *   live push must not wait for the table). After commit, `onStored` listeners get the packets with
+ *   their ids; each carries the object `appendSpooled` was given (`incoming`) so the two can be matched.
+ *   A listener's failure never affects the table: the pipeline replays from its cursor.
  */
 
 export interface StoredPacket extends IncomingPacket {
   id: bigint;
-  /** The object given to `append` in this process; absent for packets re-read from the table. */
+  /** The object given to `appendSpooled` in this process; absent for packets re-read from the table. */
   incoming?: IncomingPacket;
 }
 
 export type StoredListener = (packets: StoredPacket[]) => void;
 export type AppendedListener = (packet: IncomingPacket) => void;
 
-interface Waiting {
-  packet: IncomingPacket;
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
+export type CommittedSeqListener = (seq: number) => void;
+
+/** A spooled packet with its spool sequence number. */
+export type SpooledPacket = IncomingPacket & { seq: number };
 
 // One prepared statement per batch. The parameters are built by hand (packet-columns.ts): uuid and
 // text arrays as literals, receive times as epoch milliseconds, and every payload in ONE binary
@@ -53,24 +55,67 @@ const INSERT = {
   RETURNING id`,
 };
 
-const MAX_BATCH = 2000;
+// The same INSERT plus the spool position, in one statement (one implicit transaction). RETURNING of
+// a data-modifying CTE has no order of its own; ids are assigned in `n` order, so ORDER BY id keeps it.
+const INSERT_SPOOLED = {
+  name: 'stellwerk-packet-store-insert-spooled',
+  text: `
+  WITH stored AS (${INSERT.text}),
+  position AS (
+    INSERT INTO system_settings (key, value, updated_at)
+    VALUES ($9, to_jsonb($8::bigint::text), now())
+    ON CONFLICT (key) DO UPDATE
+      SET value = to_jsonb(GREATEST((system_settings.value #>> '{}')::bigint, $8::bigint)::text),
+          updated_at = now())
+  SELECT id FROM stored ORDER BY id`,
+};
 
-export class PacketStore implements PacketSink, Lifecycle {
+const POSITION_ONLY = `
+  INSERT INTO system_settings (key, value, updated_at) VALUES ($2, to_jsonb($1::bigint::text), now())
+  ON CONFLICT (key) DO UPDATE
+    SET value = to_jsonb(GREATEST((system_settings.value #>> '{}')::bigint, $1::bigint)::text), updated_at = now()`;
+
+const MAX_BATCH = 2000;
+const RETRY_DELAYS_MS = [100, 250, 500, 1000, 2000, 5000];
+
+/** Highest spool sequence number whose packet is in `packets` (0: none yet). */
+export async function readSpoolPosition(db: Pick<pg.Pool, 'query'>, key: string): Promise<number> {
+  const { rows } = await db.query<{ seq: string | null }>(
+    `SELECT value #>> '{}' AS seq FROM system_settings WHERE key = $1`,
+    [key],
+  );
+  return Number(rows[0]?.seq ?? 0);
+}
+
+/** SQLSTATE classes 22 (data exception) and 23 (integrity): the data, not the database, is at fault. */
+const refusesData = (error: unknown) => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+};
+
+export class PacketStore implements Lifecycle {
   readonly name = 'packet-store';
   private readonly pool: pg.Pool;
-  private queue: Waiting[] = [];
+  private queue: SpooledPacket[] = [];
   private flushing: Promise<void> | undefined;
   private readonly listeners: StoredListener[] = [];
   private readonly appendedListeners: AppendedListener[] = [];
+  private readonly committedSeqListeners: CommittedSeqListener[] = [];
   private stopped = false;
+  private wakeRetry: (() => void) | undefined;
   private readonly batchSize;
   private readonly stored;
-  private readonly refused;
+  private readonly skipped;
 
   constructor(
     databaseUrl: string,
-    private readonly maxPending: number,
+    /** `spoolPositionKey(node name)`. */
+    private readonly positionKey: string,
     metrics: Metrics,
+    private readonly log?: {
+      warn(fields: object, message: string): void;
+      error(fields: object, message: string): void;
+    },
   ) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // An idle connection dropped by the server (restart, failover) must not crash the process.
@@ -81,11 +126,15 @@ export class PacketStore implements PacketSink, Lifecycle {
       [1, 10, 50, 100, 500, 1000, 2000],
     );
     this.stored = metrics.counter('stellwerk_packets_stored_total', 'Packets committed to the packet store');
-    this.refused = metrics.counter('stellwerk_packets_refused_total', 'Packets refused by the packet store', [
-      'reason',
-    ]);
-    metrics.gauge('stellwerk_packet_store_pending', 'Packets waiting for their batch commit', [], (gauge) =>
-      gauge.set(this.queue.length),
+    this.skipped = metrics.counter(
+      'stellwerk_packets_skipped_total',
+      'Spooled packets whose data PostgreSQL refused (logged, not stored)',
+    );
+    metrics.gauge(
+      'stellwerk_packet_store_pending',
+      'Spooled packets waiting for their INSERT into the packet table',
+      [],
+      (gauge) => gauge.set(this.queue.length),
     );
   }
 
@@ -99,34 +148,46 @@ export class PacketStore implements PacketSink, Lifecycle {
     this.appendedListeners.push(listener);
   }
 
-  append(packet: IncomingPacket): Promise<void> {
-    if (this.stopped)
-      return Promise.reject(new PacketRefusedError('INGEST_STOPPED', 'The server is stopping'));
-    if (this.queue.length >= this.maxPending) {
-      this.refused.inc({ reason: 'busy' });
-      return Promise.reject(new PacketRefusedError('INGEST_BUSY', 'Too many packets waiting; retry'));
-    }
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ packet, resolve, reject });
-      this.flushing ??= this.drain();
+  /** Hears the highest spool sequence number committed with each batch of spooled packets. */
+  onCommittedSeq(listener: CommittedSeqListener): void {
+    this.committedSeqListeners.push(listener);
+  }
+
+  /** Spooled packets (already durable and acknowledged, in sequence order): see the failure behaviour. */
+  appendSpooled(packets: readonly SpooledPacket[]): void {
+    if (this.stopped) return; // still in the spool: the next start moves them
+    for (const packet of packets) {
+      this.queue.push(packet);
       for (const listener of this.appendedListeners) {
         try {
           listener(packet);
         } catch {
-          // Provisional consumers only: the packet's durability does not depend on them.
+          // The table does not depend on them.
         }
       }
-    });
+    }
+    this.flushing ??= this.drain();
+  }
+
+  /** Resolves when every packet appended so far is in the table (or the store stopped). */
+  async flushed(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  /** The spool position already in `packets` (see `readSpoolPosition`). */
+  spoolPosition(): Promise<number> {
+    return readSpoolPosition(this.pool, this.positionKey);
   }
 
   async start(): Promise<void> {
     await this.pool.query('SELECT 1');
   }
 
-  /** Commits what is queued, then refuses new packets. */
+  /** Commits what is queued (unless the database is gone), then takes no more. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.wakeRetry?.();
     await this.flushing;
     await this.pool.end();
   }
@@ -142,24 +203,70 @@ export class PacketStore implements PacketSink, Lifecycle {
     }
   }
 
-  private async commit(batch: Waiting[]): Promise<void> {
-    const packets = batch.map((w) => w.packet);
-    let ids: bigint[];
-    try {
-      const result = await this.pool.query<{ id: string }>({ ...INSERT, values: packetColumns(packets) });
-      ids = result.rows.map((r) => BigInt(r.id));
-    } catch (error) {
-      this.refused.inc({ reason: 'store-failed' }, batch.length);
-      const refusal = new PacketRefusedError(
-        'INGEST_STORE_FAILED',
-        `Packet store failed: ${(error as Error).message}`,
-      );
-      for (const w of batch) w.reject(refusal);
-      return;
+  private commit(batch: SpooledPacket[]): Promise<void> {
+    return this.commitSpooled(batch, batch[batch.length - 1]!.seq);
+  }
+
+  /** Spooled packets cannot be refused (they were acknowledged): retry, or split out what the data breaks. */
+  private async commitSpooled(packets: SpooledPacket[], lastSeq: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.pool.query<{ id: string }>({
+          ...INSERT_SPOOLED,
+          values: [...packetColumns(packets), lastSeq, this.positionKey],
+        });
+        this.committed(
+          packets,
+          result.rows.map((r) => BigInt(r.id)),
+        );
+        return this.tellCommittedSeq(lastSeq);
+      } catch (error) {
+        if (this.stopped) return; // the spool still holds them
+        if (refusesData(error)) return this.splitRefused(packets, lastSeq, error);
+        const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
+        if (attempt === 0) this.log?.warn({ err: error }, 'packet store: database unavailable; retrying');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.wakeRetry = () => (clearTimeout(timer), resolve());
+        });
+        this.wakeRetry = undefined;
+      }
     }
-    this.batchSize.observe(batch.length);
-    this.stored.inc(batch.length);
-    for (const w of batch) w.resolve();
+  }
+
+  private async splitRefused(batch: SpooledPacket[], lastSeq: number, error: unknown): Promise<void> {
+    if (batch.length > 1) {
+      const half = Math.ceil(batch.length / 2);
+      await this.commitSpooled(batch.slice(0, half), batch[half - 1]!.seq);
+      return this.commitSpooled(batch.slice(half), lastSeq);
+    }
+    const packet = batch[0]!;
+    this.skipped.inc();
+    this.log?.error(
+      { err: error, seq: lastSeq, connectorId: packet.connectorId, deviceKey: packet.deviceKey },
+      'packet store: the database refused a spooled packet; it is skipped',
+    );
+    try {
+      await this.pool.query(POSITION_ONLY, [lastSeq, this.positionKey]);
+    } catch {
+      // Not recorded: the next batch's position covers it, or a restart meets the packet again.
+    }
+    this.tellCommittedSeq(lastSeq);
+  }
+
+  private tellCommittedSeq(seq: number): void {
+    for (const listener of this.committedSeqListeners) {
+      try {
+        listener(seq);
+      } catch {
+        // The position is in the database; a listener fault changes nothing there.
+      }
+    }
+  }
+
+  private committed(packets: IncomingPacket[], ids: bigint[]): void {
+    this.batchSize.observe(packets.length);
+    this.stored.inc(packets.length);
     const stored = packets.map((p, i): StoredPacket => ({ ...p, id: ids[i]!, incoming: p }));
     for (const listener of this.listeners) {
       try {

@@ -6,7 +6,7 @@ import { commitBatch, CURSOR_KEY, type BatchCommitHook } from './commit-batch.st
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { PacketFeed } from './packet-feed.js';
-import type { PacketStore, StoredPacket } from './packet-store.js';
+import type { AppendedListener, StoredListener, StoredPacket } from './packet-store.js';
 import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
 import { DeviceResolver } from './resolve-device.stage.js';
 import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visible.stage.js';
@@ -14,7 +14,7 @@ import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visibl
 /**
  * The ingest pipeline: packets become device states. Stages, in order (ADR 0092):
  *
- *   visible     visible.stage.ts          accepted, not yet committed packets: resolve, parse, live push
+ *   visible     visible.stage.ts          spooled packets not yet in the table: resolve, parse, live push
  *   feed        packet-feed.ts            committed packets, in memory or re-read from `packets`
  *   resolve     resolve-device.stage.ts   (connectorId, device_id) → device and driver, cached
  *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key
@@ -26,10 +26,9 @@ import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visibl
  *               for packets the visible stage did not handle (replayed, or it was saturated)
  *
  * Failure and loss behaviour:
- * - Visible before durable: consoles see a packet's values before its commit (publish → visible
- *   must not wait for fsync). A packet whose commit fails was never acknowledged; its values were
- *   only pushed live, never persisted, and the device's next packet overwrites them on consoles.
- *   XAPI state reads show committed states (device_states), a commit interval behind the live push.
+ * - Visible before the states commit: consoles see a packet's values as soon as the packet store
+ *   hands it over (it is already durable in the spool and acknowledged, ADR 0103). XAPI state reads
+ *   show committed states (device_states), a commit interval behind the live push.
  * - Nothing here can lose an acknowledged packet: it is in `packets` before it reaches the feed,
  *   and a batch counts as processed only when its transaction (which also advances the cursor)
  *   commits. A crash anywhere replays from the cursor at the next start; replayed packets are
@@ -51,6 +50,12 @@ import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visibl
 
 export type ProcessedListener = (updates: StateUpdate[]) => void;
 
+/** Where packets come from: a packet store (in the ingest worker, fed from the spool, ADR 0103). */
+export interface PacketSource {
+  onAppended(listener: AppendedListener): void;
+  onStored(listener: StoredListener): void;
+}
+
 /** Where connector counters and log entries go (the connectors domain's ConnectorTelemetry). */
 export interface ConnectorReporting {
   record(connectorId: string, result: 'in' | 'failed', count?: number): void;
@@ -64,7 +69,7 @@ export interface ConnectorReporting {
 
 export interface PipelineOptions {
   databaseUrl: string;
-  packets: PacketStore;
+  packets: PacketSource;
   /** The drivers domain's parsers (services.ts passes its DriverParsing service). */
   parsing: DriverParsing;
   connectors: ConnectorReporting;
@@ -79,6 +84,12 @@ export interface PipelineOptions {
   commitIntervalMs?: number;
   /** Runs inside each batch transaction before the cursor moves (the state engine, ADR 0100). */
   commitHook?: BatchCommitHook;
+  /**
+   * Stored packets the in-memory feed holds before it falls back to re-reading the table (default
+   * 50,000). The ingest worker passes the spool's limit of packets not yet in the table, so a backlog
+   * the spool accepted never overflows the feed (an overflow re-reads and pushes packets live twice).
+   */
+  feedMaxPackets?: number;
 }
 
 const BACKOFF_MS = [50, 100, 250, 500, 1000, 2000, 5000];
@@ -118,7 +129,11 @@ export class IngestPipeline implements Lifecycle {
     const batchSize = (this.batchSize = options.batchSize ?? 1000);
     this.commitIntervalMs = options.commitIntervalMs ?? 100;
     this.commitHook = options.commitHook;
-    this.feed = new PacketFeed(this.pool, { batchSize, maxQueued: 50_000, maxQueuedBytes: 64 * 1024 * 1024 });
+    this.feed = new PacketFeed(this.pool, {
+      batchSize,
+      maxQueued: options.feedMaxPackets ?? 50_000,
+      maxQueuedBytes: 64 * 1024 * 1024,
+    });
     this.resolver = new DeviceResolver(this.pool);
     this.visible = new VisibleStage(
       this.resolver,

@@ -6,15 +6,15 @@ import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-pack
 import type { DeviceResolver } from './resolve-device.stage.js';
 
 /**
- * Stage 0 (ADR 0092): packets become visible before they are durable. The packet store hands over
- * each accepted packet before its commit; this stage resolves (cached) and parses it at once, in
- * small batches, and pushes the resulting state updates to the visible listeners (live consoles).
- * The commit path later picks up the same outcome for the committed packet instead of parsing twice.
+ * Stage 0 (ADR 0092, 0103): packets become visible before their states commit. The packet store hands
+ * over each spooled packet (already durable and acknowledged, ADR 0103) before its INSERT; this stage
+ * resolves (cached) and parses it at once, in small batches, and pushes the resulting state updates to
+ * the visible listeners (live consoles). The commit path later picks up the same outcome for the
+ * stored packet instead of parsing twice.
  *
  * Failure behaviour:
- * - Provisional: a packet whose commit then fails was never acknowledged, but consoles may have seen
- *   its values; the device's next packet overwrites them. Nothing of it is persisted (states are
- *   written only by the commit path, for committed packets).
+ * - What consoles see here is acknowledged data, persisted by the commit path shortly after (a crash
+ *   in between replays it from the spool and the cursor).
  * - A resolve or parse failure here is logged and ignored: the commit path resolves and parses such
  *   packets itself and makes them visible after their commit, as it does for replayed packets.
  * - Bounded: beyond `maxInFlight` packets waiting here, new packets skip this stage (same fallback).
@@ -43,7 +43,7 @@ export class VisibleStage {
     private readonly maxInFlight = 20_000,
   ) {}
 
-  /** Called by the packet store for each accepted packet, before its commit. */
+  /** Called by the packet store for each spooled packet, before its INSERT. */
   take(packet: IncomingPacket): void {
     if (this.inFlight >= this.maxInFlight) return;
     this.inFlight++;

@@ -93,6 +93,20 @@ export class LiveHub implements Lifecycle {
   }
 
   /**
+   * Same as `publish`, for updates the ingest worker already encoded (`packetEntry`): `entries[i]`
+   * is the entry of an update of device `deviceIds[i]` (ADR 0102).
+   */
+  publishEncoded(deviceIds: readonly string[], entries: readonly string[]): void {
+    this.fanOut(
+      'devices',
+      'packets',
+      deviceIds.keys(),
+      (i) => deviceIds[i]!,
+      (i) => entries[i]!,
+    );
+  }
+
+  /**
    * Pushes twin data-state changes to the consoles that follow each twin, after the state engine's
    * transaction committed (StateEngine.onStateChanges): one `states` message per console per call.
    */
@@ -104,7 +118,7 @@ export class LiveHub implements Lifecycle {
   private fanOut<T>(
     topic: LiveTopic,
     kind: 'packets' | 'states',
-    items: readonly T[],
+    items: Iterable<T>,
     idOf: (item: T) => string,
     encode: (item: T) => string,
   ): void {

@@ -5,10 +5,13 @@ import type { FastifyInstance } from 'fastify';
 export class Metrics {
   readonly registry = new client.Registry();
   readonly httpDuration: client.Histogram<'method' | 'route' | 'status'>;
+  /** Metrics kept elsewhere (the ingest worker's registry), in exposition format, appended at each scrape. */
+  private readonly sources: Array<() => Promise<string>> = [];
 
-  constructor(labels: Record<string, string> = {}) {
+  /** `processMetrics` false: a worker thread's registry (the process metrics are the main thread's). */
+  constructor(labels: Record<string, string> = {}, { processMetrics = true } = {}) {
     this.registry.setDefaultLabels(labels);
-    client.collectDefaultMetrics({ register: this.registry, prefix: 'stellwerk_' });
+    if (processMetrics) client.collectDefaultMetrics({ register: this.registry, prefix: 'stellwerk_' });
     this.httpDuration = new client.Histogram({
       name: 'stellwerk_http_request_duration_seconds',
       help: 'HTTP request latency by route template',
@@ -53,6 +56,11 @@ export class Metrics {
     });
   }
 
+  /** Adds metrics of another registry to every scrape; `source` must not throw. */
+  addSource(source: () => Promise<string>): void {
+    this.sources.push(source);
+  }
+
   register(app: FastifyInstance): void {
     app.addHook('onResponse', async (request, reply) => {
       // Label by route template, never the raw URL: ids would explode the series count.
@@ -64,7 +72,8 @@ export class Metrics {
     });
     app.get('/metrics', { config: { auth: 'public' }, schema: { hide: true } }, async (_request, reply) => {
       reply.header('content-type', this.registry.contentType);
-      return this.registry.metrics();
+      const parts = await Promise.all([this.registry.metrics(), ...this.sources.map((source) => source())]);
+      return parts.filter((part) => part.length > 0).join('\n');
     });
   }
 }

@@ -5,6 +5,7 @@ import { Account } from '../../../server/src/accounts/account.entity.js';
 import { Connector } from '../../../server/src/connectors/connector.entity.js';
 import { sha256 } from '../../../server/src/platform/crypto/tokens.js';
 import { createTestApp, type TestApp, type TestAppOptions } from './test-app.js';
+import { packetsSettled } from './connectors.js';
 
 /** The real server with its broker on free ports of 127.0.0.1: TCP, and WebSocket on the HTTP port. */
 export interface BrokerTestApp extends TestApp {
@@ -113,6 +114,7 @@ export async function storedPackets(
   t: TestApp,
   connectorId: string,
 ): Promise<Array<{ device_key: string; payload: Buffer; source: string }>> {
+  await packetsSettled(t);
   return t.orm.em
     .fork()
     .getConnection()

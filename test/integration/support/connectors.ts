@@ -1,5 +1,6 @@
 import { caller, expectStatus, type Credentials } from './identity.js';
 import type { TestApp } from './test-app.js';
+import { waitFor } from './wait.js';
 
 /** Helpers shared by the connector, webhook, mqtt-in and hub tests. */
 
@@ -42,7 +43,19 @@ export interface PacketRow {
   status: string | null;
 }
 
-export function packetsOf(t: TestApp, connectorId: string): Promise<PacketRow[]> {
+/**
+ * Front doors acknowledge once a packet is in the spool (ADR 0103); the ingest worker moves it into
+ * `packets` right after. Reads of the table wait for that, bounded.
+ */
+export function packetsSettled(t: TestApp): Promise<true> {
+  return waitFor(async () => (t.services.packets.backlog === 0 ? true : undefined), 20_000, {
+    intervalMs: 10,
+    what: 'every acknowledged packet in the packet table',
+  });
+}
+
+export async function packetsOf(t: TestApp, connectorId: string): Promise<PacketRow[]> {
+  await packetsSettled(t);
   return t.orm.em
     .fork()
     .getConnection()

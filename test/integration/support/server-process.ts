@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../../../server/src/platform/node-flags.js';
 
 /** The repository root; servers run from the sources through tsx, so no build step is needed. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -62,11 +63,15 @@ export function spawnServer(env: Record<string, string>): {
 } {
   // The bench passes e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the server under load.
   const extra = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'server/src/main.ts'], {
-    cwd: REPO_ROOT,
-    env: serverEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...SERVER_NODE_FLAGS, ...extra, '--import', 'tsx', 'server/src/main.ts'],
+    {
+      cwd: REPO_ROOT,
+      env: serverEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));

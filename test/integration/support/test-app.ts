@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
@@ -39,8 +40,11 @@ export interface TestAppOptions {
 /** The real server against a fresh database; requests go through `app.inject`. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await createTestDatabase();
+  // Each app its own packet spool: a spool directory belongs to one server at a time.
+  const spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stellwerk-test-spool-'));
   const config = loadConfig({
     STELLWERK_DATA_DIR: path.join(os.tmpdir(), 'stellwerk-test-unused'),
+    STELLWERK_SPOOL_DIR: spoolDir,
     DATABASE_URL: db.url,
     ...(options.admin === false
       ? {}
@@ -63,7 +67,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const withContext = <T>(fn: () => Promise<T>) => RequestContext.create(orm.em.fork(), fn);
   const boot = await withContext(() => services.bootstrap.run(config, app.log));
   await app.ready();
-  // Packets become device states in tests as in production (replay from the cursor, then follow).
+  // Packets become device states in tests as in production: the spool takes them, the ingest worker
+  // stores them in `packets` and processes them (replay from the cursor, then follow).
+  await services.packets.start();
   await services.ingest.start();
   return {
     app,
@@ -83,6 +89,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       // The state engine's pool opens on first use (lifecycle parts are not started in tests).
       await services.stateEngine.stop();
       await services.packets.stop();
+      fs.rmSync(spoolDir, { recursive: true, force: true });
       await orm.close();
       await db.drop();
     },

@@ -53,6 +53,7 @@ export class StateEngine implements StateValueSetter, Lifecycle {
   private loadedVersion = -1;
   private loading: { version: number; done: Promise<RoutingIndex> } | undefined;
   private readonly listeners: StateChangeListener[] = [];
+  private readonly definitionListeners: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly changesCounter;
 
@@ -68,9 +69,23 @@ export class StateEngine implements StateValueSetter, Lifecycle {
     this.listeners.push(listener);
   }
 
+  /**
+   * Changes committed by another engine instance of this node (the ingest worker's, ADR 0102):
+   * counted and handed to this engine's listeners as if made here.
+   */
+  publishChanges(changes: StateChange[]): void {
+    this.notify(changes);
+  }
+
+  /** Called after every `definitionsChanged` (the ingest worker's engine reloads too). */
+  onDefinitionsChanged(listener: () => void): void {
+    this.definitionListeners.push(listener);
+  }
+
   /** See StateValueSetter: the whole index is reloaded before its next use on this node. */
   definitionsChanged(_twinId?: string): void {
     this.version++;
+    for (const listener of this.definitionListeners) listener();
   }
 
   async start(): Promise<void> {

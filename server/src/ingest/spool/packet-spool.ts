@@ -1,0 +1,383 @@
+import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Lifecycle } from '../../platform/lifecycle.js';
+import type { Metrics } from '../../platform/metrics.js';
+import { PacketRefusedError, type IncomingPacket, type PacketSink } from '../ingest.types.js';
+import {
+  acquireLock,
+  readSegmentGroups,
+  releaseLock,
+  scanSegments,
+  segmentPath,
+  syncDirectory,
+  type SegmentFile,
+  type SpoolGroup,
+} from './spool-files.js';
+import { encodedRecordSize, encodeRecordInto } from './spool-record.js';
+
+export type { SpoolGroup } from './spool-files.js';
+
+/**
+ * Durable, append-only local packet spool with group commit (records: spool-record.ts).
+ *
+ * Failure behaviour, in order:
+ * - `append` resolves only after the packet's record is written and fdatasync'ed, so a front door
+ *   that acknowledges after `append` never acknowledges a packet a crash can lose.
+ * - One write + fdatasync is in flight at a time; packets arriving meanwhile form the next group (up
+ *   to MAX_GROUP_RECORDS or MAX_GROUP_BYTES) and cost one fdatasync each; when idle a packet is
+ *   written at once. The packets of a group share one promise.
+ * - When `maxOutstanding` packets are accepted but not yet committed downstream, `append` rejects with
+ *   INGEST_BUSY: the broker then does not acknowledge and the client retries; nothing is dropped.
+ * - A failed write or fdatasync rejects every packet of that group with INGEST_STORE_FAILED (none was
+ *   acknowledged). The segment is truncated back to its durable end before the next group, whose
+ *   records take the refused seqs. If truncation fails, that segment is closed and a new one named by
+ *   the refused group's first seq takes over: a restart reads no segment past the next one's first
+ *   seq, so the refused records stay ignored. Refused records never reach `onDurable` or `readDurable`.
+ * - After the fdatasync, `onDurable` listeners get the group (the ingest worker); a listener's failure
+ *   never affects durability, because the worker reads what it lacks with `readDurable` when it starts.
+ * - A torn tail (a crash mid-write) is ignored at start; appends always go to a new segment.
+ * - Segments are deleted once downstream committed all their records (`committed`), never before.
+ */
+
+export interface PacketSpoolOptions {
+  /** Created with mode 0o700 if missing. */
+  dir: string;
+  /** The highest seq already committed downstream (PostgreSQL); 0 if none. */
+  readCommittedSeq: () => Promise<number>;
+  /** Records accepted but not yet committed downstream; beyond it `append` rejects INGEST_BUSY. */
+  maxOutstanding: number;
+  /** Rotate the segment file after it reaches this size; default 64 MiB. */
+  segmentBytes?: number;
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+}
+
+export type DurableListener = (group: SpoolGroup) => void;
+
+const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+const MAX_GROUP_BYTES = 4 * 1024 * 1024;
+const MAX_GROUP_RECORDS = 5000;
+
+/** Packets that share one write + fdatasync, and so one promise. */
+class PendingGroup {
+  readonly packets: IncomingPacket[] = [];
+  bytes = 0;
+  readonly done: Promise<void>;
+  resolve!: () => void;
+  reject!: (error: Error) => void;
+
+  constructor() {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+}
+
+interface OpenSegment {
+  segment: SegmentFile;
+  handle: FileHandle;
+}
+
+export class PacketSpool implements PacketSink, Lifecycle {
+  readonly name = 'packet-spool';
+  private readonly segmentBytes: number;
+  /** Groups not yet taken by `drain`; only the last one still takes packets. */
+  private readonly waiting: PendingGroup[] = [];
+  /** Packets in waiting groups and in the group in flight. */
+  private pendingCount = 0;
+  private draining: Promise<void> | undefined;
+  private readonly listeners: DurableListener[] = [];
+  private accepting = false;
+  private stopping: Promise<void> | undefined;
+  private current: OpenSegment | undefined;
+  /** Segments no longer appended to, in seq order, until downstream committed them. */
+  private closed: SegmentFile[] = [];
+  private nextSeq = 1;
+  private durableSeq = 0;
+  private committedSeq = 0;
+  private deleting: Promise<void> = Promise.resolve();
+  private readonly groupSize;
+  private readonly spooled;
+  private readonly refused;
+
+  constructor(private readonly options: PacketSpoolOptions) {
+    this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+    const { metrics } = options;
+    this.groupSize = metrics.histogram(
+      'stellwerk_packet_spool_group_size',
+      'Packets written per spool group (one fdatasync each)',
+      [1, 10, 50, 100, 500, 1000, 5000],
+    );
+    this.spooled = metrics.counter('stellwerk_packets_spooled_total', 'Packets durable in the packet spool');
+    this.refused = metrics.counter(
+      'stellwerk_packet_spool_refused_total',
+      'Packets refused by the packet spool',
+      ['reason'],
+    );
+    metrics.gauge(
+      'stellwerk_packet_spool_outstanding',
+      'Packets accepted by the spool and not yet committed downstream',
+      [],
+      (gauge) => gauge.set(this.outstanding),
+    );
+  }
+
+  /** The highest seq whose record is durable. */
+  get lastDurableSeq(): number {
+    return this.durableSeq;
+  }
+
+  /** Packets accepted and not yet committed downstream (in `packets`): 0 once the table holds all. */
+  get backlog(): number {
+    return this.outstanding;
+  }
+
+  /** Registers a consumer of durable groups (the ingest worker); see the failure behaviour above. */
+  onDurable(listener: DurableListener): void {
+    this.listeners.push(listener);
+  }
+
+  append(packet: IncomingPacket): Promise<void> {
+    if (!this.accepting) {
+      return Promise.reject(new PacketRefusedError('INGEST_STOPPED', 'The packet spool is not running'));
+    }
+    if (this.outstanding >= this.options.maxOutstanding) {
+      this.refused.inc({ reason: 'busy' });
+      return Promise.reject(new PacketRefusedError('INGEST_BUSY', 'Too many packets waiting; retry'));
+    }
+    let size: number;
+    try {
+      size = encodedRecordSize(packet);
+    } catch (error) {
+      this.refused.inc({ reason: 'invalid' });
+      return Promise.reject(new PacketRefusedError('INGEST_INVALID', (error as Error).message));
+    }
+    let group = this.waiting.at(-1);
+    if (!group || group.packets.length >= MAX_GROUP_RECORDS || group.bytes + size > MAX_GROUP_BYTES) {
+      group = new PendingGroup();
+      this.waiting.push(group);
+    }
+    group.packets.push(packet);
+    group.bytes += size;
+    this.pendingCount += 1;
+    this.draining ??= this.drain();
+    return group.done;
+  }
+
+  /**
+   * Every durable record with seq > afterSeq, in seq order, in groups of at most about 4 MiB (for a
+   * downstream that (re)starts). Synchronous, so no group can become durable while it reads; throws
+   * when a segment file cannot be read.
+   */
+  readDurable(afterSeq: number): SpoolGroup[] {
+    const segments = this.current ? [...this.closed, this.current.segment] : this.closed;
+    return segments.flatMap((segment) => readSegmentGroups(segment, afterSeq, MAX_GROUP_BYTES));
+  }
+
+  /** Downstream committed every record up to `seq`: frees room and deletes segments it covers. */
+  committed(seq: number): void {
+    if (seq <= this.committedSeq) return;
+    this.committedSeq = seq;
+    this.deleteCommittedSegments();
+  }
+
+  async start(): Promise<void> {
+    const { dir, log } = this.options;
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await acquireLock(dir);
+    try {
+      const segments = await scanSegments(dir, log);
+      const committed = await this.options.readCommittedSeq();
+      const lastInFiles = segments.reduce((last, segment) => Math.max(last, segment.lastSeq), 0);
+      // The database may be ahead of the files (spool directory lost or replaced): never reuse its seqs.
+      this.nextSeq = Math.max(lastInFiles, committed) + 1;
+      this.durableSeq = this.nextSeq - 1;
+      this.committedSeq = committed;
+      const earliest = segments.find((segment) => segment.lastSeq >= segment.firstSeq);
+      if (earliest && earliest.firstSeq > committed + 1) {
+        log.warn(
+          { committed, firstSpooled: earliest.firstSeq, dir },
+          'packet spool: records between the committed seq and the first spooled one are missing',
+        );
+      }
+      const opened = await this.openSegment(this.nextSeq);
+      // A segment named like the new one held no record (see openSegment) and is replaced by it.
+      const others = segments.filter((segment) => segment.path !== opened.segment.path);
+      this.closed = others.filter((segment) => segment.lastSeq > committed);
+      await this.deleteSegments(others.filter((segment) => segment.lastSeq <= committed));
+      this.accepting = true;
+    } catch (error) {
+      await this.current?.handle.close().catch(() => undefined);
+      this.current = undefined;
+      await releaseLock(dir).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Writes what is queued (those appends resolve), then refuses new packets and releases the dir. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private get outstanding(): number {
+    return this.pendingCount + Math.max(0, this.durableSeq - this.committedSeq);
+  }
+
+  private async shutdown(): Promise<void> {
+    if (!this.accepting) return;
+    this.accepting = false;
+    await this.draining;
+    const current = this.current;
+    this.current = undefined;
+    await current?.handle
+      .close()
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'packet spool: closing failed'));
+    await this.deleting;
+    await releaseLock(this.options.dir);
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let group = this.waiting.shift(); group; group = this.waiting.shift()) await this.flush(group);
+    } finally {
+      this.draining = undefined;
+    }
+  }
+
+  private async flush(group: PendingGroup): Promise<void> {
+    const count = group.packets.length;
+    const firstSeq = this.nextSeq;
+    const lastSeq = firstSeq + count - 1;
+    let target: OpenSegment | undefined = this.current;
+    let bytes: Buffer;
+    try {
+      // Unpooled: the group's bytes go to the worker by transfer, which needs an ArrayBuffer of its own.
+      bytes = Buffer.allocUnsafeSlow(group.bytes);
+      let offset = 0;
+      for (let i = 0; i < count; i += 1)
+        offset = encodeRecordInto(bytes, offset, firstSeq + i, group.packets[i]!);
+      if (offset !== bytes.length) throw new Error('a packet changed between append and write');
+      target ??= await this.openSegment(firstSeq);
+      await writeFully(target.handle, bytes, target.segment.durableBytes);
+      await target.handle.datasync();
+    } catch (error) {
+      this.pendingCount -= count;
+      this.refused.inc({ reason: 'store-failed' }, count);
+      group.reject(
+        new PacketRefusedError('INGEST_STORE_FAILED', `Packet spool failed: ${(error as Error).message}`),
+      );
+      if (target) await this.discardUndurableBytes(target);
+      return;
+    }
+    const { segment } = target;
+    segment.durableBytes += bytes.length;
+    segment.lastSeq = lastSeq;
+    this.nextSeq = lastSeq + 1;
+    this.durableSeq = lastSeq;
+    this.pendingCount -= count;
+    this.groupSize.observe(count);
+    this.spooled.inc(count);
+    // Before resolving: a resolved append then finds the segments settled (stop, tests), at the cost
+    // of one close + open + directory fsync per segment for the group that filled it.
+    if (segment.durableBytes >= this.segmentBytes) await this.rotate();
+    group.resolve();
+    const durable: SpoolGroup = { firstSeq, lastSeq, bytes };
+    for (const listener of this.listeners) {
+      try {
+        listener(durable);
+      } catch {
+        // Downstream reads what it lacks with readDurable when it (re)starts; durability is unaffected.
+      }
+    }
+  }
+
+  /** After a failed group: cut the segment back to its durable end, or continue in a new segment. */
+  private async discardUndurableBytes(target: OpenSegment): Promise<void> {
+    const { log } = this.options;
+    try {
+      await target.handle.truncate(target.segment.durableBytes);
+      await target.handle.datasync();
+      return;
+    } catch (error) {
+      log.error(
+        { err: error, file: target.segment.path },
+        'packet spool: could not truncate a failed write; continuing in a new segment',
+      );
+    }
+    this.current = undefined;
+    await target.handle.close().catch(() => undefined);
+    // An empty segment is replaced by the new one of the same name; one with records stays until committed.
+    if (target.segment.lastSeq >= target.segment.firstSeq) this.closed.push(target.segment);
+    await this.openSegment(this.nextSeq).catch((error: unknown) =>
+      log.error({ err: error }, 'packet spool: could not open a new segment; the next group retries'),
+    );
+  }
+
+  private async rotate(): Promise<void> {
+    const full = this.current!;
+    this.current = undefined;
+    this.closed.push(full.segment);
+    // Downstream may have committed its records already, before it was closed.
+    this.deleteCommittedSegments();
+    const { log } = this.options;
+    await full.handle
+      .close()
+      .catch((error: unknown) =>
+        log.error({ err: error, file: full.segment.path }, 'packet spool: close failed'),
+      );
+    await this.openSegment(this.nextSeq).catch((error: unknown) =>
+      log.error({ err: error }, 'packet spool: could not open a new segment; the next group retries'),
+    );
+  }
+
+  /**
+   * Opens a new current segment. 'w' (truncating) is safe: a segment file holds seqs from its
+   * name's on, and every durable seq is below `firstSeq`, so a file of that name holds none.
+   */
+  private async openSegment(firstSeq: number): Promise<OpenSegment> {
+    const file = segmentPath(this.options.dir, firstSeq);
+    const handle = await open(file, 'w', 0o600);
+    try {
+      await syncDirectory(this.options.dir);
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      throw error;
+    }
+    this.current = { segment: { path: file, firstSeq, lastSeq: firstSeq - 1, durableBytes: 0 }, handle };
+    return this.current;
+  }
+
+  private deleteCommittedSegments(): void {
+    let count = 0;
+    while (count < this.closed.length && this.closed[count]!.lastSeq <= this.committedSeq) count += 1;
+    if (count === 0) return;
+    // Out of the list at once, so readDurable never reads a file being deleted.
+    const committed = this.closed.splice(0, count);
+    this.deleting = this.deleting.then(() => this.deleteSegments(committed));
+  }
+
+  /** Errors are logged: a segment left behind is deleted at the next start. */
+  private async deleteSegments(segments: SegmentFile[]): Promise<void> {
+    if (segments.length === 0) return;
+    const { dir, log } = this.options;
+    for (const segment of segments) {
+      await unlink(segment.path).catch((error: unknown) =>
+        log.error({ err: error, file: segment.path }, 'packet spool: could not delete a committed segment'),
+      );
+    }
+    await syncDirectory(dir).catch((error: unknown) =>
+      log.error({ err: error, dir }, 'packet spool: could not sync the directory'),
+    );
+  }
+}
+
+async function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, position + written);
+    if (bytesWritten === 0) throw new Error('the file system accepted no bytes');
+    written += bytesWritten;
+  }
+}

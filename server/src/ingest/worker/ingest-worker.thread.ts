@@ -1,0 +1,164 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { FastifyBaseLogger } from 'fastify';
+import { DriverParsing } from '../../drivers/driver-parsing.service.js';
+import { packetEntry } from '../../live/live.protocol.js';
+import { Metrics } from '../../platform/metrics.js';
+import { StateEngine } from '../../states/engine/state-engine.js';
+import { OutboxSink } from '../../timeseries/outbox.js';
+import { PacketStore } from '../packet-store.js';
+import { IngestPipeline } from '../pipeline.js';
+import { decodeRecords } from '../spool/spool-record.js';
+import type { FromWorker, IngestWorkerSetup, LogLevel, ToWorker } from './ingest-worker.messages.js';
+
+/**
+ * The ingest worker thread (ADR 0102, 0103): everything after the packet spool on its own event loop
+ * and its own database pools — the packet store's INSERTs (spooled packets into `packets`, with the
+ * spool position), the ingest pipeline (visible stage, feed, resolve, parse, batch commit with the
+ * state engine's in-transaction work and the time-series outbox). The main thread keeps the broker,
+ * the spool, HTTP and the live sockets; it forwards spooled records and gets back the committed spool
+ * position, encoded live entries, state changes, connector reports, log lines and, on request, this
+ * thread's metrics. Under overload this thread runs at a lower priority (`nice`), so accepting and
+ * acknowledging packets keeps the CPU and the processing catches up afterwards.
+ */
+
+const port = parentPort!;
+const setup = workerData as IngestWorkerSetup;
+const post = (message: FromWorker) => port.postMessage(message);
+
+/** Log lines go to the main thread's logger (its level and destination). */
+function relayLogger(): FastifyBaseLogger {
+  const at =
+    (level: LogLevel) =>
+    (first: unknown, message?: string): void => {
+      const fields = typeof first === 'object' && first !== null ? serialisable(first) : {};
+      const text = typeof first === 'string' ? first : (message ?? '');
+      post({ type: 'log', level, fields, message: text });
+    };
+  const logger: Record<string, unknown> = {
+    level: 'info',
+    fatal: at('error'),
+    error: at('error'),
+    warn: at('warn'),
+    info: at('info'),
+    debug: () => undefined,
+    trace: () => undefined,
+    silent: () => undefined,
+    child: () => logger,
+  };
+  return logger as unknown as FastifyBaseLogger;
+}
+
+/** Errors lose their own properties in a structured clone: keep what a log line shows. */
+function serialisable(fields: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    out[key] =
+      value instanceof Error
+        ? {
+            type: value.name,
+            message: value.message,
+            stack: value.stack,
+            code: (value as { code?: unknown }).code,
+          }
+        : value;
+  }
+  return out;
+}
+
+const log = relayLogger();
+const metrics = new Metrics(setup.metricsLabels, { processMetrics: false });
+const { databaseUrl } = setup;
+const packets = new PacketStore(databaseUrl, setup.spoolPositionKey, metrics, log);
+packets.onCommittedSeq((seq) => post({ type: 'committed', seq }));
+const engine = new StateEngine({ databaseUrl, points: new OutboxSink(), log });
+engine.onStateChanges((changes) => post({ type: 'state-changes', changes }));
+const pipeline = new IngestPipeline({
+  databaseUrl,
+  packets,
+  parsing: new DriverParsing(),
+  connectors: {
+    record: (connectorId, result, count = 1) => post({ type: 'record', connectorId, result, count }),
+    write: async (connectorId, level, message, details) =>
+      post({ type: 'connector-log', connectorId, level, message, ...(details ? { details } : {}) }),
+  },
+  metrics,
+  log,
+  commitHook: engine.inBatch,
+  ...(setup.batchSize ? { batchSize: setup.batchSize } : {}),
+  ...(setup.commitIntervalMs !== undefined ? { commitIntervalMs: setup.commitIntervalMs } : {}),
+  ...(setup.maxPending ? { feedMaxPackets: Math.max(50_000, setup.maxPending) } : {}),
+});
+const want = { visibleUpdates: false, processed: false };
+// Encoded here, once per update: the main thread only joins entries per console.
+pipeline.onVisible((updates) =>
+  post({
+    type: 'visible',
+    deviceIds: updates.map((u) => u.deviceId),
+    entries: updates.map(packetEntry),
+    ...(want.visibleUpdates ? { updates } : {}),
+  }),
+);
+pipeline.onProcessed((updates) => {
+  if (want.processed) post({ type: 'processed', updates });
+});
+
+/** Linux: a thread has its own nice value; `/proc/thread-self` names this thread's id. */
+function lowerPriority(nice: number): void {
+  if (nice <= 0) return;
+  try {
+    const threadId = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+    os.setPriority(threadId, nice);
+  } catch (error) {
+    log.info({ err: error }, 'ingest worker: could not lower its priority; it runs at the normal one');
+  }
+}
+
+async function start(): Promise<void> {
+  try {
+    lowerPriority(setup.nice ?? 0);
+    await packets.start();
+    const committedSeq = await packets.spoolPosition();
+    await engine.start();
+    await pipeline.start();
+    post({ type: 'started', committedSeq });
+  } catch (error) {
+    post({ type: 'start-failed', message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+async function stop(): Promise<void> {
+  await packets.stop();
+  await pipeline.stop();
+  await engine.stop();
+  post({ type: 'stopped' });
+}
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'spooled':
+      for (const bytes of message.groups) packets.appendSpooled(decodeRecords(bytes).records);
+      return;
+    case 'invalidate-device':
+      return pipeline.invalidateDevice(message.device);
+    case 'invalidate-driver':
+      return pipeline.invalidateDriver(message.driverId);
+    case 'invalidate-connector':
+      return pipeline.invalidateConnector(message.connectorId);
+    case 'definitions-changed':
+      return engine.definitionsChanged();
+    case 'want':
+      want.visibleUpdates = message.visibleUpdates;
+      want.processed = message.processed;
+      return;
+    case 'metrics':
+      return void metrics.registry
+        .metrics()
+        .then((text) => post({ type: 'metrics', requestId: message.requestId, text }));
+    case 'start':
+      return void start();
+    case 'stop':
+      return void stop();
+  }
+});
