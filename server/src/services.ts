@@ -93,16 +93,15 @@ export function createServices(ctx: AppContext) {
   );
   // Every front door appends here: acknowledged once on disk; the ingest worker moves packets into
   // PostgreSQL and processes them (ADR 0103).
-  const positionKey = spoolPositionKey(ctx.config.nodeName);
   const packets = new PacketSpool({
     dir: ctx.config.spoolDir,
-    readCommittedSeq: async () => {
+    readCommittedSeq: async (spoolId) => {
       const rows = await ctx.orm.em
         .fork()
         .getConnection()
         .execute<Array<{ seq: string | null }>>(
           `SELECT value #>> '{}' AS seq FROM system_settings WHERE key = ?`,
-          [positionKey],
+          [spoolPositionKey(spoolId)],
         );
       return Number(rows[0]?.seq ?? 0);
     },
@@ -164,7 +163,6 @@ export function createServices(ctx: AppContext) {
     stateEngine,
     databaseUrl: String(ctx.orm.config.get('clientUrl')),
     spool: packets,
-    spoolPositionKey: positionKey,
     nice: ctx.config.ingestWorkerNice,
     maxPending: ctx.config.ingestMaxPending,
     connectors: connectorTelemetry,

@@ -88,7 +88,9 @@ describe('durability under SIGKILL', () => {
     client.on('error', () => undefined);
     const acked = new Set<number>();
     const sentAt = new Map<number, number>();
+    let republished = 0;
     const publish = (seq: number) => {
+      if (sentAt.has(seq)) republished++;
       sentAt.set(seq, Date.now());
       client.publish(topic, JSON.stringify({ seq }), { qos: 1 }, (error) => {
         if (!error) acked.add(seq);
@@ -143,11 +145,16 @@ describe('durability under SIGKILL', () => {
       const duplicates = [...stored.values()].reduce((sum, n) => sum + n - 1, 0);
       console.info(
         `durability: ${MESSAGES} sent, ${acked.size} acknowledged, ${rows.length} distinct stored, ` +
-          `lost ${lost.length}, duplicates ${duplicates}, kills after ${kills.join('/')} acks`,
+          `lost ${lost.length}, duplicates ${duplicates} (republished ${republished}), kills after ${kills.join('/')} acks`,
       );
       expect(kills).toHaveLength(KILLS);
       expect(acked.size).toBe(MESSAGES);
       expect(lost).toEqual([]);
+      // A duplicate needs a second send: mqtt.js resends its in-flight window (at most 200 here)
+      // after each kill, the loop above republishes what stayed unacknowledged. Anything beyond
+      // means the restart stored packets again that the table already held (the spool replayed
+      // from the wrong position).
+      expect(duplicates).toBeLessThanOrEqual(KILLS * 200 + republished);
 
       // The restarted pipeline replays from its cursor: nothing stored stays unprocessed.
       await waitFor(async () => {

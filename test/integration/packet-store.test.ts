@@ -52,7 +52,7 @@ const spoolPosition = async (app: TestApp) =>
   Number(
     (
       await query<{ seq: string }>(app, `SELECT value #>> '{}' AS seq FROM system_settings WHERE key = ?`, [
-        spoolPositionKey(app.config.nodeName),
+        spoolPositionKey(app.services.packets.id),
       ])
     )[0]?.seq ?? 0,
   );

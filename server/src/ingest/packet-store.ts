@@ -4,8 +4,8 @@ import type { Metrics } from '../platform/metrics.js';
 import { packetColumns } from './packet-columns.js';
 import type { IncomingPacket } from './ingest.types.js';
 
-/** Each node has its own spool, so its own position (`system_settings` key). */
-export const spoolPositionKey = (nodeName: string) => `packet_spool_position:${nodeName}`;
+/** Each spool (one per node) has its own position (`system_settings` key), named by its id. */
+export const spoolPositionKey = (spoolId: string) => `packet_spool_position:${spoolId}`;
 
 /**
  * The packet table's writer (ADR 0103): moves spooled packets — already durable in the packet spool and
@@ -109,7 +109,7 @@ export class PacketStore implements Lifecycle {
 
   constructor(
     databaseUrl: string,
-    /** `spoolPositionKey(node name)`. */
+    /** `spoolPositionKey(spool id)`. */
     private readonly positionKey: string,
     metrics: Metrics,
     private readonly log?: {

@@ -137,6 +137,21 @@ describe('packet spool', () => {
   });
 
   describe('restart', () => {
+    it('keeps its identity across restarts and asks for the position under it; another directory has another', async () => {
+      const dir = await tempDir();
+      const asked: string[] = [];
+      const readCommittedSeq = async (spoolId: string) => (asked.push(spoolId), 0);
+      const first = await startedOn(dir, { readCommittedSeq });
+      const id = first.id;
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      await first.stop();
+      const second = await startedOn(dir, { readCommittedSeq });
+      expect(second.id).toBe(id);
+      const other = await startedOn(await tempDir(), { readCommittedSeq });
+      expect(other.id).not.toBe(id);
+      expect(asked).toEqual([id, id, other.id]);
+    });
+
     it('returns earlier records and continues above them when nothing was committed', async () => {
       const dir = await tempDir();
       const first = await startedOn(dir);

@@ -5,6 +5,7 @@ import type { Metrics } from '../../platform/metrics.js';
 import { PacketRefusedError, type IncomingPacket, type PacketSink } from '../ingest.types.js';
 import {
   acquireLock,
+  readOrCreateSpoolId,
   readSegmentGroups,
   releaseLock,
   scanSegments,
@@ -42,8 +43,8 @@ export type { SpoolGroup } from './spool-files.js';
 export interface PacketSpoolOptions {
   /** Created with mode 0o700 if missing. */
   dir: string;
-  /** The highest seq already committed downstream (PostgreSQL); 0 if none. */
-  readCommittedSeq: () => Promise<number>;
+  /** The highest seq of this spool (`spoolId`, see `PacketSpool.id`) committed downstream; 0 if none. */
+  readCommittedSeq: (spoolId: string) => Promise<number>;
   /** Records accepted but not yet committed downstream; beyond it `append` rejects INGEST_BUSY. */
   maxOutstanding: number;
   /** Rotate the segment file after it reaches this size; default 64 MiB. */
@@ -93,6 +94,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private current: OpenSegment | undefined;
   /** Segments no longer appended to, in seq order, until downstream committed them. */
   private closed: SegmentFile[] = [];
+  private spoolId: string | undefined;
   private nextSeq = 1;
   private durableSeq = 0;
   private committedSeq = 0;
@@ -121,6 +123,12 @@ export class PacketSpool implements PacketSink, Lifecycle {
       [],
       (gauge) => gauge.set(this.outstanding),
     );
+  }
+
+  /** This spool's identity (readOrCreateSpoolId), known once started. */
+  get id(): string {
+    if (!this.spoolId) throw new Error('The packet spool has not started');
+    return this.spoolId;
   }
 
   /** The highest seq whose record is durable. */
@@ -188,7 +196,8 @@ export class PacketSpool implements PacketSink, Lifecycle {
     await acquireLock(dir);
     try {
       const segments = await scanSegments(dir, log);
-      const committed = await this.options.readCommittedSeq();
+      this.spoolId = await readOrCreateSpoolId(dir);
+      const committed = await this.options.readCommittedSeq(this.spoolId);
       const lastInFiles = segments.reduce((last, segment) => Math.max(last, segment.lastSeq), 0);
       // The database may be ahead of the files (spool directory lost or replaced): never reuse its seqs.
       this.nextSeq = Math.max(lastInFiles, committed) + 1;

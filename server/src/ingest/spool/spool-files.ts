@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { open, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -156,6 +157,31 @@ export async function acquireLock(dir: string): Promise<void> {
     });
   }
   throw new Error(`Could not take ${lockPath}: another process keeps creating it`);
+}
+
+/**
+ * The spool's identity (`SPOOL_ID`, a random UUID written once): the packet table records its
+ * position under this name, so it survives restarts and node renames, and a new or replaced spool
+ * directory starts from position 0 instead of taking over another spool's.
+ */
+export async function readOrCreateSpoolId(dir: string): Promise<string> {
+  const file = path.join(dir, 'SPOOL_ID');
+  try {
+    const id = (await readFile(file, 'utf8')).trim();
+    if (/^[0-9a-f-]{36}$/.test(id)) return id;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const id = randomUUID();
+  const handle = await open(file, 'w', 0o600);
+  try {
+    await handle.writeFile(`${id}\n`);
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+  await syncDirectory(dir);
+  return id;
 }
 
 export async function releaseLock(dir: string): Promise<void> {

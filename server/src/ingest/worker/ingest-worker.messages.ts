@@ -10,7 +10,7 @@ import type { VisibleUpdate } from '../visible.stage.js';
 
 export interface IngestWorkerSetup {
   databaseUrl: string;
-  /** `system_settings` key of this node's spool position (packet-store.ts `spoolPositionKey`). */
+  /** `system_settings` key of this node's spool position (packet-store.ts `spoolPositionKey` of the spool's id). */
   spoolPositionKey: string;
   /** Default labels of the worker's metrics registry (the main registry's: `node`). */
   metricsLabels: Record<string, string>;

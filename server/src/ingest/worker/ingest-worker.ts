@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../../platform/lifecycle.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { StateEngine } from '../../states/engine/state-engine.js';
+import { spoolPositionKey } from '../packet-store.js';
 import type { ConnectorReporting, ProcessedListener } from '../pipeline.js';
 import type { PacketSpool, SpoolGroup } from '../spool/packet-spool.js';
 import type { VisibleListener } from '../visible.stage.js';
@@ -36,8 +37,6 @@ import type { FromWorker, IngestWorkerSetup, ToWorker } from './ingest-worker.me
 export interface IngestWorkerOptions {
   databaseUrl: string;
   spool: PacketSpool;
-  /** `spoolPositionKey(node name)`: where the worker records the spool position in `packets`. */
-  spoolPositionKey: string;
   connectors: ConnectorReporting;
   /** The main engine: its listeners get the worker's state changes, its definition changes go there. */
   stateEngine: StateEngine;
@@ -142,7 +141,8 @@ export class IngestWorker implements Lifecycle {
     const { options } = this;
     const setup: IngestWorkerSetup = {
       databaseUrl: options.databaseUrl,
-      spoolPositionKey: options.spoolPositionKey,
+      // Where the worker records the spool position; the spool has started (lifecycle order).
+      spoolPositionKey: spoolPositionKey(options.spool.id),
       metricsLabels: options.metricsLabels,
       ...(options.batchSize ? { batchSize: options.batchSize } : {}),
       ...(options.commitIntervalMs !== undefined ? { commitIntervalMs: options.commitIntervalMs } : {}),
