@@ -107,4 +107,21 @@ describe('start-up errors', () => {
     expect(result.output).toContain('"part":"database","msg":"stopped"');
     expect(await processesMentioning(dataDir)).toEqual([]);
   });
+
+  it('a packet spool directory held by another running process names STELLWERK_SPOOL_DIR', async () => {
+    const dataDir = path.join(dir, 'spool-lock');
+    const spoolDir = path.join(dir, 'spool-held');
+    await fs.mkdir(spoolDir, { recursive: true });
+    // This test process stands in for another server holding the spool (it is alive).
+    await fs.writeFile(path.join(spoolDir, 'LOCK'), `${process.pid}\n`);
+    const result = await runFailingServer({
+      STELLWERK_DATA_DIR: dataDir,
+      STELLWERK_PG_PORT: '0',
+      STELLWERK_SPOOL_DIR: spoolDir,
+    });
+    expectCleanFailure(result, 'STELLWERK_SPOOL_DIR', 45_000);
+    expect(result.output).toContain(`is in use by process ${process.pid}`);
+    expect(await fs.readFile(path.join(spoolDir, 'LOCK'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(await processesMentioning(dataDir)).toEqual([]);
+  });
 });

@@ -277,7 +277,10 @@ describe('packet spool', () => {
     it('refuses a second spool on a directory in use, naming it and the pid', async () => {
       const dir = await tempDir();
       const first = await startedOn(dir);
-      await expect(spoolOn(dir).start()).rejects.toThrow(`${dir} is in use by process ${process.pid}`);
+      const second = spoolOn(dir).start();
+      await expect(second).rejects.toThrow(`${dir} is in use by process ${process.pid}`);
+      // A start-up error main.ts prints as one line naming the setting (docs/operations.md).
+      await expect(second).rejects.toMatchObject({ name: 'StartupError', message: /^STELLWERK_SPOOL_DIR: / });
       await first.append(packet(1));
       expect(await readFile(path.join(dir, 'LOCK'), 'utf8')).toBe(`${process.pid}\n`);
     });

@@ -1,5 +1,6 @@
 import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import { StartupError } from '../../platform/db/startup-error.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
 import type { Metrics } from '../../platform/metrics.js';
 import { PacketRefusedError, type IncomingPacket, type PacketSink } from '../ingest.types.js';
@@ -192,8 +193,13 @@ export class PacketSpool implements PacketSink, Lifecycle {
 
   async start(): Promise<void> {
     const { dir, log } = this.options;
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await acquireLock(dir);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await acquireLock(dir);
+    } catch (error) {
+      // The operator's to fix (a second server, permissions, a file in the path): name the setting.
+      throw new StartupError(`STELLWERK_SPOOL_DIR: ${(error as Error).message}`);
+    }
     try {
       const segments = await scanSegments(dir, log);
       this.spoolId = await readOrCreateSpoolId(dir);
