@@ -14,30 +14,15 @@ import {
   text,
   url,
   type LogLevel,
-  type Parser,
 } from './config-values.js';
 import {
   DEFAULT_TIMESERIES_TARGETS,
   parseTimeSeriesTargets,
 } from './timeseries/timeseries-targets.config.js';
-import type { Config } from './config.js';
+import { variable } from './config-variable.js';
+import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
-
-/** Every environment variable: name, default, README text and parser (the README table is generated from it). */
-export interface EnvVariable<K extends keyof Config> {
-  name: string;
-  key: K;
-  description: string;
-  /** Human-readable default for the README. */
-  defaultText: string;
-  default: (env: NodeJS.ProcessEnv) => Config[K];
-  parse: Parser<Config[K]>;
-}
-
-function variable<K extends keyof Config>(v: EnvVariable<K>): EnvVariable<K> {
-  return v;
-}
 
 const apiTimeout = integer(1000, 3_600_000);
 
@@ -74,64 +59,7 @@ export const ENV_VARIABLES = [
     default: constant(8080),
     parse: port,
   }),
-  variable({
-    name: 'STELLWERK_MQTT_PORT',
-    key: 'mqttPort',
-    description: 'MQTT port of the embedded broker. 0 picks a free port.',
-    defaultText: '`1883`',
-    default: constant(1883),
-    parse: port,
-  }),
-  variable({
-    name: 'STELLWERK_MQTT_HOST',
-    key: 'mqttHost',
-    description:
-      'Address the embedded broker (TCP and TLS) binds to. MQTT over WebSocket uses the HTTP port at `/mqtt`.',
-    defaultText: '`0.0.0.0`',
-    default: constant('0.0.0.0'),
-    parse: text,
-  }),
-  variable({
-    name: 'STELLWERK_MQTT_TLS_PORT',
-    key: 'mqttTlsPort',
-    description:
-      'MQTT over TLS port of the embedded broker (needs `STELLWERK_MQTT_TLS_CERT` and `STELLWERK_MQTT_TLS_KEY`). 0 picks a free port.',
-    defaultText: 'unset: no TLS listener',
-    default: constant(undefined),
-    parse: (raw, name) => (raw.trim() === '' ? undefined : port(raw, name)),
-  }),
-  variable({
-    name: 'STELLWERK_MQTT_TLS_CERT',
-    key: 'mqttTlsCert',
-    description: 'PEM file with the certificate (chain) of the MQTT TLS listener.',
-    defaultText: 'unset',
-    default: constant(undefined),
-    parse: (raw) => (raw.trim() === '' ? undefined : path.resolve(raw.trim())),
-  }),
-  variable({
-    name: 'STELLWERK_MQTT_TLS_KEY',
-    key: 'mqttTlsKey',
-    description: 'PEM file with the private key of the MQTT TLS listener.',
-    defaultText: 'unset',
-    default: constant(undefined),
-    parse: (raw) => (raw.trim() === '' ? undefined : path.resolve(raw.trim())),
-  }),
-  variable({
-    name: 'STELLWERK_MQTT_MAX_PACKET_BYTES',
-    key: 'mqttMaxPacketBytes',
-    description: 'Largest MQTT packet the broker accepts; a client sending a larger one is disconnected.',
-    defaultText: '`262144` (256 KiB)',
-    default: constant(262_144),
-    parse: integer(1024, 268_435_455),
-  }),
-  variable({
-    name: 'STELLWERK_MQTT_CONNECT_TIMEOUT_MS',
-    key: 'mqttConnectTimeoutMs',
-    description: 'A connection that has not sent its MQTT CONNECT within this time is closed.',
-    defaultText: '`10000`',
-    default: constant(10_000),
-    parse: integer(100, 600_000),
-  }),
+  ...MQTT_VARIABLES,
   variable({
     name: 'STELLWERK_PG_PORT',
     key: 'pgPort',
