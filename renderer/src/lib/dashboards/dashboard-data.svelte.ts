@@ -1,6 +1,7 @@
 import { api, ApiError } from '../../api/client';
-import { followTwins, type LiveStatus } from '../twins/live-twins';
+import { followTwins, type LiveStateChange, type LiveStatus } from '../twins/live-twins';
 import type { Twin, TwinState } from '../twins/twin-api';
+import { isNotOlder } from './live-merge';
 
 type ValueListener = (timestamp: string, value: unknown) => void;
 
@@ -17,6 +18,11 @@ export class DashboardData {
   error = $state<unknown>(null);
   private listeners = new Map<string, Set<ValueListener>>();
   private loading = new Set<string>();
+  /**
+   * The newest live change per state, also for states not read yet: a read that was answered before
+   * a change but arrives after it must not put the older value back on screen.
+   */
+  private latestLive = new Map<string, LiveStateChange>();
 
   /** Reads the twins (and their states) not read yet; `force` reads them again (after a resync). */
   async load(twinIds: string[], force = false): Promise<void> {
@@ -32,7 +38,11 @@ export class DashboardData {
         api.call('GET /xapi/v1/digital-twins/{id}/states', { path: { id }, query: { pageSize: 500 } }),
       ]);
       this.twins[id] = twin;
-      for (const state of states.data) this.states[state.id] = state;
+      for (const state of states.data) {
+        const live = this.latestLive.get(state.id);
+        if (live && isNotOlder(live.timestamp, state.timestamp)) applyChange(state, live);
+        this.states[state.id] = state;
+      }
     } catch (failure) {
       if (failure instanceof ApiError && failure.status === 404) this.twins[id] = null;
       else this.error = failure;
@@ -50,12 +60,9 @@ export class DashboardData {
       onResync: () => void this.load(twinIds, true),
       onStates: (changes) => {
         for (const change of changes) {
+          this.latestLive.set(change.stateId, change);
           const state = this.states[change.stateId];
-          if (state) {
-            state.value = change.value;
-            state.timestamp = change.timestamp;
-            state.warning = change.warning ?? null;
-          }
+          if (state) applyChange(state, change);
           for (const listener of this.listeners.get(change.stateId) ?? [])
             listener(change.timestamp, change.value);
         }
@@ -69,6 +76,12 @@ export class DashboardData {
     this.listeners.set(stateId, set);
     return () => set.delete(listener);
   }
+}
+
+function applyChange(state: TwinState, change: LiveStateChange): void {
+  state.value = change.value;
+  state.timestamp = change.timestamp;
+  state.warning = change.warning ?? null;
 }
 
 /** The state's y-axis settings (`meta.visual.yAxis`), which the gauge and donut use as their bounds. */
