@@ -1,6 +1,7 @@
 import { DeviceCacheSubscriber } from './ingest/device-cache.subscriber.js';
 import { spoolPositionKey } from './ingest/packet-store.js';
 import { PacketSpool } from './ingest/spool/packet-spool.js';
+import { SystemSetting } from './setup/system-setting.entity.js';
 import type { AppContext } from './context.js';
 import { AccountService } from './accounts/account.service.js';
 import { AnnouncementService } from './accounts/announcement.service.js';
@@ -95,15 +96,10 @@ export function createServices(ctx: AppContext) {
   // PostgreSQL and processes them (ADR 0103).
   const packets = new PacketSpool({
     dir: ctx.config.spoolDir,
+    // The position the ingest worker commits with each batch (a JSON string of the seq).
     readCommittedSeq: async (spoolId) => {
-      const rows = await ctx.orm.em
-        .fork()
-        .getConnection()
-        .execute<Array<{ seq: string | null }>>(
-          `SELECT value #>> '{}' AS seq FROM system_settings WHERE key = ?`,
-          [spoolPositionKey(spoolId)],
-        );
-      return Number(rows[0]?.seq ?? 0);
+      const row = await ctx.orm.em.fork().findOne(SystemSetting, { key: spoolPositionKey(spoolId) });
+      return Number(row?.value ?? 0);
     },
     maxOutstanding: ctx.config.ingestMaxPending,
     metrics: ctx.metrics,

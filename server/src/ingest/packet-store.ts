@@ -196,15 +196,11 @@ export class PacketStore implements Lifecycle {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
-        await this.commit(batch);
+        await this.commitSpooled(batch, batch[batch.length - 1]!.seq);
       }
     } finally {
       this.flushing = undefined;
     }
-  }
-
-  private commit(batch: SpooledPacket[]): Promise<void> {
-    return this.commitSpooled(batch, batch[batch.length - 1]!.seq);
   }
 
   /** Spooled packets cannot be refused (they were acknowledged): retry, or split out what the data breaks. */
