@@ -154,9 +154,13 @@ export function createServices(ctx: AppContext) {
   });
   // Before the pipeline: stopped after it, so its last batch still reaches the engine.
   ctx.lifecycle.push(stateEngine);
-  // Storing, resolve, parse, commit and the engine's in-batch work run in a worker thread (ADR 0102, 0103).
+  const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
+  // Arriving packets of followed devices are shown live from this thread (ADR 0104); storing, resolve,
+  // parse, commit and the engine's in-batch work run in a worker thread (ADR 0102, 0103).
   const ingest = new IngestWorker({
     stateEngine,
+    parsing: driverParsing,
+    followed: (deviceId) => live.followsDevice(deviceId),
     databaseUrl: String(ctx.orm.config.get('clientUrl')),
     spool: packets,
     nice: ctx.config.ingestWorkerNice,
@@ -166,7 +170,6 @@ export function createServices(ctx: AppContext) {
     metricsLabels: { node: ctx.config.nodeName },
     log: ctx.log,
   });
-  const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
   ingest.onVisibleEntries((deviceIds, entries) => live.publishEncoded(deviceIds, entries));
   // Device packets go out before their batch commits, twin state changes after (docs/live.md).
   stateEngine.onStateChanges((changes) => live.publishStates(changes));

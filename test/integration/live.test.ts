@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { bearer, createUser } from './support/auth.js';
-import { insertConnector, insertDevice, insertDriver, packet } from './support/ingest-fixtures.js';
+import {
+  insertConnector,
+  insertDevice,
+  insertDriver,
+  packet,
+  processedPackets,
+} from './support/ingest-fixtures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './support/test-app.js';
 
 let t: TestApp;
@@ -16,6 +22,13 @@ interface Message {
   type: string;
   [key: string]: unknown;
 }
+
+let appended = 0;
+/** Appends a packet of the test's connector, counting them: `processedPackets(…, appended)` waits for all. */
+const append = (deviceKey: string, payload: unknown) => {
+  appended++;
+  return t.services.packets.append(packet(connectorId, deviceKey, payload));
+};
 
 /** A WebSocket client that collects every message. */
 async function connect(url: string, options: WebSocket.ClientOptions & { protocols?: string[] } = {}) {
@@ -108,7 +121,7 @@ describe('live push', () => {
     expect(client.socket.protocol).toBe('stellwerk.live.v1');
     client.socket.send(JSON.stringify({ subscribe: { deviceIds: [rootDevice] } }));
     expect(await client.next('subscribed')).toMatchObject({ deviceIds: [rootDevice], notFound: [] });
-    await t.services.packets.append(packet(connectorId, 'root-dev', { temperature: 19.5 }));
+    await append('root-dev', { temperature: 19.5 });
     const pushed = await client.next('packet');
     expect(pushed).toMatchObject({
       deviceId: rootDevice,
@@ -117,7 +130,7 @@ describe('live push', () => {
     expect(new Date(pushed.receivedAt as string).getTime()).toBeGreaterThan(Date.now() - 60_000);
     client.socket.send(JSON.stringify({ unsubscribe: { deviceIds: [rootDevice] } }));
     await client.next('unsubscribed');
-    await t.services.packets.append(packet(connectorId, 'root-dev', { temperature: 20 }));
+    await append('root-dev', { temperature: 20 });
     await new Promise((r) => setTimeout(r, 300));
     expect(client.messages.filter((m) => m.type === 'packet')).toEqual([]);
     client.socket.close();
@@ -127,16 +140,41 @@ describe('live push', () => {
     const client = await connect(base, { protocols: ['stellwerk.live.v1', `bearer.${adminToken}`] });
     client.socket.send(JSON.stringify({ subscribe: { deviceIds: [rootDevice] } }));
     await client.next('subscribed');
-    await t.services.packets.append(packet(connectorId, 'root-dev', [{ n: 1 }, { n: 2 }, { n: 3 }]));
+    await append('root-dev', [{ n: 1 }, { n: 2 }, { n: 3 }]);
     await client.next('packet');
-    // Only this step's batches count, and each must hold all three updates in order: a packet may be
-    // pushed once more after its commit when the pipeline handles it without the live stage's outcome
-    // (replayed or read back from the table; ADR 0092 allows a value twice, never a partial step).
+    // After the commit too, the step was pushed once, as one batch (ADR 0104: the worker pushes only
+    // what the live view did not show on arrival).
+    await processedPackets(t, connectorId, appended);
     const steps = client.batches
       .map((batch) => batch.map((p) => (p.states as { n?: number }).n))
       .filter((ns) => ns.some((n) => n !== undefined));
-    expect(steps.length).toBeGreaterThan(0);
-    for (const ns of steps) expect(ns).toEqual([1, 2, 3]);
+    expect(steps).toEqual([[1, 2, 3]]);
+    client.socket.close();
+  });
+
+  it('pushes each packet once: on arrival, or after its commit when its parser runs user code', async () => {
+    const scriptDriver = await insertDriver(t, {
+      type: 'javascript',
+      code: 'function parse(bytes) { return { level: bytes[0] }; }',
+    });
+    const scripted = await insertDevice(t, { connectorId, deviceKey: 'script-dev', driverId: scriptDriver });
+    const client = await connect(base, { protocols: ['stellwerk.live.v1', `bearer.${adminToken}`] });
+    client.socket.send(JSON.stringify({ subscribe: { deviceIds: [rootDevice, scripted] } }));
+    await client.next('subscribed');
+    await append('root-dev', { once: 1 });
+    await append('script-dev', Buffer.from([7]));
+    await processedPackets(t, connectorId, appended);
+    await expect.poll(() => client.messages.filter((m) => m.type === 'packet').length).toBe(2);
+    // Nothing more arrives: neither packet is pushed a second time.
+    await new Promise((r) => setTimeout(r, 300));
+    const pushed = client.messages.filter((m) => m.type === 'packet');
+    expect(pushed.map((m) => [m.deviceId, (m.states as Record<string, unknown>)._parsed])).toEqual(
+      expect.arrayContaining([
+        [rootDevice, { once: 1 }],
+        [scripted, { level: 7 }],
+      ]),
+    );
+    expect(pushed).toHaveLength(2);
     client.socket.close();
   });
 
@@ -147,8 +185,8 @@ describe('live push', () => {
       deviceIds: [childDevice],
       notFound: [rootDevice],
     });
-    await t.services.packets.append(packet(connectorId, 'root-dev', { secret: 1 }));
-    await t.services.packets.append(packet(connectorId, 'child-dev', { open: 2 }));
+    await append('root-dev', { secret: 1 });
+    await append('child-dev', { open: 2 });
     const pushed = await client.next('packet');
     expect(pushed.deviceId).toBe(childDevice);
     await new Promise((r) => setTimeout(r, 200));

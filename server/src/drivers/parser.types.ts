@@ -23,6 +23,11 @@ export interface CompiledParser {
 export interface ParserPlugin {
   /** The `parser.type` of a driver: `json`, `cbor`, `binary`, `javascript`. */
   type: string;
+  /**
+   * The parser runs the driver author's code (in a sandbox, up to its time limit): it never runs on
+   * the broker's thread, so such packets are shown live after their commit (ADR 0104).
+   */
+  runsUserCode?: boolean;
   /** Problems with a driver's parser settings, as `{ path, message }`; empty when valid. */
   validate(config: Record<string, unknown>): ConfigProblem[];
   /** Parses one payload; throws ParseError with a message a user can act on. */

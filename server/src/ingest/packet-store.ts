@@ -20,25 +20,23 @@ export const spoolPositionKey = (spoolId: string) => `packet_spool_position:${sp
  *   backoff until it commits or the store stops (the spool keeps the packets); data the database
  *   refuses (SQLSTATE class 22/23) → the batch is split until the offending packet is alone, which is
  *   logged, counted and skipped (its position still recorded).
- * - Before commit, `onAppended` listeners see each packet at once (the pipeline's visible stage: the
- *   live push must not wait for the table). After commit, `onStored` listeners get the packets with
- *   their ids; each carries the object `appendSpooled` was given (`incoming`) so the two can be matched.
- *   A listener's failure never affects the table: the pipeline replays from its cursor.
+ * - After commit, `onStored` listeners get the packets with their ids. A listener's failure never
+ *   affects the table: the pipeline replays from its cursor.
+ * - `firstArrivedId`: the id of the first packet that arrived while this store ran, as opposed to
+ *   packets replayed from the spool at its start. Ids grow in spool order, so every packet with a
+ *   smaller id was replayed: the main thread never showed it live (ADR 0104).
  */
 
 export interface StoredPacket extends IncomingPacket {
   id: bigint;
-  /** The object given to `appendSpooled` in this process; absent for packets re-read from the table. */
-  incoming?: IncomingPacket;
 }
 
 export type StoredListener = (packets: StoredPacket[]) => void;
-export type AppendedListener = (packet: IncomingPacket) => void;
 
 export type CommittedSeqListener = (seq: number) => void;
 
-/** A spooled packet with its spool sequence number. */
-export type SpooledPacket = IncomingPacket & { seq: number };
+/** A spooled packet with its spool sequence number; `replayed`: read back from the spool at a start. */
+export type SpooledPacket = IncomingPacket & { seq: number; replayed?: boolean };
 
 // One prepared statement per batch. The parameters are built by hand (packet-columns.ts): uuid and
 // text arrays as literals, receive times as epoch milliseconds, and every payload in ONE binary
@@ -99,7 +97,7 @@ export class PacketStore implements Lifecycle {
   private queue: SpooledPacket[] = [];
   private flushing: Promise<void> | undefined;
   private readonly listeners: StoredListener[] = [];
-  private readonly appendedListeners: AppendedListener[] = [];
+  private arrivedFrom: bigint | undefined;
   private readonly committedSeqListeners: CommittedSeqListener[] = [];
   private stopped = false;
   private wakeRetry: (() => void) | undefined;
@@ -143,11 +141,6 @@ export class PacketStore implements Lifecycle {
     this.listeners.push(listener);
   }
 
-  /** Registers a consumer of accepted, not yet committed packets (see the failure behaviour above). */
-  onAppended(listener: AppendedListener): void {
-    this.appendedListeners.push(listener);
-  }
-
   /** Hears the highest spool sequence number committed with each batch of spooled packets. */
   onCommittedSeq(listener: CommittedSeqListener): void {
     this.committedSeqListeners.push(listener);
@@ -156,22 +149,18 @@ export class PacketStore implements Lifecycle {
   /** Spooled packets (already durable and acknowledged, in sequence order): see the failure behaviour. */
   appendSpooled(packets: readonly SpooledPacket[]): void {
     if (this.stopped) return; // still in the spool: the next start moves them
-    for (const packet of packets) {
-      this.queue.push(packet);
-      for (const listener of this.appendedListeners) {
-        try {
-          listener(packet);
-        } catch {
-          // The table does not depend on them.
-        }
-      }
-    }
+    for (const packet of packets) this.queue.push(packet);
     this.flushing ??= this.drain();
   }
 
   /** Resolves when every packet appended so far is in the table (or the store stopped). */
   async flushed(): Promise<void> {
     while (this.flushing) await this.flushing;
+  }
+
+  /** See the failure behaviour above; undefined until such a packet is committed. */
+  get firstArrivedId(): bigint | undefined {
+    return this.arrivedFrom;
   }
 
   /** The spool position already in `packets` (see `readSpoolPosition`). */
@@ -260,10 +249,14 @@ export class PacketStore implements Lifecycle {
     }
   }
 
-  private committed(packets: IncomingPacket[], ids: bigint[]): void {
+  private committed(packets: SpooledPacket[], ids: bigint[]): void {
     this.batchSize.observe(packets.length);
     this.stored.inc(packets.length);
-    const stored = packets.map((p, i): StoredPacket => ({ ...p, id: ids[i]!, incoming: p }));
+    if (this.arrivedFrom === undefined) {
+      const first = packets.findIndex((p) => !p.replayed);
+      if (first >= 0) this.arrivedFrom = ids[first];
+    }
+    const stored = packets.map((p, i): StoredPacket => ({ ...p, id: ids[i]! }));
     for (const listener of this.listeners) {
       try {
         listener(stored);

@@ -6,29 +6,27 @@ import { commitBatch, CURSOR_KEY, type BatchCommitHook } from './commit-batch.st
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { PacketFeed } from './packet-feed.js';
-import type { AppendedListener, StoredListener, StoredPacket } from './packet-store.js';
+import type { StoredListener, StoredPacket } from './packet-store.js';
 import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
 import { DeviceResolver } from './resolve-device.stage.js';
-import { VisibleStage, type VisibleListener, type VisibleUpdate } from './visible.stage.js';
+import type { VisibleListener, VisibleUpdate } from './visible.stage.js';
 
 /**
- * The ingest pipeline: packets become device states. Stages, in order (ADR 0092):
+ * The ingest pipeline: packets become device states. Stages, in order (ADR 0090, 0092, 0104):
  *
- *   visible     visible.stage.ts          spooled packets not yet in the table: resolve, parse, live push
  *   feed        packet-feed.ts            committed packets, in memory or re-read from `packets`
  *   resolve     resolve-device.stage.ts   (connectorId, device_id) → device and driver, cached
  *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key
- *               (both skipped for a packet the visible stage already handled: its outcome is reused)
  *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, non-parsed packet status,
  *                                         the commit hook (state engine: twin states, points), cursor
  *   report      connector-notices.ts      failed counters and rate-limited connector log entries
- *   publish     processed listeners (later: routing, rules, health evaluation); visible listeners
- *               for packets the visible stage did not handle (replayed, or it was saturated)
+ *   publish     processed listeners (routing, rules, health evaluation); visible listeners for the
+ *               packets the live view on the main thread did not show on arrival (`shownOnArrival`)
  *
  * Failure and loss behaviour:
- * - Visible before the states commit: consoles see a packet's values as soon as the packet store
- *   hands it over (it is already durable in the spool and acknowledged, ADR 0103). XAPI state reads
- *   show committed states (device_states), a commit interval behind the live push.
+ * - Visible before the states commit: consoles saw most packets' values on arrival (the main
+ *   thread's visible stage, ADR 0104). XAPI state reads show committed states (device_states), a
+ *   commit interval behind the live push.
  * - Nothing here can lose an acknowledged packet: it is in `packets` before it reaches the feed,
  *   and a batch counts as processed only when its transaction (which also advances the cursor)
  *   commits. A crash anywhere replays from the cursor at the next start; replayed packets are
@@ -52,7 +50,6 @@ export type ProcessedListener = (updates: StateUpdate[]) => void;
 
 /** Where packets come from: a packet store (in the ingest worker, fed from the spool, ADR 0103). */
 export interface PacketSource {
-  onAppended(listener: AppendedListener): void;
   onStored(listener: StoredListener): void;
 }
 
@@ -85,6 +82,11 @@ export interface PipelineOptions {
   /** Runs inside each batch transaction before the cursor moves (the state engine, ADR 0100). */
   commitHook?: BatchCommitHook;
   /**
+   * Whether consoles already saw this packet's updates on arrival (the main thread's visible stage,
+   * ADR 0104); the others are pushed after their commit. Default: none was shown.
+   */
+  shownOnArrival?: (outcome: PacketOutcome) => boolean;
+  /**
    * Stored packets the in-memory feed holds before it falls back to re-reading the table (default
    * 50,000). The ingest worker passes the spool's limit of packets not yet in the table, so a backlog
    * the spool accepted never overflows the feed (an overflow re-reads and pushes packets live twice).
@@ -104,7 +106,7 @@ export class IngestPipeline implements Lifecycle {
   private readonly notices = new ConnectorNotices();
   private readonly listeners: ProcessedListener[] = [];
   private readonly visibleListeners: VisibleListener[] = [];
-  private readonly visible: VisibleStage;
+  private readonly shownOnArrival: (outcome: PacketOutcome) => boolean;
   private readonly parsing: DriverParsing;
   private running: Promise<void> | undefined;
   private stopped = false;
@@ -129,20 +131,14 @@ export class IngestPipeline implements Lifecycle {
     const batchSize = (this.batchSize = options.batchSize ?? 1000);
     this.commitIntervalMs = options.commitIntervalMs ?? 100;
     this.commitHook = options.commitHook;
+    this.shownOnArrival = options.shownOnArrival ?? (() => false);
     this.feed = new PacketFeed(this.pool, {
       batchSize,
       maxQueued: options.feedMaxPackets ?? 50_000,
       maxQueuedBytes: 64 * 1024 * 1024,
     });
     this.resolver = new DeviceResolver(this.pool);
-    this.visible = new VisibleStage(
-      this.resolver,
-      this.parsing,
-      (updates) => this.notifyVisible(updates),
-      this.log,
-    );
     // Registered now, before any front door starts: the feed buffers until `start` replays.
-    options.packets.onAppended((packet) => this.visible.take(packet));
     options.packets.onStored((packets) => this.feed.push(packets));
 
     const m = options.metrics;
@@ -181,10 +177,7 @@ export class IngestPipeline implements Lifecycle {
     this.listeners.push(listener);
   }
 
-  /**
-   * Called with each packet's state updates as soon as they are known: before the packet's commit
-   * when it arrived in this process, after it when replayed (see the failure behaviour above).
-   */
+  /** Called after each committed batch with the updates consoles did not see on arrival. */
   onVisible(listener: VisibleListener): void {
     this.visibleListeners.push(listener);
   }
@@ -241,19 +234,8 @@ export class IngestPipeline implements Lifecycle {
 
   private async process(batch: StoredPacket[]): Promise<void> {
     const began = performance.now();
-    const early = await this.visible.outcomes(batch);
-    const late = batch.filter((_, i) => !early[i]);
-    let lateOutcomes: PacketOutcome[] = [];
-    if (late.length > 0) {
-      const resolved = await this.retrying('resolve devices', () => this.resolver.resolve(late));
-      lateOutcomes = await parsePackets(resolved, this.parsing);
-    }
-    const shown = new Set<PacketOutcome>();
-    let next = 0;
-    const outcomes = early.map((o) => {
-      if (o) shown.add(o);
-      return o ?? lateOutcomes[next++]!;
-    });
+    const resolved = await this.retrying('resolve devices', () => this.resolver.resolve(batch));
+    const outcomes = await parsePackets(resolved, this.parsing);
     const afterCommit: Array<() => void> = [];
     const committed = await this.commit(outcomes, afterCommit);
     this.batchSeconds.observe((performance.now() - began) / 1000);
@@ -266,7 +248,7 @@ export class IngestPipeline implements Lifecycle {
       this.latency.observe(Math.max(0, now - o.packet.receivedAt.getTime()) / 1000);
       for (const u of o.updates) updates.push(u);
       // A packet the split marked `failed` has no updates left; anything else not yet shown is now.
-      if (!shown.has(o)) for (const u of o.updates) unseen.push(u);
+      if (!this.shownOnArrival(o)) for (const u of o.updates) unseen.push(u);
     }
     this.report(this.notices.collect(committed));
     if (unseen.length > 0) this.notifyVisible(unseen);

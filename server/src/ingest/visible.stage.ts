@@ -1,52 +1,76 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { parsedOnArrival } from '../drivers/parsers/index.js';
+import type { Metrics } from '../platform/metrics.js';
 import type { DriverParsing } from './driver-parsing.js';
 import type { IncomingPacket } from './ingest.types.js';
-import type { StoredPacket } from './packet-store.js';
-import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
+import { parsePackets, type StateUpdate } from './parse-packet.stage.js';
 import type { DeviceResolver } from './resolve-device.stage.js';
 
 /**
- * Stage 0 (ADR 0092, 0103): packets become visible before their states commit. The packet store hands
- * over each spooled packet (already durable and acknowledged, ADR 0103) before its INSERT; this stage
- * resolves (cached) and parses it at once, in small batches, and pushes the resulting state updates to
- * the visible listeners (live consoles). The commit path later picks up the same outcome for the
- * stored packet instead of parsing twice.
+ * The live view of arriving packets (ADR 0104), on the main thread: every packet the packet spool
+ * accepts is resolved (cached), parsed and pushed to the consoles that follow its device at once,
+ * in `setImmediate` batches, while its record is still being written to disk. Consoles see a value
+ * within a millisecond or two of its arrival, whatever the ingest worker is busy with.
+ *
+ * What it leaves out, and who shows those packets instead:
+ * - devices nobody follows (`wanted`): no resolve beyond the cache, no parse, no encoding;
+ * - devices whose driver runs user code (the sandboxed JavaScript parser, up to its time limit): the
+ *   broker's thread never waits for it; the ingest worker pushes them after their commit (the
+ *   worker applies the same `parsedOnArrival` rule);
+ * - more than `maxPending` packets waiting here (a QoS 0 flood): the newest are not shown and are
+ *   counted in `stellwerk_live_shed_total`; the next packet of the device shows its newer value.
  *
  * Failure behaviour:
- * - What consoles see here is acknowledged data, persisted by the commit path shortly after (a crash
- *   in between replays it from the spool and the cursor).
- * - A resolve or parse failure here is logged and ignored: the commit path resolves and parses such
- *   packets itself and makes them visible after their commit, as it does for replayed packets.
- * - Bounded: beyond `maxInFlight` packets waiting here, new packets skip this stage (same fallback).
+ * - Visible before durable: a packet whose spool write then fails was never acknowledged but may
+ *   have been shown; its values are never stored, and the sender sends it again (ADR 0092, 0104).
+ * - A resolve or parse failure is logged and the batch is not shown; nothing else depends on it
+ *   (the ingest worker resolves, parses and stores every packet itself).
  * - Batches run one after another, so a device's live updates keep packet order.
  */
 
-/** A state update as consoles see it; the packet id is only known after the commit. */
+/** A state update as consoles see it; the packet id is only known after the packet's commit. */
 export type VisibleUpdate = Omit<StateUpdate, 'packetId'>;
 export type VisibleListener = (updates: VisibleUpdate[]) => void;
 
-type Early = Promise<Map<IncomingPacket, PacketOutcome> | undefined>;
+export interface VisibleStageOptions {
+  resolver: DeviceResolver;
+  parsing: DriverParsing;
+  /** Whether anyone wants a device's updates (a live console follows it, or a whole-update listener). */
+  wanted: (deviceId: string) => boolean;
+  publish: VisibleListener;
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+  maxPending?: number;
+}
+
+const DEFAULT_MAX_PENDING = 5000;
 
 export class VisibleStage {
   private pending: IncomingPacket[] = [];
+  private waiting = 0;
   private scheduled = false;
-  private chain: Promise<unknown> = Promise.resolve();
-  private inFlight = 0;
-  // Weak: an entry disappears with its packet (commit failed, feed overflowed, already consumed).
-  private readonly early = new WeakMap<IncomingPacket, Early>();
+  private chain: Promise<void> = Promise.resolve();
+  private readonly maxPending: number;
+  private readonly shed;
+  private readonly delay;
 
-  constructor(
-    private readonly resolver: DeviceResolver,
-    private readonly parsing: DriverParsing,
-    private readonly publish: VisibleListener,
-    private readonly log: FastifyBaseLogger,
-    private readonly maxInFlight = 20_000,
-  ) {}
+  constructor(private readonly options: VisibleStageOptions) {
+    this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+    this.shed = options.metrics.counter(
+      'stellwerk_live_shed_total',
+      'Arriving packets not shown live because too many were waiting to be shown (stored as usual)',
+    );
+    this.delay = options.metrics.histogram(
+      'stellwerk_live_arrival_to_push_seconds',
+      "From a packet's arrival to its updates being handed to the live consoles (packets shown on arrival)",
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    );
+  }
 
-  /** Called by the packet store for each spooled packet, before its INSERT. */
+  /** Called by the packet spool for each packet it accepted, before the packet is on disk. */
   take(packet: IncomingPacket): void {
-    if (this.inFlight >= this.maxInFlight) return;
-    this.inFlight++;
+    if (this.waiting >= this.maxPending) return this.shed.inc();
+    this.waiting++;
     this.pending.push(packet);
     if (this.scheduled) return;
     this.scheduled = true;
@@ -54,58 +78,32 @@ export class VisibleStage {
     setImmediate(() => this.flush());
   }
 
-  /**
-   * Outcomes for committed packets, in order: taken from this stage when it handled the packet
-   * (`visible` true: already pushed), otherwise undefined (the caller resolves and parses it).
-   */
-  async outcomes(batch: StoredPacket[]): Promise<Array<PacketOutcome | undefined>> {
-    const found: Array<PacketOutcome | undefined> = [];
-    for (const packet of batch) {
-      const early = packet.incoming && this.early.get(packet.incoming);
-      const outcome = early && (await early)?.get(packet.incoming!);
-      if (!outcome) {
-        found.push(undefined);
-        continue;
-      }
-      this.early.delete(packet.incoming!);
-      found.push({
-        ...outcome,
-        packet,
-        updates: outcome.updates.map((u) => ({ ...u, packetId: packet.id })),
-      });
-    }
-    return found;
-  }
-
   private flush(): void {
     this.scheduled = false;
     const batch = this.pending;
     this.pending = [];
-    const done: Early = this.chain.then(() => this.process(batch));
-    this.chain = done;
-    for (const packet of batch) this.early.set(packet, done);
+    this.chain = this.chain.then(() => this.show(batch));
   }
 
-  private async process(batch: IncomingPacket[]): Promise<Map<IncomingPacket, PacketOutcome> | undefined> {
+  private async show(batch: IncomingPacket[]): Promise<void> {
+    const { resolver, parsing, wanted, publish, log } = this.options;
     try {
-      const resolved = await this.resolver.resolve(batch.map((packet) => ({ ...packet, id: 0n })));
-      const outcomes = await parsePackets(resolved, this.parsing);
-      const updates: VisibleUpdate[] = [];
-      for (const o of outcomes) for (const u of o.updates) updates.push(u);
-      try {
-        this.publish(updates);
-      } catch (error) {
-        this.log.warn({ err: error }, 'ingest pipeline: a visible listener failed');
-      }
-      return new Map(outcomes.map((o, i) => [batch[i]!, o]));
-    } catch (error) {
-      this.log.warn(
-        { err: error },
-        'ingest pipeline: early resolve or parse failed; left to the commit path',
+      // The update type needs a packet id; consoles never see it (packetEntry).
+      const resolved = await resolver.resolve(batch.map((packet) => ({ ...packet, id: 0n })));
+      const shown = resolved.filter(
+        ({ device }) => device !== null && wanted(device.id) && parsedOnArrival(device.driver),
       );
-      return undefined;
+      if (shown.length === 0) return;
+      const updates: VisibleUpdate[] = [];
+      for (const outcome of await parsePackets(shown, parsing)) updates.push(...outcome.updates);
+      if (updates.length === 0) return;
+      publish(updates);
+      const now = Date.now();
+      for (const { packet } of shown) this.delay.observe((now - packet.receivedAt.getTime()) / 1000);
+    } catch (error) {
+      log.warn({ err: error }, 'live view: resolving or parsing arriving packets failed; not shown');
     } finally {
-      this.inFlight -= batch.length;
+      this.waiting -= batch.length;
     }
   }
 }

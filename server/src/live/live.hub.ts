@@ -84,6 +84,11 @@ export class LiveHub implements Lifecycle {
     for (const c of this.connections) c.socket.close(1001, 'server stopping');
   }
 
+  /** Whether any console follows this device (the visible stage parses only such devices' packets). */
+  followsDevice(deviceId: string): boolean {
+    return this.followers.devices.has(deviceId);
+  }
+
   /**
    * Pushes device state updates to the consoles that follow each device, before the batch commits
    * (ADR 0092): one `packets` message per console per call, so a batch costs one frame, not one per packet.

@@ -1,3 +1,4 @@
+import type { DriverRef } from '../../ingest/driver-parsing.js';
 import type { ParserPlugin } from '../parser.types.js';
 import { binaryParser } from './binary.parser.js';
 import { cborParser } from './cbor.parser.js';
@@ -15,3 +16,11 @@ export const PARSER_TYPES: readonly string[] = [...PLUGINS.keys()];
 
 /** The plugin for a parser type, or undefined for a type nobody registered. */
 export const parserFor = (type: string): ParserPlugin | undefined => PLUGINS.get(type);
+
+/**
+ * Whether packets of a device with this driver are parsed for the live view as they arrive, on the
+ * main thread (ingest/visible.stage.ts): not when its parser runs user code. The ingest worker shows
+ * the others after their commit, by the same rule.
+ */
+export const parsedOnArrival = (driver: DriverRef | null): boolean =>
+  !driver || !parserFor(driver.parser.type)?.runsUserCode;

@@ -113,6 +113,7 @@ async function compileScript(config: Record<string, unknown>): Promise<ScriptPar
 
 export const javascriptParser: ParserPlugin = {
   type: 'javascript',
+  runsUserCode: true,
   validate: validateScript,
   compile: compileScript,
   parse: async (payload, config, meta) => {

@@ -35,6 +35,8 @@ export type { SpoolGroup } from './spool-files.js';
  *   records take the refused seqs. If truncation fails, that segment is closed and a new one named by
  *   the refused group's first seq takes over: a restart reads no segment past the next one's first
  *   seq, so the refused records stay ignored. Refused records never reach `onDurable` or `readDurable`.
+ * - `onAccepted` listeners see each accepted packet at once, before it is durable (the live view,
+ *   ADR 0104): a packet they saw may still be refused if its write fails. Their failure changes nothing.
  * - After the fdatasync, `onDurable` listeners get the group (the ingest worker); a listener's failure
  *   never affects durability, because the worker reads what it lacks with `readDurable` when it starts.
  * - A torn tail (a crash mid-write) is ignored at start; appends always go to a new segment.
@@ -55,6 +57,7 @@ export interface PacketSpoolOptions {
 }
 
 export type DurableListener = (group: SpoolGroup) => void;
+export type AcceptedListener = (packet: IncomingPacket) => void;
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const MAX_GROUP_BYTES = 4 * 1024 * 1024;
@@ -90,6 +93,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private pendingCount = 0;
   private draining: Promise<void> | undefined;
   private readonly listeners: DurableListener[] = [];
+  private readonly acceptedListeners: AcceptedListener[] = [];
   private accepting = false;
   private stopping: Promise<void> | undefined;
   private current: OpenSegment | undefined;
@@ -142,6 +146,11 @@ export class PacketSpool implements PacketSink, Lifecycle {
     return this.outstanding;
   }
 
+  /** Registers a consumer of accepted packets, not yet durable (the live view); see above. */
+  onAccepted(listener: AcceptedListener): void {
+    this.acceptedListeners.push(listener);
+  }
+
   /** Registers a consumer of durable groups (the ingest worker); see the failure behaviour above. */
   onDurable(listener: DurableListener): void {
     this.listeners.push(listener);
@@ -171,6 +180,13 @@ export class PacketSpool implements PacketSink, Lifecycle {
     group.bytes += size;
     this.pendingCount += 1;
     this.draining ??= this.drain();
+    for (const listener of this.acceptedListeners) {
+      try {
+        listener(packet);
+      } catch {
+        // The live view only: the packet is stored whatever a listener does.
+      }
+    }
     return group.done;
   }
 

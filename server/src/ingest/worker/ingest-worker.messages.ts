@@ -25,8 +25,11 @@ export interface IngestWorkerSetup {
 export type ToWorker =
   | { type: 'start' }
   | { type: 'stop' }
-  /** Spooled records (spool-record.ts encoding), in sequence order, each group in its own buffer. */
-  | { type: 'spooled'; groups: Uint8Array[] }
+  /**
+   * Spooled records (spool-record.ts encoding), in sequence order, each group in its own buffer;
+   * `replayed`: read back from the spool files when the worker started, not arriving now.
+   */
+  | { type: 'spooled'; groups: Uint8Array[]; replayed: boolean }
   | {
       type: 'invalidate-device';
       device?: { id?: string; connectorId?: string | null; deviceKey?: string };
@@ -47,7 +50,7 @@ export type FromWorker =
   | { type: 'committed'; seq: number }
   | { type: 'start-failed'; message: string }
   | { type: 'stopped' }
-  /** Live entries (`packetEntry`) of visible updates, `deviceIds[i]` the device of `entries[i]`. */
+  /** Live entries (`packetEntry`) of updates not shown on arrival, `deviceIds[i]` the device of `entries[i]`. */
   | { type: 'visible'; deviceIds: string[]; entries: string[]; updates?: VisibleUpdate[] }
   | { type: 'processed'; updates: StateUpdate[] }
   | { type: 'state-changes'; changes: StateChange[] }

@@ -8,6 +8,7 @@ import { Metrics } from '../../platform/metrics.js';
 import { StateEngine } from '../../states/engine/state-engine.js';
 import { OutboxSink } from '../../timeseries/outbox.js';
 import { PacketStore } from '../packet-store.js';
+import { parsedOnArrival } from '../../drivers/parsers/index.js';
 import { IngestPipeline } from '../pipeline.js';
 import { decodeRecords } from '../spool/spool-record.js';
 import type { FromWorker, IngestWorkerSetup, LogLevel, ToWorker } from './ingest-worker.messages.js';
@@ -15,11 +16,11 @@ import type { FromWorker, IngestWorkerSetup, LogLevel, ToWorker } from './ingest
 /**
  * The ingest worker thread (ADR 0102, 0103): everything after the packet spool on its own event loop
  * and its own database pools — the packet store's INSERTs (spooled packets into `packets`, with the
- * spool position), the ingest pipeline (visible stage, feed, resolve, parse, batch commit with the
- * state engine's in-transaction work and the time-series outbox). The main thread keeps the broker,
- * the spool, HTTP and the live sockets; it forwards spooled records and gets back the committed spool
- * position, encoded live entries, state changes, connector reports, log lines and, on request, this
- * thread's metrics. Under overload this thread runs at a lower priority (`nice`), so accepting and
+ * spool position), the ingest pipeline (feed, resolve, parse, batch commit with the state engine's
+ * in-transaction work and the time-series outbox). The main thread keeps the broker, the spool, the
+ * live view of arriving packets (ADR 0104), HTTP and the live sockets; it forwards spooled records and
+ * gets back the committed spool position, encoded live entries of the packets it did not show on
+ * arrival, state changes, connector reports, log lines and, on request, this thread's metrics. Under overload this thread runs at a lower priority (`nice`), so accepting and
  * acknowledging packets keeps the CPU and the processing catches up afterwards.
  */
 
@@ -86,12 +87,18 @@ const pipeline = new IngestPipeline({
   metrics,
   log,
   commitHook: engine.inBatch,
+  // The main thread's visible stage showed every packet that arrived while this store ran, unless
+  // its parser runs user code (ADR 0104); replayed packets and those are pushed after their commit.
+  shownOnArrival: ({ packet, device }) => {
+    const arrivedFrom = packets.firstArrivedId;
+    return arrivedFrom !== undefined && packet.id >= arrivedFrom && parsedOnArrival(device?.driver ?? null);
+  },
   ...(setup.batchSize ? { batchSize: setup.batchSize } : {}),
   ...(setup.commitIntervalMs !== undefined ? { commitIntervalMs: setup.commitIntervalMs } : {}),
   ...(setup.maxPending ? { feedMaxPackets: Math.max(50_000, setup.maxPending) } : {}),
 });
 const want = { visibleUpdates: false, processed: false };
-// Encoded here, once per update: the main thread only joins entries per console.
+// Packets not shown on arrival, encoded here once per update: the main thread only joins entries.
 pipeline.onVisible((updates) =>
   post({
     type: 'visible',
@@ -138,7 +145,10 @@ async function stop(): Promise<void> {
 port.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'spooled':
-      for (const bytes of message.groups) packets.appendSpooled(decodeRecords(bytes).records);
+      for (const bytes of message.groups) {
+        const { records } = decodeRecords(bytes);
+        packets.appendSpooled(message.replayed ? records.map((r) => ({ ...r, replayed: true })) : records);
+      }
       return;
     case 'invalidate-device':
       return pipeline.invalidateDevice(message.device);

@@ -3,25 +3,32 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FastifyBaseLogger } from 'fastify';
+import pg from 'pg';
+import { packetEntry } from '../../live/live.protocol.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { StateEngine } from '../../states/engine/state-engine.js';
 import { spoolPositionKey } from '../packet-store.js';
+import type { DriverParsing } from '../driver-parsing.js';
 import type { ConnectorReporting, ProcessedListener } from '../pipeline.js';
+import { DeviceResolver } from '../resolve-device.stage.js';
 import type { PacketSpool, SpoolGroup } from '../spool/packet-spool.js';
-import type { VisibleListener } from '../visible.stage.js';
+import { VisibleStage, type VisibleListener, type VisibleUpdate } from '../visible.stage.js';
 import type { FromWorker, IngestWorkerSetup, ToWorker } from './ingest-worker.messages.js';
 
 /**
- * The packet store and the ingest pipeline in a worker thread (ADR 0102, 0103), seen from the main
- * thread: the same surface as IngestPipeline (start, stop, onVisible, onProcessed, invalidate*), so the
- * rest of the server does not know which thread stores, parses and commits.
+ * The ingest path seen from the main thread (ADR 0102, 0103, 0104): the live view of arriving packets
+ * here, the packet store and the ingest pipeline in a worker thread. The same surface as
+ * IngestPipeline (start, stop, onVisible, onProcessed, invalidate*), so the rest of the server does
+ * not know which thread shows, stores, parses and commits.
  *
- * The main thread keeps the broker, the packet spool (PUBACK once a packet is on disk) and the live
- * sockets. It hands every durable spool group to the worker (the group's bytes, transferred), and
- * hears back the spool position committed to `packets` (so the spool can drop what the table holds),
- * encoded live entries, the state changes the worker's engine committed (given to the main
- * StateEngine's listeners), connector counters and log entries, and log lines.
+ * The main thread keeps the broker, the packet spool (PUBACK once a packet is on disk), the visible
+ * stage (every accepted packet of a followed device is parsed and pushed live at once, visible.stage.ts)
+ * and the live sockets. It hands every durable spool group to the worker (the group's bytes,
+ * transferred), and hears back the spool position committed to `packets` (so the spool can drop what
+ * the table holds), encoded live entries of the packets the visible stage did not show, the state
+ * changes the worker's engine committed (given to the main StateEngine's listeners), connector
+ * counters and log entries, and log lines.
  *
  * Failure behaviour:
  * - Durability does not depend on the worker: a packet is acknowledged once the spool has it on disk;
@@ -31,7 +38,7 @@ import type { FromWorker, IngestWorkerSetup, ToWorker } from './ingest-worker.me
  *   any new group. Its pipeline replays from its cursor (ADR 0090).
  * - Before the worker has started nothing is forwarded: its start reads what it lacks from the spool.
  * - Invalidations and definition changes are messages on the same port as the packets, so they apply
- *   before any packet sent after them.
+ *   before any packet sent after them; the visible stage's own device cache forgets at the same time.
  */
 
 export interface IngestWorkerOptions {
@@ -40,6 +47,10 @@ export interface IngestWorkerOptions {
   connectors: ConnectorReporting;
   /** The main engine: its listeners get the worker's state changes, its definition changes go there. */
   stateEngine: StateEngine;
+  /** The drivers domain's parsers, for the visible stage (the worker has its own). */
+  parsing: DriverParsing;
+  /** Whether a live console follows a device: the visible stage shows only such devices' packets. */
+  followed: (deviceId: string) => boolean;
   metrics: Metrics;
   metricsLabels: Record<string, string>;
   log: FastifyBaseLogger;
@@ -73,8 +84,23 @@ export class IngestWorker implements Lifecycle {
   private readonly metricsWaiting = new Map<number, (text: string) => void>();
   private nextRequest = 0;
   private restartTimer: NodeJS.Timeout | undefined;
+  private readonly visiblePool: pg.Pool;
+  private readonly visibleResolver: DeviceResolver;
 
   constructor(private readonly options: IngestWorkerOptions) {
+    // One connection: the visible stage looks up only devices missing from its cache.
+    this.visiblePool = new pg.Pool({ connectionString: options.databaseUrl, max: 1 });
+    this.visiblePool.on('error', () => undefined);
+    this.visibleResolver = new DeviceResolver(this.visiblePool);
+    const visible = new VisibleStage({
+      resolver: this.visibleResolver,
+      parsing: options.parsing,
+      wanted: (deviceId) => this.visibleListeners.length > 0 || options.followed(deviceId),
+      publish: (updates) => this.publishVisible(updates),
+      metrics: options.metrics,
+      log: options.log,
+    });
+    options.spool.onAccepted((packet) => visible.take(packet));
     options.spool.onDurable((group) => this.forward(group));
     options.stateEngine.onDefinitionsChanged(() => this.send({ type: 'definitions-changed' }));
     options.metrics.addSource(() => this.metricsText());
@@ -97,14 +123,17 @@ export class IngestWorker implements Lifecycle {
   }
 
   invalidateDevice(device?: { id?: string; connectorId?: string | null; deviceKey?: string }): void {
+    this.visibleResolver.invalidateDevice(device);
     this.send({ type: 'invalidate-device', ...(device ? { device } : {}) });
   }
 
   invalidateDriver(driverId: string): void {
+    this.visibleResolver.invalidateDriver(driverId);
     this.send({ type: 'invalidate-driver', driverId });
   }
 
   invalidateConnector(connectorId: string): void {
+    this.visibleResolver.invalidateConnector(connectorId);
     this.send({ type: 'invalidate-connector', connectorId });
   }
 
@@ -127,13 +156,13 @@ export class IngestWorker implements Lifecycle {
     const worker = this.worker;
     this.worker = undefined;
     this.forwardedThrough = undefined;
-    if (!worker) return;
     this.stopping = new Promise<void>((resolve) => {
+      if (!worker) return resolve();
       const done = () => void worker.terminate().finally(resolve);
       worker.once('exit', () => resolve());
       worker.on('message', (m: FromWorker) => m.type === 'stopped' && done());
       worker.postMessage({ type: 'stop' } satisfies ToWorker);
-    });
+    }).then(() => this.visiblePool.end());
     return this.stopping;
   }
 
@@ -219,6 +248,16 @@ export class IngestWorker implements Lifecycle {
     }
   }
 
+  /** Updates the visible stage parsed on arrival: encoded once, as the worker's entries are. */
+  private publishVisible(updates: VisibleUpdate[]): void {
+    if (this.entryListeners.length > 0) {
+      const deviceIds = updates.map((u) => u.deviceId);
+      const entries = updates.map(packetEntry);
+      for (const listener of this.entryListeners) this.safely(() => listener(deviceIds, entries));
+    }
+    for (const listener of this.visibleListeners) this.safely(() => listener(updates));
+  }
+
   private safely(fn: () => void): void {
     try {
       fn();
@@ -232,18 +271,18 @@ export class IngestWorker implements Lifecycle {
     const { spool } = this.options;
     spool.committed(committedSeq);
     const groups = spool.readDurable(committedSeq);
-    for (const group of groups) this.post(group);
+    for (const group of groups) this.post(group, true);
     this.forwardedThrough = Math.max(committedSeq, spool.lastDurableSeq);
   }
 
   private forward(group: SpoolGroup): void {
     if (this.forwardedThrough === undefined || group.lastSeq <= this.forwardedThrough) return;
     this.forwardedThrough = group.lastSeq;
-    this.post(group);
+    this.post(group, false);
   }
 
-  private post(group: SpoolGroup): void {
-    const message: ToWorker = { type: 'spooled', groups: [group.bytes] };
+  private post(group: SpoolGroup, replayed: boolean): void {
+    const message: ToWorker = { type: 'spooled', groups: [group.bytes], replayed };
     this.worker?.postMessage(message, [group.bytes.buffer as ArrayBuffer]);
   }
 
