@@ -36,6 +36,12 @@ const TWINS = process.env.BENCH_TWINS !== '0';
 /** Runs only the scenarios whose name contains this text (e.g. `QoS 1`). */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const ADMIN = { email: 'bench@stellwerk.test', password: 'bench password 123' };
+/**
+ * Seconds of unmeasured load at 10,000 msg/s before the first scenario: the server's first MQTT
+ * packets otherwise meet cold JIT code, empty caches and pools (a stall of 100–200 ms at the start
+ * of whichever scenario comes first). 0 measures the cold start too.
+ */
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 2);
 
 const SCENARIOS: Scenario[] = [
   {
@@ -107,6 +113,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
       ).rows[0]?.v ?? '0',
     );
   const startId = await maxId();
+  const arrivalBefore = await arrivalBuckets(w.server.baseUrl);
   w.live.received = 0;
   w.live.latencies = [];
   const twins = new TwinProbe(w.db, w.server.baseUrl);
@@ -141,6 +148,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
         .toFixed(0),
     ).join(' ');
   debug(`worst visible per tenth: ${tenths(w.live.latencies)}; worst durable: ${tenths(pub.latencies)}`);
+  const arrivalToPush = await arrivalBuckets(w.server.baseUrl);
   return {
     expected,
     acked: pub.acked,
@@ -155,8 +163,21 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
     visibleP50: pct(w.live.latencies, 50),
     visibleP99: pct(w.live.latencies, 99),
     liveReceived: w.live.received,
+    arrivalToPush: [...arrivalToPush].map(([le, n]) => [le, n - (arrivalBefore.get(le) ?? 0)] as const),
     twins: twinFigures,
   };
+}
+
+/** The server's own share of the visible latency: `stellwerk_live_arrival_to_push_seconds` buckets (le → count). */
+async function arrivalBuckets(baseUrl: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const buckets = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('stellwerk_live_arrival_to_push_seconds_bucket')) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (le) buckets.set(le, (buckets.get(le) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return buckets;
 }
 
 async function peakRss(pid: number): Promise<{ peakMb: number; nowMb: number }> {
@@ -271,6 +292,16 @@ async function main(): Promise<void> {
   cleanups.push(() => mosquitto.stop());
   const w = await setUpStellwerk(dir);
   try {
+    if (WARM_UP_SECONDS > 0) {
+      const warmUp = SCENARIOS.find((x) => x.name.startsWith('10k'))!;
+      const r = await stellwerkRun(
+        { ...warmUp, name: 'warm-up', perClient: warmUp.rate * WARM_UP_SECONDS },
+        w,
+      );
+      console.log(
+        `warm-up (not measured): ${r.expected.toLocaleString('en')} messages at 10,000 msg/s QoS 1, ${r.stored} stored${Number.isNaN(r.parsedPerSecond) ? ', not all parsed within 60 s' : ', all parsed'}`,
+      );
+    }
     for (const s of SCENARIOS.filter((x) => x.name.includes(ONLY))) {
       debug(`${s.name}: mosquitto`);
       const m = await mosquittoRun(s, mosquitto.port);
@@ -292,6 +323,12 @@ async function main(): Promise<void> {
       console.log(
         `  publish→state visible  p50 ${ms(r.visibleP50)} p99 ${ms(r.visibleP99)} (live WebSocket, ${r.liveReceived} received, ${w.live.dropped} dropped so far)`,
       );
+      const shown = r.arrivalToPush.find(([le]) => le === '+Inf')?.[1] ?? 0;
+      const within = (le: string) => r.arrivalToPush.find(([l]) => l === le)?.[1] ?? 0;
+      if (shown > 0)
+        console.log(
+          `  server arrival→push    ${((100 * within('0.001')) / shown).toFixed(1)}% within 1 ms, ${((100 * within('0.01')) / shown).toFixed(2)}% within 10 ms (stellwerk_live_arrival_to_push_seconds, ${shown} packets)`,
+        );
       printTwinFigures(r.twins, r.expected);
     }
     if (SOAK_SECONDS > 0) await soak(w);
@@ -300,6 +337,7 @@ async function main(): Promise<void> {
     console.log(
       `\ntime-series writer at the end: backlog ${left.points} points (${left.rows} outbox rows), ${written} points written in total`,
     );
+    if (process.env.BENCH_SERVER_LOG) await fs.writeFile(process.env.BENCH_SERVER_LOG, w.server.output());
     const rss = await peakRss(w.server.pid);
     console.log(`\nstellwerk server process: peak RSS ${rss.peakMb} MB, now ${rss.nowMb} MB`);
   } finally {

@@ -46,6 +46,8 @@ async function run(job: PublisherJob): Promise<void> {
   await new Promise<void>((resolve) => process.once('message', () => resolve()));
 
   const latencies: number[] = [];
+  // How far behind its schedule a paced client fell, worst per tenth: it then sends the overdue messages at once.
+  const lateness = Array.from({ length: 10 }, () => 0);
   let acked = 0;
   const progress = process.env.BENCH_DEBUG
     ? setInterval(() => console.error(`  publisher ${process.pid}: acked ${acked}`), 2000).unref()
@@ -62,6 +64,8 @@ async function run(job: PublisherJob): Promise<void> {
           const due = began + (i * 1000) / job.rate;
           const wait = due - now();
           if (wait > 1) await sleep(wait);
+          const tenth = Math.floor((10 * i) / job.perClient);
+          lateness[tenth] = Math.max(lateness[tenth]!, -wait);
         }
         while (job.qos === 1 && inFlight >= job.window) await sleep(1);
         const t = now();
@@ -85,6 +89,10 @@ async function run(job: PublisherJob): Promise<void> {
   );
   const finishedAt = now();
   clearInterval(progress);
+  if (process.env.BENCH_DEBUG && job.rate > 0)
+    console.error(
+      `  publisher ${process.pid}: worst lateness per tenth (ms) ${lateness.map((l) => l.toFixed(0)).join(' ')}`,
+    );
   await Promise.all(clients.map((c) => c.endAsync()));
   // IPC is asynchronous: exit only once the result has been handed over.
   await new Promise<void>((resolve) =>
