@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { StartupError } from '../../platform/db/startup-error.js';
@@ -60,8 +61,24 @@ export type DurableListener = (group: SpoolGroup) => void;
 export type AcceptedListener = (packet: IncomingPacket) => void;
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+/**
+ * Where the platform has it (Linux, macOS), segments are opened with O_DSYNC: each write returns once
+ * its data (and the file size) is on disk, as write + fdatasync would, in one thread-pool round trip
+ * instead of two. Each round trip wakes a thread-pool thread, which on a busy 2-vCPU machine takes the
+ * CPU from the broker's thread for a moment. Elsewhere (Windows) the write is followed by fdatasync.
+ */
+const O_DSYNC: number | undefined = constants.O_DSYNC;
+const SEGMENT_FLAGS =
+  O_DSYNC === undefined ? 'w' : constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | O_DSYNC;
 const MAX_GROUP_BYTES = 4 * 1024 * 1024;
 const MAX_GROUP_RECORDS = 5000;
+/**
+ * Group commit spacing: each synced write costs about 90 µs of kernel CPU on this kind of VM, and at
+ * 10,000 msg/s back-to-back writes carried 6–7 packets each (1,500 syncs/s, 14% of a CPU). A group of
+ * fewer than GATHER_BELOW_RECORDS packets waits until this long after the previous write began.
+ */
+const MIN_GROUP_INTERVAL_MS = 2;
+const GATHER_BELOW_RECORDS = 100;
 
 /** Packets that share one write + fdatasync, and so one promise. */
 class PendingGroup {
@@ -102,6 +119,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private spoolId: string | undefined;
   private nextSeq = 1;
   private durableSeq = 0;
+  private lastFlushAt = -Infinity;
   private committedSeq = 0;
   private deleting: Promise<void> = Promise.resolve();
   private readonly groupSize;
@@ -271,7 +289,16 @@ export class PacketSpool implements PacketSink, Lifecycle {
 
   private async drain(): Promise<void> {
     try {
-      for (let group = this.waiting.shift(); group; group = this.waiting.shift()) await this.flush(group);
+      for (;;) {
+        // Let a small group gather for at most MIN_GROUP_INTERVAL_MS after the previous write began.
+        const wait = this.lastFlushAt + MIN_GROUP_INTERVAL_MS - performance.now();
+        if (wait > 0 && (this.waiting[0]?.packets.length ?? 0) < GATHER_BELOW_RECORDS)
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        const group = this.waiting.shift();
+        if (!group) break;
+        this.lastFlushAt = performance.now();
+        await this.flush(group);
+      }
     } finally {
       this.draining = undefined;
     }
@@ -292,7 +319,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
       if (offset !== bytes.length) throw new Error('a packet changed between append and write');
       target ??= await this.openSegment(firstSeq);
       await writeFully(target.handle, bytes, target.segment.durableBytes);
-      await target.handle.datasync();
+      if (O_DSYNC === undefined) await target.handle.datasync();
     } catch (error) {
       this.pendingCount -= count;
       this.refused.inc({ reason: 'store-failed' }, count);
@@ -364,12 +391,12 @@ export class PacketSpool implements PacketSink, Lifecycle {
   }
 
   /**
-   * Opens a new current segment. 'w' (truncating) is safe: a segment file holds seqs from its
+   * Opens a new current segment. Truncating is safe: a segment file holds seqs from its
    * name's on, and every durable seq is below `firstSeq`, so a file of that name holds none.
    */
   private async openSegment(firstSeq: number): Promise<OpenSegment> {
     const file = segmentPath(this.options.dir, firstSeq);
-    const handle = await open(file, 'w', 0o600);
+    const handle = await open(file, SEGMENT_FLAGS, 0o600);
     try {
       await syncDirectory(this.options.dir);
     } catch (error) {
