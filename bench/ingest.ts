@@ -121,6 +121,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
   const startId = await maxId();
   const arrivalBefore = await arrivalBuckets(w.server.baseUrl);
   const groupsBefore = await metric(w.server.baseUrl, 'stellwerk_packet_spool_group_size_count');
+  const shedBefore = await metric(w.server.baseUrl, 'stellwerk_live_shed_total');
   w.live.received = 0;
   w.live.latencies = [];
   w.live.toArrival = [];
@@ -162,6 +163,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
   );
   const arrivalToPush = await arrivalBuckets(w.server.baseUrl);
   const groups = (await metric(w.server.baseUrl, 'stellwerk_packet_spool_group_size_count')) - groupsBefore;
+  const shed = (await metric(w.server.baseUrl, 'stellwerk_live_shed_total')) - shedBefore;
   debug(
     `spool groups (one write + fdatasync each): ${groups}, ${(expected / Math.max(1, groups)).toFixed(1)} packets per group`,
   );
@@ -179,6 +181,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
     visibleP50: pct(w.live.latencies, 50),
     visibleP99: pct(w.live.latencies, 99),
     liveReceived: w.live.received,
+    shed,
     arrivalToPush: [...arrivalToPush].map(([le, n]) => [le, n - (arrivalBefore.get(le) ?? 0)] as const),
     twins: twinFigures,
   };
@@ -353,7 +356,7 @@ async function main(): Promise<void> {
       const within = (le: string) => r.arrivalToPush.find(([l]) => l === le)?.[1] ?? 0;
       if (shown > 0)
         console.log(
-          `  server arrival→push    ${((100 * within('0.001')) / shown).toFixed(1)}% within 1 ms, ${((100 * within('0.01')) / shown).toFixed(2)}% within 10 ms (stellwerk_live_arrival_to_push_seconds, ${shown} packets)`,
+          `  server arrival→push    ${((100 * within('0.001')) / shown).toFixed(1)}% within 1 ms, ${((100 * within('0.01')) / shown).toFixed(2)}% within 10 ms (stellwerk_live_arrival_to_push_seconds, ${shown} packets; ${r.shed} left to the worker while overloaded)`,
         );
       printTwinFigures(r.twins, r.expected);
     }

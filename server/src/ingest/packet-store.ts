@@ -29,6 +29,8 @@ export const spoolPositionKey = (spoolId: string) => `packet_spool_position:${sp
 
 export interface StoredPacket extends IncomingPacket {
   id: bigint;
+  /** The live view declined it on arrival (ADR 0104); only known for packets not re-read from the table. */
+  notShownLive?: boolean;
 }
 
 export type StoredListener = (packets: StoredPacket[]) => void;
@@ -36,7 +38,7 @@ export type StoredListener = (packets: StoredPacket[]) => void;
 export type CommittedSeqListener = (seq: number) => void;
 
 /** A spooled packet with its spool sequence number; `replayed`: read back from the spool at a start. */
-export type SpooledPacket = IncomingPacket & { seq: number; replayed?: boolean };
+export type SpooledPacket = IncomingPacket & { seq: number; replayed?: boolean; notShownLive?: boolean };
 
 // One prepared statement per batch. The parameters are built by hand (packet-columns.ts): uuid and
 // text arrays as literals, receive times as epoch milliseconds, and every payload in ONE binary

@@ -17,8 +17,10 @@ import type { DeviceResolver } from './resolve-device.stage.js';
  * - devices whose driver runs user code (the sandboxed JavaScript parser, up to its time limit): the
  *   broker's thread never waits for it; the ingest worker pushes them after their commit (the
  *   worker applies the same `parsedOnArrival` rule);
- * - more than `maxPending` packets waiting here (a QoS 0 flood): the newest are not shown and are
- *   counted in `stellwerk_live_shed_total`; the next packet of the device shows its newer value.
+ * - packets arriving while the server is overloaded (`overloaded`: the ingest worker is far behind,
+ *   or more than `maxPending` packets wait here): declined (`take` returns false, counted in
+ *   `stellwerk_live_shed_total`), so the broker's thread spends its CPU on accepting packets; the
+ *   ingest worker shows them after their commit, as it does during a burst anyway.
  *
  * Failure behaviour:
  * - Visible before durable: a packet whose spool write then fails was never acknowledged but may
@@ -38,6 +40,8 @@ export interface VisibleStageOptions {
   /** Whether anyone wants a device's updates (a live console follows it, or a whole-update listener). */
   wanted: (deviceId: string) => boolean;
   publish: VisibleListener;
+  /** True while the server cannot keep up (the spool's backlog); arriving packets are then declined. */
+  overloaded: () => boolean;
   metrics: Metrics;
   log: FastifyBaseLogger;
   maxPending?: number;
@@ -58,7 +62,7 @@ export class VisibleStage {
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.shed = options.metrics.counter(
       'stellwerk_live_shed_total',
-      'Arriving packets not shown live because too many were waiting to be shown (stored as usual)',
+      'Arriving packets the live view declined while overloaded (shown after their commit instead)',
     );
     this.delay = options.metrics.histogram(
       'stellwerk_live_arrival_to_push_seconds',
@@ -67,15 +71,23 @@ export class VisibleStage {
     );
   }
 
-  /** Called by the packet spool for each packet it accepted, before the packet is on disk. */
-  take(packet: IncomingPacket): void {
-    if (this.waiting >= this.maxPending) return this.shed.inc();
+  /**
+   * Called by the packet spool for each packet it accepted, before the packet is on disk. False: the
+   * packet is declined (overloaded) and left to the ingest worker to show after its commit.
+   */
+  take(packet: IncomingPacket): boolean {
+    if (this.waiting >= this.maxPending || this.options.overloaded()) {
+      this.shed.inc();
+      return false;
+    }
     this.waiting++;
     this.pending.push(packet);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    // setImmediate, not a microtask: gathers every packet read in this round of I/O into one batch.
-    setImmediate(() => this.flush());
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // setImmediate, not a microtask: gathers every packet read in this round of I/O into one batch.
+      setImmediate(() => this.flush());
+    }
+    return true;
   }
 
   private flush(): void {

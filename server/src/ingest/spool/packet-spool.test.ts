@@ -129,6 +129,30 @@ describe('packet spool', () => {
     expect(seqs(spool.readDurable(0))).toEqual([1, 2]);
   });
 
+  it('shows accepted packets to listeners before they are durable and names the declined ones per group', async () => {
+    const spool = await startedOn(await tempDir());
+    const accepted: string[] = [];
+    const durable: SpoolGroup[] = [];
+    let durableSoFar = 0;
+    spool.onAccepted((p) => {
+      accepted.push(`${p.deviceKey}@${durableSoFar}`);
+      // Declines the odd ones; a throwing listener counts as declining.
+      if (p.deviceKey.endsWith('3')) throw new Error('listener fault');
+      return Number(p.deviceKey.slice(-1)) % 2 === 0;
+    });
+    spool.onDurable((group) => {
+      durable.push(group);
+      durableSoFar = group.lastSeq;
+    });
+    await Promise.all(range(1, 4).map((i) => spool.append(packet(i))));
+    // Seen at append, before any of them was durable.
+    expect(accepted).toEqual(range(1, 4).map((i) => `${packet(i).deviceKey}@0`));
+    expect(durable.flatMap((g) => g.declinedSeqs ?? [])).toEqual([1, 3]);
+    expect(seqs(durable)).toEqual([1, 2, 3, 4]);
+    // Read back from the files, no group names declined packets (replays are never shown on arrival).
+    expect(spool.readDurable(0).every((g) => g.declinedSeqs === undefined)).toBe(true);
+  });
+
   it('refuses a packet whose device key does not fit its length field, and only that one', async () => {
     const spool = await startedOn(await tempDir());
     const tooLong = { ...packet(1), deviceKey: 'x'.repeat(70_000) };

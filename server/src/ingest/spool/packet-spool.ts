@@ -38,6 +38,7 @@ export type { SpoolGroup } from './spool-files.js';
  *   seq, so the refused records stay ignored. Refused records never reach `onDurable` or `readDurable`.
  * - `onAccepted` listeners see each accepted packet at once, before it is durable (the live view,
  *   ADR 0104): a packet they saw may still be refused if its write fails. Their failure changes nothing.
+ *   A listener may decline a packet (returns false); its group then names it in `declinedSeqs`.
  * - After the fdatasync, `onDurable` listeners get the group (the ingest worker); a listener's failure
  *   never affects durability, because the worker reads what it lacks with `readDurable` when it starts.
  * - A torn tail (a crash mid-write) is ignored at start; appends always go to a new segment.
@@ -58,7 +59,8 @@ export interface PacketSpoolOptions {
 }
 
 export type DurableListener = (group: SpoolGroup) => void;
-export type AcceptedListener = (packet: IncomingPacket) => void;
+/** Returns false when it declines the packet (see `SpoolGroup.declinedSeqs`). */
+export type AcceptedListener = (packet: IncomingPacket) => boolean;
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 /**
@@ -83,6 +85,8 @@ const GATHER_BELOW_RECORDS = 100;
 /** Packets that share one write + fdatasync, and so one promise. */
 class PendingGroup {
   readonly packets: IncomingPacket[] = [];
+  /** Indexes into `packets` that an accepted listener declined. */
+  readonly declined: number[] = [];
   bytes = 0;
   readonly done: Promise<void>;
   resolve!: () => void;
@@ -199,11 +203,14 @@ export class PacketSpool implements PacketSink, Lifecycle {
     this.pendingCount += 1;
     this.draining ??= this.drain();
     for (const listener of this.acceptedListeners) {
+      let taken = false;
       try {
-        listener(packet);
+        taken = listener(packet);
       } catch {
         // The live view only: the packet is stored whatever a listener does.
       }
+      if (!taken && group.declined.at(-1) !== group.packets.length - 1)
+        group.declined.push(group.packets.length - 1);
     }
     return group.done;
   }
@@ -342,6 +349,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
     if (segment.durableBytes >= this.segmentBytes) await this.rotate();
     group.resolve();
     const durable: SpoolGroup = { firstSeq, lastSeq, bytes };
+    if (group.declined.length > 0) durable.declinedSeqs = group.declined.map((i) => firstSeq + i);
     for (const listener of this.listeners) {
       try {
         listener(durable);

@@ -12,6 +12,8 @@ export interface SpoolGroup {
   lastSeq: number;
   /** The records' bytes as written, in its own ArrayBuffer (transferable to a worker). */
   bytes: Uint8Array;
+  /** Seqs of the packets an `onAccepted` listener declined (groups just written; none when read back). */
+  declinedSeqs?: number[];
 }
 
 export interface SegmentFile {

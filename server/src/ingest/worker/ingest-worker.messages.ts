@@ -27,9 +27,10 @@ export type ToWorker =
   | { type: 'stop' }
   /**
    * Spooled records (spool-record.ts encoding), in sequence order, each group in its own buffer;
-   * `replayed`: read back from the spool files when the worker started, not arriving now.
+   * `replayed`: read back from the spool files when the worker started, not arriving now;
+   * `declinedSeqs`: packets the live view did not show on arrival (overloaded).
    */
-  | { type: 'spooled'; groups: Uint8Array[]; replayed: boolean }
+  | { type: 'spooled'; groups: Uint8Array[]; replayed: boolean; declinedSeqs?: number[] }
   | {
       type: 'invalidate-device';
       device?: { id?: string; connectorId?: string | null; deviceKey?: string };

@@ -87,11 +87,17 @@ const pipeline = new IngestPipeline({
   metrics,
   log,
   commitHook: engine.inBatch,
-  // The main thread's visible stage showed every packet that arrived while this store ran, unless
-  // its parser runs user code (ADR 0104); replayed packets and those are pushed after their commit.
+  // The main thread's visible stage showed every packet that arrived while this store ran, unless it
+  // declined it (overloaded) or its parser runs user code (ADR 0104); replayed packets and those are
+  // pushed after their commit.
   shownOnArrival: ({ packet, device }) => {
     const arrivedFrom = packets.firstArrivedId;
-    return arrivedFrom !== undefined && packet.id >= arrivedFrom && parsedOnArrival(device?.driver ?? null);
+    return (
+      arrivedFrom !== undefined &&
+      packet.id >= arrivedFrom &&
+      !packet.notShownLive &&
+      parsedOnArrival(device?.driver ?? null)
+    );
   },
   ...(setup.batchSize ? { batchSize: setup.batchSize } : {}),
   ...(setup.commitIntervalMs !== undefined ? { commitIntervalMs: setup.commitIntervalMs } : {}),
@@ -147,7 +153,12 @@ port.on('message', (message: ToWorker) => {
     case 'spooled':
       for (const bytes of message.groups) {
         const { records } = decodeRecords(bytes);
-        packets.appendSpooled(message.replayed ? records.map((r) => ({ ...r, replayed: true })) : records);
+        if (message.replayed) packets.appendSpooled(records.map((r) => ({ ...r, replayed: true })));
+        else if (!message.declinedSeqs) packets.appendSpooled(records);
+        else {
+          const declined = new Set(message.declinedSeqs);
+          packets.appendSpooled(records.map((r) => (declined.has(r.seq) ? { ...r, notShownLive: true } : r)));
+        }
       }
       return;
     case 'invalidate-device':

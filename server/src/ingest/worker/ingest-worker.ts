@@ -65,6 +65,8 @@ export interface IngestWorkerOptions {
 export type VisibleEntriesListener = (deviceIds: string[], entries: string[]) => void;
 
 const RESTART_DELAY_MS = 1000;
+/** Spooled packets not yet in `packets` beyond which the visible stage declines arriving packets. */
+const LIVE_VIEW_MAX_BACKLOG = 5000;
 // The worker's young generation sized as the main thread's (node-flags.ts: 64 MiB semi-spaces; V8's
 // young generation is three of them): it allocates per packet too. At 10,000 msg/s visible p99
 // measured 76–80 ms with it against 97–102 ms with V8's default (two alternating runs each).
@@ -97,6 +99,9 @@ export class IngestWorker implements Lifecycle {
       parsing: options.parsing,
       wanted: (deviceId) => this.visibleListeners.length > 0 || options.followed(deviceId),
       publish: (updates) => this.publishVisible(updates),
+      // The worker far behind means the machine is saturated: the broker's thread then keeps its CPU
+      // for accepting packets, and the worker shows them after their commit (ADR 0104).
+      overloaded: () => options.spool.backlog > LIVE_VIEW_MAX_BACKLOG,
       metrics: options.metrics,
       log: options.log,
     });
@@ -282,7 +287,12 @@ export class IngestWorker implements Lifecycle {
   }
 
   private post(group: SpoolGroup, replayed: boolean): void {
-    const message: ToWorker = { type: 'spooled', groups: [group.bytes], replayed };
+    const message: ToWorker = {
+      type: 'spooled',
+      groups: [group.bytes],
+      replayed,
+      ...(group.declinedSeqs ? { declinedSeqs: group.declinedSeqs } : {}),
+    };
     this.worker?.postMessage(message, [group.bytes.buffer as ArrayBuffer]);
   }
 
