@@ -140,12 +140,12 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
 /**
  * Settings for a write-heavy ingest on the machine that also runs the broker (docs/operations.md,
  * "Embedded PostgreSQL settings"). At 10,000 msg/s the machine wrote about 26 MB/s (WAL, spool and
- * tables, 2.6 KB per packet); with the defaults a new 16 MB
- * WAL segment was zero-filled every 2–3 s at 10,000 msg/s (a burst of disk writes and kernel CPU that
- * showed as 40–60 ms stalls of the packet spool's syncs), and full-page images after each checkpoint
- * add to the WAL. At 10,000 msg/s (bench:ingest, 2026-11-25) these settings wrote 16% fewer bytes, and
- * over 7 runs without and 9 with them the median publish → durable p99 went from 32 to 20 ms and the
- * median publish → visible p99 from 25 to 14 ms (single runs vary a lot on this VM).
+ * tables, 2.6 KB per packet). With the defaults a new 16 MB WAL segment was zero-filled every 2–3 s,
+ * a burst of disk writes and kernel CPU that showed as 40–60 ms stalls of the packet spool's syncs,
+ * and full-page images after each checkpoint add to the WAL. With these settings 16% fewer bytes
+ * were written, and over 7 runs without and 9 with them (bench:ingest, 2026-11-25) the median
+ * publish → durable p99 went from 32 to 20 ms and the median publish → visible p99 from 25 to 14 ms
+ * (single runs vary a lot on this VM).
  */
 const INGEST_TUNING = [
   // New WAL segments are created sparse instead of being written with 16 MB of zeros.
