@@ -17,8 +17,8 @@ import type { DeviceResolver } from './resolve-device.stage.js';
  * - devices whose driver runs user code (the sandboxed JavaScript parser, up to its time limit): the
  *   broker's thread never waits for it; the ingest worker pushes them after their commit (the
  *   worker applies the same `parsedOnArrival` rule);
- * - packets arriving while the server is overloaded (`overloaded`: the ingest worker is far behind,
- *   or more than `maxPending` packets wait here): declined (`take` returns false, counted in
+ * - packets arriving while the server is overloaded (`overloaded`: the main thread's event loop
+ *   saturated or the ingest worker far behind, or more than `maxPending` packets wait here): declined (`take` returns false, counted in
  *   `stellwerk_live_shed_total`), so the broker's thread spends its CPU on accepting packets; the
  *   ingest worker shows them after their commit, as it does during a burst anyway.
  *
@@ -40,7 +40,7 @@ export interface VisibleStageOptions {
   /** Whether anyone wants a device's updates (a live console follows it, or a whole-update listener). */
   wanted: (deviceId: string) => boolean;
   publish: VisibleListener;
-  /** True while the server cannot keep up (the spool's backlog); arriving packets are then declined. */
+  /** True while the server cannot keep up; arriving packets are then declined. */
   overloaded: () => boolean;
   metrics: Metrics;
   log: FastifyBaseLogger;

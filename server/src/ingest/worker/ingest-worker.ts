@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { packetEntry } from '../../live/live.protocol.js';
+import { EventLoopLoad } from '../../platform/event-loop-load.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { StateEngine } from '../../states/engine/state-engine.js';
@@ -87,6 +88,7 @@ export class IngestWorker implements Lifecycle {
   private nextRequest = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly visiblePool: pg.Pool;
+  private readonly mainThreadLoad = new EventLoopLoad();
   private readonly visibleResolver: DeviceResolver;
 
   constructor(private readonly options: IngestWorkerOptions) {
@@ -99,9 +101,9 @@ export class IngestWorker implements Lifecycle {
       parsing: options.parsing,
       wanted: (deviceId) => this.visibleListeners.length > 0 || options.followed(deviceId),
       publish: (updates) => this.publishVisible(updates),
-      // The worker far behind means the machine is saturated: the broker's thread then keeps its CPU
-      // for accepting packets, and the worker shows them after their commit (ADR 0104).
-      overloaded: () => options.spool.backlog > LIVE_VIEW_MAX_BACKLOG,
+      // This thread saturated, or the worker far behind: the broker's thread keeps its CPU for
+      // accepting packets, and the worker shows them after their commit (ADR 0104).
+      overloaded: () => this.mainThreadLoad.busy || options.spool.backlog > LIVE_VIEW_MAX_BACKLOG,
       metrics: options.metrics,
       log: options.log,
     });
@@ -145,6 +147,7 @@ export class IngestWorker implements Lifecycle {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
+    this.mainThreadLoad.start();
     try {
       await this.spawn();
     } catch (error) {
@@ -158,6 +161,7 @@ export class IngestWorker implements Lifecycle {
     if (!this.running) return this.stopping;
     this.running = false;
     clearTimeout(this.restartTimer);
+    this.mainThreadLoad.stop();
     const worker = this.worker;
     this.worker = undefined;
     this.forwardedThrough = undefined;
