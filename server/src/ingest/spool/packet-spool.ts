@@ -1,4 +1,3 @@
-import { constants } from 'node:fs';
 import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { StartupError } from '../../platform/db/startup-error.js';
@@ -17,6 +16,16 @@ import {
   type SpoolGroup,
 } from './spool-files.js';
 import { encodedRecordSize, encodeRecordInto } from './spool-record.js';
+import {
+  GATHER_BELOW_RECORDS,
+  MAX_GROUP_BYTES,
+  MAX_GROUP_RECORDS,
+  MIN_GROUP_INTERVAL_MS,
+  PendingGroup,
+  SEGMENT_FLAGS,
+  SYNCED_BY_WRITE,
+  writeFully,
+} from './spool-writes.js';
 
 export type { SpoolGroup } from './spool-files.js';
 
@@ -63,42 +72,6 @@ export type DurableListener = (group: SpoolGroup) => void;
 export type AcceptedListener = (packet: IncomingPacket) => boolean;
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
-/**
- * Where the platform has it (Linux, macOS), segments are opened with O_DSYNC: each write returns once
- * its data (and the file size) is on disk, as write + fdatasync would, in one thread-pool round trip
- * instead of two. Each round trip wakes a thread-pool thread, which on a busy 2-vCPU machine takes the
- * CPU from the broker's thread for a moment. Elsewhere (Windows) the write is followed by fdatasync.
- */
-const O_DSYNC: number | undefined = constants.O_DSYNC;
-const SEGMENT_FLAGS =
-  O_DSYNC === undefined ? 'w' : constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | O_DSYNC;
-const MAX_GROUP_BYTES = 4 * 1024 * 1024;
-const MAX_GROUP_RECORDS = 5000;
-/**
- * Group commit spacing: each synced write costs about 90 µs of kernel CPU on this kind of VM, and at
- * 10,000 msg/s back-to-back writes carried 6–7 packets each (1,500 syncs/s, 14% of a CPU). A group of
- * fewer than GATHER_BELOW_RECORDS packets waits until this long after the previous write began.
- */
-const MIN_GROUP_INTERVAL_MS = 2;
-const GATHER_BELOW_RECORDS = 100;
-
-/** Packets that share one write + fdatasync, and so one promise. */
-class PendingGroup {
-  readonly packets: IncomingPacket[] = [];
-  /** Indexes into `packets` that an accepted listener declined. */
-  readonly declined: number[] = [];
-  bytes = 0;
-  readonly done: Promise<void>;
-  resolve!: () => void;
-  reject!: (error: Error) => void;
-
-  constructor() {
-    this.done = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-  }
-}
 
 interface OpenSegment {
   segment: SegmentFile;
@@ -326,7 +299,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
       if (offset !== bytes.length) throw new Error('a packet changed between append and write');
       target ??= await this.openSegment(firstSeq);
       await writeFully(target.handle, bytes, target.segment.durableBytes);
-      if (O_DSYNC === undefined) await target.handle.datasync();
+      if (!SYNCED_BY_WRITE) await target.handle.datasync();
     } catch (error) {
       this.pendingCount -= count;
       this.refused.inc({ reason: 'store-failed' }, count);
@@ -436,14 +409,5 @@ export class PacketSpool implements PacketSink, Lifecycle {
     await syncDirectory(dir).catch((error: unknown) =>
       log.error({ err: error, dir }, 'packet spool: could not sync the directory'),
     );
-  }
-}
-
-async function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, position + written);
-    if (bytesWritten === 0) throw new Error('the file system accepted no bytes');
-    written += bytesWritten;
   }
 }
