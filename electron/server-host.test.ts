@@ -85,7 +85,11 @@ describe('desktopSettings', () => {
     expect(settings.url).toBe('http://127.0.0.1:8080');
     expect(settings.spawn).toMatchObject({
       command: 'node',
-      args: ['--max-semi-space-size=64', path.join('/src/stellwerk', 'dist', 'server', 'src', 'main.js')],
+      args: [
+        '--max-semi-space-size=64',
+        '--v8-pool-size=0',
+        path.join('/src/stellwerk', 'dist', 'server', 'src', 'main.js'),
+      ],
       cwd: '/src/stellwerk',
     });
     expect(settings.spawn?.env).toMatchObject({

@@ -40,7 +40,7 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * a desktop session should not open a port to the network by surprise.
  */
 /** As server/src/platform/node-flags.ts (the desktop build does not compile server sources). */
-export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64', '--v8-pool-size=0'];
 
 export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
   const port = d.env.STELLWERK_HTTP_PORT?.trim() || '8080';

@@ -27,7 +27,7 @@ const idleSeconds = option('idle', 10);
 const fromSource = args.includes('--source');
 
 // The flags of server/src/platform/node-flags.ts, as every launcher passes them.
-const flags = ['--max-semi-space-size=64'];
+const flags = ['--max-semi-space-size=64', '--v8-pool-size=0'];
 const entry = [
   ...flags,
   ...(fromSource ? ['--import', 'tsx', 'server/src/main.ts'] : ['dist/server/src/main.js']),

@@ -111,7 +111,11 @@ describe('desktop attach-or-start with the real server', () => {
     expect(settings.url).toBe(`http://127.0.0.1:${httpPort}`);
     expect(settings.spawn).toMatchObject({
       command: process.execPath,
-      args: ['--max-semi-space-size=64', path.join(REPO_ROOT, 'dist', 'server', 'src', 'main.js')],
+      args: [
+        '--max-semi-space-size=64',
+        '--v8-pool-size=0',
+        path.join(REPO_ROOT, 'dist', 'server', 'src', 'main.js'),
+      ],
       cwd: REPO_ROOT,
     });
     // The shell chose loopback itself (the test's environment did not say).
