@@ -102,6 +102,8 @@ interface Stellwerk {
     latencies: number[];
     toArrival: number[];
     fromArrival: number[];
+    /** BENCH_DEBUG: [published at, visible latency, publish → received] of packets over 10 ms. */
+    slow: Array<[number, number, number]>;
     dropped: number;
   };
 }
@@ -126,6 +128,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
   w.live.latencies = [];
   w.live.toArrival = [];
   w.live.fromArrival = [];
+  w.live.slow = [];
   const twins = new TwinProbe(w.db, w.server.baseUrl);
   await twins.begin();
   const pub = await publish(s, {
@@ -161,6 +164,7 @@ async function stellwerkRun(s: Scenario, w: Stellwerk) {
   debug(
     `visible split at the broker's receive time (ms clock): publish→received p99 ${ms(pct(w.live.toArrival, 99))}, received→bench p99 ${ms(pct(w.live.fromArrival, 99))}`,
   );
+  debug(`visible over 10 ms, by 10 ms of publish time: ${slowClusters(w.live.slow)}`);
   const arrivalToPush = await arrivalBuckets(w.server.baseUrl);
   const groups = (await metric(w.server.baseUrl, 'stellwerk_packet_spool_group_size_count')) - groupsBefore;
   const shed = (await metric(w.server.baseUrl, 'stellwerk_live_shed_total')) - shedBefore;
@@ -278,6 +282,7 @@ async function setUpStellwerk(dir: string): Promise<Stellwerk> {
     latencies: [] as number[],
     toArrival: [] as number[],
     fromArrival: [] as number[],
+    slow: [] as Array<[number, number, number]>,
     dropped: 0,
   };
   const socket = new WebSocket(`ws://127.0.0.1:${server.httpPort}/xapi/v1/live`, [
@@ -301,6 +306,8 @@ async function setUpStellwerk(dir: string): Promise<Stellwerk> {
         const arrived = Date.parse(p.receivedAt ?? '');
         live.toArrival.push(arrived - p.states.t);
         live.fromArrival.push(at - arrived);
+        if (process.env.BENCH_DEBUG && at - p.states.t > 10)
+          live.slow.push([p.states.t, at - p.states.t, arrived - p.states.t]);
       }
     } else if (m.type === 'dropped') live.dropped += m.count ?? 0;
   });
@@ -309,6 +316,26 @@ async function setUpStellwerk(dir: string): Promise<Stellwerk> {
     socket.send(JSON.stringify({ subscribe: { deviceIds: ids.slice(i, i + 1000) } }));
   cleanups.unshift(async () => socket.close());
   return { server, db, mqttPort, connectorId: connector.id, credentials: connector.credentials, live };
+}
+
+/** Groups slow packets by when they were published, to line them up with server-side events. */
+function slowClusters(slow: Array<[number, number, number]>): string {
+  const groups = new Map<number, { n: number; worst: number; toArrival: number }>();
+  for (const [t, latency, toArrival] of slow) {
+    const key = Math.floor(t / 10) * 10;
+    const g = groups.get(key) ?? { n: 0, worst: 0, toArrival: 0 };
+    g.n++;
+    g.worst = Math.max(g.worst, latency);
+    g.toArrival = Math.max(g.toArrival, toArrival);
+    groups.set(key, g);
+  }
+  return [...groups]
+    .sort(([a], [b]) => a - b)
+    .map(
+      ([t, g]) =>
+        `${new Date(t).toISOString().slice(17, 23)} n=${g.n} worst=${g.worst.toFixed(0)} toArrival=${g.toArrival.toFixed(0)}`,
+    )
+    .join('; ');
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -81,7 +81,10 @@ export async function publish(
       qos: s.qos,
     };
     const child = fork(path.join(REPO_ROOT, 'bench/publisher.ts'), [JSON.stringify(job)], {
-      execArgv: ['--import', 'tsx'],
+      // One V8 helper thread per CPU beyond the first, as the server (node-flags.ts): with Node's
+      // default four per publisher, two publishers' garbage collections at once took both CPUs
+      // for 10 ms and the server's broker thread waited in the run queue (docs/performance.md).
+      execArgv: ['--v8-pool-size=0', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     children.push(child);
