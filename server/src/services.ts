@@ -171,6 +171,7 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
   });
   ingest.onVisibleEntries((deviceIds, entries) => live.publishEncoded(deviceIds, entries));
+  live.onDevicesFollowed((deviceIds) => ingest.preloadVisible(deviceIds));
   // Device packets go out before their batch commits, twin state changes after (docs/live.md).
   stateEngine.onStateChanges((changes) => live.publishStates(changes));
   ctx.lifecycle.push(ingest, live);

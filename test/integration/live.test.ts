@@ -136,6 +136,20 @@ describe('live push', () => {
     client.socket.close();
   });
 
+  it('reports devices as consoles start following them, once each (the live view preloads them)', async () => {
+    const followed: string[][] = [];
+    t.services.live.onDevicesFollowed((ids) => followed.push(ids));
+    const first = await connect(base, { protocols: ['stellwerk.live.v1', `bearer.${adminToken}`] });
+    const second = await connect(base, { protocols: ['stellwerk.live.v1', `bearer.${adminToken}`] });
+    for (const client of [first, second]) {
+      client.socket.send(JSON.stringify({ subscribe: { deviceIds: [rootDevice, childDevice] } }));
+      await client.next('subscribed');
+    }
+    expect(followed).toEqual([[rootDevice, childDevice]]);
+    first.socket.close();
+    second.socket.close();
+  });
+
   it('sends the updates of one step as one batch, in packet order', async () => {
     const client = await connect(base, { protocols: ['stellwerk.live.v1', `bearer.${adminToken}`] });
     client.socket.send(JSON.stringify({ subscribe: { deviceIds: [rootDevice] } }));

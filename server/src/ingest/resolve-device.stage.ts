@@ -51,6 +51,13 @@ const LOOKUP_SQL = `
     JOIN virtual_devices v ON v.connector_id = u.c AND v.device_id = u.k
     LEFT JOIN device_drivers d ON d.id = v.driver_id`;
 
+const BY_ID_SQL = `
+  SELECT v.connector_id, v.device_id AS device_key, v.id, v.account_id, v.permission_scope_id, v.reference_id,
+         d.id AS driver_id, d.parser, d.updated_at AS driver_updated_at, d.target_variables
+    FROM virtual_devices v
+    LEFT JOIN device_drivers d ON d.id = v.driver_id
+   WHERE v.id = ANY($1::uuid[]) AND v.connector_id IS NOT NULL AND v.device_id IS NOT NULL`;
+
 export interface DeviceCacheOptions {
   maxEntries: number;
   /** Known devices: how long an entry is trusted without an invalidation. */
@@ -60,6 +67,13 @@ export interface DeviceCacheOptions {
    * long enough that a flood of packets for unknown ids costs one lookup per second, not per batch.
    */
   negativeTtlMs: number;
+  /**
+   * An expired entry is still used, once, while a lookup in the background renews it: for the live
+   * view, where a lookup on the broker's thread holds up every later packet, and an entry that
+   * outlived a change made on another node shows one packet the old way. Changes made on this node
+   * invalidate entries, so they are never served stale.
+   */
+  serveStale?: boolean;
 }
 
 export const DEFAULT_DEVICE_CACHE: DeviceCacheOptions = {
@@ -75,6 +89,9 @@ export class DeviceResolver {
   private readonly cache = new Map<string, CacheEntry>();
   // Bumped by every invalidation: a lookup that raced one is used once but not cached.
   private generation = 0;
+  /** serveStale: expired keys waiting for their background renewal, and whether one runs. */
+  private readonly renewing = new Map<string, { connectorId: string; deviceKey: string }>();
+  private renewal: Promise<void> | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -94,33 +111,80 @@ export class DeviceResolver {
       const key = cacheKey(p.connectorId, p.deviceKey);
       if (found.has(key)) continue;
       const entry = this.cache.get(key);
-      if (entry && entry.expiresAt > now) {
+      if (entry && (entry.expiresAt > now || this.options.serveStale)) {
         found.set(key, entry.device);
         this.cache.delete(key);
         this.cache.set(key, entry);
+        if (entry.expiresAt <= now) this.renewLater(key, p.connectorId, p.deviceKey);
       } else {
         missing.set(key, { connectorId: p.connectorId, deviceKey: p.deviceKey });
       }
     }
-    if (missing.size > 0) {
-      const wanted = [...missing.values()];
-      const generation = this.generation;
-      const { rows } = await this.pool.query<DeviceRow>(LOOKUP_SQL, [
-        wanted.map((w) => w.connectorId),
-        wanted.map((w) => w.deviceKey),
-      ]);
-      const byKey = new Map(rows.map((row) => [cacheKey(row.connector_id, row.device_key), toRef(row)]));
-      for (const [key, { connectorId }] of missing) {
-        const device = byKey.get(key) ?? null;
-        found.set(key, device);
-        if (generation === this.generation)
-          this.remember(key, { connectorId, device, expiresAt: now + this.ttl(device) });
-      }
-    }
+    if (missing.size > 0) for (const [key, device] of await this.lookUp(missing, now)) found.set(key, device);
     return packets.map((packet) => ({
       packet,
       device: found.get(cacheKey(packet.connectorId, packet.deviceKey)) ?? null,
     }));
+  }
+
+  /**
+   * Looks up devices by id ahead of their packets (the live view, when a console starts following
+   * them), so their first packets find them in the cache. Devices without an address are skipped.
+   */
+  async preload(deviceIds: string[]): Promise<void> {
+    if (deviceIds.length === 0) return;
+    const now = this.now();
+    const generation = this.generation;
+    const { rows } = await this.pool.query<DeviceRow>(BY_ID_SQL, [deviceIds]);
+    if (generation !== this.generation) return;
+    for (const row of rows) {
+      const device = toRef(row);
+      this.remember(cacheKey(row.connector_id, row.device_key), {
+        connectorId: row.connector_id,
+        device,
+        expiresAt: now + this.ttl(device),
+      });
+    }
+  }
+
+  private async lookUp(
+    keys: Map<string, { connectorId: string; deviceKey: string }>,
+    now: number,
+  ): Promise<Map<string, DeviceRef | null>> {
+    const wanted = [...keys.values()];
+    const generation = this.generation;
+    const { rows } = await this.pool.query<DeviceRow>(LOOKUP_SQL, [
+      wanted.map((w) => w.connectorId),
+      wanted.map((w) => w.deviceKey),
+    ]);
+    const byKey = new Map(rows.map((row) => [cacheKey(row.connector_id, row.device_key), toRef(row)]));
+    const result = new Map<string, DeviceRef | null>();
+    for (const [key, { connectorId }] of keys) {
+      const device = byKey.get(key) ?? null;
+      result.set(key, device);
+      if (generation === this.generation)
+        this.remember(key, { connectorId, device, expiresAt: now + this.ttl(device) });
+    }
+    return result;
+  }
+
+  /** serveStale: renews expired keys in the background, one lookup at a time, gathering keys meanwhile. */
+  private renewLater(key: string, connectorId: string, deviceKey: string): void {
+    this.renewing.set(key, { connectorId, deviceKey });
+    this.renewal ??= (async () => {
+      // One lookup per round: keys that expire while one runs wait for the next.
+      while (this.renewing.size > 0) {
+        const keys = new Map(this.renewing);
+        this.renewing.clear();
+        // A failed renewal leaves the stale entries in use; the next packet of each device retries.
+        await this.lookUp(keys, this.now()).catch(() => undefined);
+      }
+    })().finally(() => (this.renewal = undefined));
+  }
+
+  /** Resolves once background renewals are done (tests, shutdown). */
+  async settled(): Promise<void> {
+    await this.renewal;
   }
 
   /**

@@ -49,6 +49,7 @@ export class LiveHub implements Lifecycle {
     twins: new Map(),
   };
   private timer: NodeJS.Timeout | undefined;
+  private readonly followedListeners: Array<(deviceIds: string[]) => void> = [];
   private readonly dropped;
   private readonly sent;
 
@@ -82,6 +83,11 @@ export class LiveHub implements Lifecycle {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     for (const c of this.connections) c.socket.close(1001, 'server stopping');
+  }
+
+  /** Devices no console followed before, as consoles start following them (the live view preloads them). */
+  onDevicesFollowed(listener: (deviceIds: string[]) => void): void {
+    this.followedListeners.push(listener);
   }
 
   /** Whether any console follows this device (the visible stage parses only such devices' packets). */
@@ -212,8 +218,10 @@ export class LiveHub implements Lifecycle {
       return this.reject(connection, 'Subscription failed; retry', 'UNAVAILABLE');
     }
     if (!connection.open) return;
+    const newlyFollowed = [...visible[0]].filter((id) => !this.followers.devices.has(id));
     for (const id of visible[0]) this.follow(connection, 'devices', id);
     for (const id of visible[1]) this.follow(connection, 'twins', id);
+    if (newlyFollowed.length > 0) for (const listener of this.followedListeners) listener(newlyFollowed);
     const deviceIds = request.deviceIds.filter((id) => subscriptions.devices.has(id));
     const twinIds = request.twinIds.filter((id) => subscriptions.twins.has(id));
     const notFound = [

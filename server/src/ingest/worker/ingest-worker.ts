@@ -12,7 +12,7 @@ import type { StateEngine } from '../../states/engine/state-engine.js';
 import { spoolPositionKey } from '../packet-store.js';
 import type { DriverParsing } from '../driver-parsing.js';
 import type { ConnectorReporting, ProcessedListener } from '../pipeline.js';
-import { DeviceResolver } from '../resolve-device.stage.js';
+import { DEFAULT_DEVICE_CACHE, DeviceResolver } from '../resolve-device.stage.js';
 import type { PacketSpool, SpoolGroup } from '../spool/packet-spool.js';
 import { VisibleStage, type VisibleListener, type VisibleUpdate } from '../visible.stage.js';
 import type { FromWorker, IngestWorkerSetup, ToWorker } from './ingest-worker.messages.js';
@@ -96,7 +96,11 @@ export class IngestWorker implements Lifecycle {
     // One connection: the visible stage looks up only devices missing from its cache.
     this.visiblePool = new pg.Pool({ connectionString: options.databaseUrl, max: 1 });
     this.visiblePool.on('error', () => undefined);
-    this.visibleResolver = new DeviceResolver(this.visiblePool);
+    // Serving stale entries: a lookup here would hold up every later packet on the broker's thread.
+    this.visibleResolver = new DeviceResolver(this.visiblePool, {
+      ...DEFAULT_DEVICE_CACHE,
+      serveStale: true,
+    });
     const visible = new VisibleStage({
       resolver: this.visibleResolver,
       parsing: options.parsing,
@@ -112,6 +116,18 @@ export class IngestWorker implements Lifecycle {
     options.spool.onDurable((group) => this.forward(group));
     options.stateEngine.onDefinitionsChanged(() => this.send({ type: 'definitions-changed' }));
     options.metrics.addSource(() => this.metricsText());
+  }
+
+  /**
+   * Looks up devices a console starts following, so their first packets are shown without a lookup
+   * on the broker's thread. Failure only costs that lookup later.
+   */
+  preloadVisible(deviceIds: string[]): void {
+    this.visibleResolver
+      .preload(deviceIds)
+      .catch((error: unknown) =>
+        this.options.log.warn({ err: error }, 'live view: preloading devices failed'),
+      );
   }
 
   /** Encoded live entries of visible updates (the live hub): no object crosses the thread boundary. */
