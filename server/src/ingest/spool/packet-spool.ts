@@ -1,4 +1,4 @@
-import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { StartupError } from '../../platform/db/startup-error.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
@@ -6,12 +6,11 @@ import type { Metrics } from '../../platform/metrics.js';
 import { PacketRefusedError, type IncomingPacket, type PacketSink } from '../ingest.types.js';
 import {
   acquireLock,
+  deleteSegments,
   readOrCreateSpoolId,
   readSegmentGroups,
   releaseLock,
   scanSegments,
-  segmentPath,
-  syncDirectory,
   type SegmentFile,
   type SpoolGroup,
 } from './spool-files.js';
@@ -21,9 +20,10 @@ import {
   MAX_GROUP_BYTES,
   MAX_GROUP_RECORDS,
   MIN_GROUP_INTERVAL_MS,
+  openSegmentFile,
   PendingGroup,
-  SEGMENT_FLAGS,
   SYNCED_BY_WRITE,
+  type OpenSegment,
   writeFully,
 } from './spool-writes.js';
 
@@ -72,11 +72,6 @@ export type DurableListener = (group: SpoolGroup) => void;
 export type AcceptedListener = (packet: IncomingPacket) => boolean;
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
-
-interface OpenSegment {
-  segment: SegmentFile;
-  handle: FileHandle;
-}
 
 export class PacketSpool implements PacketSink, Lifecycle {
   readonly name = 'packet-spool';
@@ -231,10 +226,14 @@ export class PacketSpool implements PacketSink, Lifecycle {
         );
       }
       const opened = await this.openSegment(this.nextSeq);
-      // A segment named like the new one held no record (see openSegment) and is replaced by it.
+      // A segment named like the new one held no record (see openSegmentFile) and is replaced by it.
       const others = segments.filter((segment) => segment.path !== opened.segment.path);
       this.closed = others.filter((segment) => segment.lastSeq > committed);
-      await this.deleteSegments(others.filter((segment) => segment.lastSeq <= committed));
+      await deleteSegments(
+        dir,
+        others.filter((segment) => segment.lastSeq <= committed),
+        this.options.log,
+      );
       this.accepting = true;
     } catch (error) {
       await this.current?.handle.close().catch(() => undefined);
@@ -371,20 +370,8 @@ export class PacketSpool implements PacketSink, Lifecycle {
     );
   }
 
-  /**
-   * Opens a new current segment. Truncating is safe: a segment file holds seqs from its
-   * name's on, and every durable seq is below `firstSeq`, so a file of that name holds none.
-   */
   private async openSegment(firstSeq: number): Promise<OpenSegment> {
-    const file = segmentPath(this.options.dir, firstSeq);
-    const handle = await open(file, SEGMENT_FLAGS, 0o600);
-    try {
-      await syncDirectory(this.options.dir);
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      throw error;
-    }
-    this.current = { segment: { path: file, firstSeq, lastSeq: firstSeq - 1, durableBytes: 0 }, handle };
+    this.current = await openSegmentFile(this.options.dir, firstSeq);
     return this.current;
   }
 
@@ -394,20 +381,6 @@ export class PacketSpool implements PacketSink, Lifecycle {
     if (count === 0) return;
     // Out of the list at once, so readDurable never reads a file being deleted.
     const committed = this.closed.splice(0, count);
-    this.deleting = this.deleting.then(() => this.deleteSegments(committed));
-  }
-
-  /** Errors are logged: a segment left behind is deleted at the next start. */
-  private async deleteSegments(segments: SegmentFile[]): Promise<void> {
-    if (segments.length === 0) return;
-    const { dir, log } = this.options;
-    for (const segment of segments) {
-      await unlink(segment.path).catch((error: unknown) =>
-        log.error({ err: error, file: segment.path }, 'packet spool: could not delete a committed segment'),
-      );
-    }
-    await syncDirectory(dir).catch((error: unknown) =>
-      log.error({ err: error, dir }, 'packet spool: could not sync the directory'),
-    );
+    this.deleting = this.deleting.then(() => deleteSegments(this.options.dir, committed, this.options.log));
   }
 }

@@ -122,6 +122,23 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
+/** Deletes committed segments. Errors are logged: a segment left behind is deleted at the next start. */
+export async function deleteSegments(
+  dir: string,
+  segments: SegmentFile[],
+  log: FastifyBaseLogger,
+): Promise<void> {
+  if (segments.length === 0) return;
+  for (const segment of segments) {
+    await unlink(segment.path).catch((error: unknown) =>
+      log.error({ err: error, file: segment.path }, 'packet spool: could not delete a committed segment'),
+    );
+  }
+  await syncDirectory(dir).catch((error: unknown) =>
+    log.error({ err: error, dir }, 'packet spool: could not sync the directory'),
+  );
+}
+
 /** Directories locked by spools of this process, to tell our own LOCK from a stale one with our pid. */
 const lockedHere = new Set<string>();
 

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { IncomingPacket } from '../ingest.types.js';
+import { segmentPath, syncDirectory, type SegmentFile } from './spool-files.js';
 
 /** How the packet spool (packet-spool.ts) writes its groups: open flags, the group, the write loop. */
 
@@ -15,6 +16,28 @@ const O_DSYNC: number | undefined = constants.O_DSYNC;
 export const SYNCED_BY_WRITE = O_DSYNC !== undefined;
 export const SEGMENT_FLAGS =
   O_DSYNC === undefined ? 'w' : constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | O_DSYNC;
+
+/** The segment groups are written to. */
+export interface OpenSegment {
+  segment: SegmentFile;
+  handle: FileHandle;
+}
+
+/**
+ * Creates the segment for seqs from `firstSeq` on. Truncating is safe: a segment file holds seqs from
+ * its name's on, and every durable seq is below `firstSeq`, so a file of that name holds none.
+ */
+export async function openSegmentFile(dir: string, firstSeq: number): Promise<OpenSegment> {
+  const file = segmentPath(dir, firstSeq);
+  const handle = await open(file, SEGMENT_FLAGS, 0o600);
+  try {
+    await syncDirectory(dir);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
+  }
+  return { segment: { path: file, firstSeq, lastSeq: firstSeq - 1, durableBytes: 0 }, handle };
+}
 
 export const MAX_GROUP_BYTES = 4 * 1024 * 1024;
 export const MAX_GROUP_RECORDS = 5000;
