@@ -422,7 +422,14 @@ async function soak(w: Stellwerk): Promise<void> {
   };
   console.log(`\n## soak: ${(4 * perClient).toLocaleString('en')} msg/s QoS 1 for ${seconds} s`);
   const samples: string[] = [];
-  const timer = setInterval(() => void peakRss(w.server.pid).then((r) => samples.push(`${r.nowMb}`)), 30_000);
+  // The main thread's V8 heap beside RSS: tells a growing heap from allocator or worker growth.
+  const heap: string[] = [];
+  const timer = setInterval(() => {
+    void peakRss(w.server.pid).then((r) => samples.push(`${r.nowMb}`));
+    void metric(w.server.baseUrl, 'stellwerk_nodejs_heap_size_used_bytes').then((b) =>
+      heap.push((b / 2 ** 20).toFixed(0)),
+    );
+  }, 30_000);
   const r = await stellwerkRun(s, w);
   clearInterval(timer);
   console.log(
@@ -430,6 +437,7 @@ async function soak(w: Stellwerk): Promise<void> {
   );
   printTwinFigures(r.twins, r.expected);
   console.log(`  RSS every 30 s (MB): ${samples.join(' ')}`);
+  console.log(`  main thread's heap used every 30 s (MB): ${heap.join(' ')}`);
 }
 
 main().then(
