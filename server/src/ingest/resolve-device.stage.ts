@@ -68,10 +68,10 @@ export interface DeviceCacheOptions {
    */
   negativeTtlMs: number;
   /**
-   * An expired entry is still used, once, while a lookup in the background renews it: for the live
-   * view, where a lookup on the broker's thread holds up every later packet, and an entry that
-   * outlived a change made on another node shows one packet the old way. Changes made on this node
-   * invalidate entries, so they are never served stale.
+   * An expired entry is still used while a lookup in the background renews it: for the live view,
+   * where a lookup on the broker's thread holds up every later packet. An entry that outlived a change
+   * made on another node shows that device's packets the old way until the renewal is back (one round
+   * trip). Changes made on this node invalidate entries, so they are never served stale.
    */
   serveStale?: boolean;
 }
@@ -182,7 +182,7 @@ export class DeviceResolver {
     })().finally(() => (this.renewal = undefined));
   }
 
-  /** Resolves once background renewals are done (tests, shutdown). */
+  /** Resolves once background renewals are done (tests). */
   async settled(): Promise<void> {
     await this.renewal;
   }

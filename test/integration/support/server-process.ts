@@ -61,11 +61,12 @@ export function spawnServer(env: Record<string, string>): {
   output: () => string;
   exited: Promise<Exit>;
 } {
-  // The bench passes e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the server under load.
+  // The bench passes e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the server under load, or
+  // `--import ./bench/stall-probe.ts` (after tsx's own --import, so TypeScript loads).
   const extra = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(
     process.execPath,
-    [...SERVER_NODE_FLAGS, ...extra, '--import', 'tsx', 'server/src/main.ts'],
+    [...SERVER_NODE_FLAGS, '--import', 'tsx', ...extra, 'server/src/main.ts'],
     {
       cwd: REPO_ROOT,
       env: serverEnv(env),
