@@ -61,29 +61,31 @@ describe('device resolver', () => {
     expect(queries).toBe(before);
   });
 
-  it('looks an expired entry up again before answering, by default', async () => {
-    const d = await device('expiring-1');
-    const { resolver, clock } = resolverAt(false);
+  /** A device cached, then changed in the database without an invalidation, and its entry expired. */
+  async function changedAfterExpiry(key: string, serveStale: boolean) {
+    const d = await device(key);
+    const { resolver, clock } = resolverAt(serveStale);
     await resolver.resolve([arriving(d.connectorId, d.key)]);
-    await setReferenceId(d.id, 'moved-1');
+    await setReferenceId(d.id, `moved-${key}`);
     clock.now += DEFAULT_DEVICE_CACHE.ttlMs + 1;
+    return { d, resolver };
+  }
+
+  it('looks an expired entry up again before answering, by default', async () => {
+    const { d, resolver } = await changedAfterExpiry('expiring-1', false);
     const [resolved] = await resolver.resolve([arriving(d.connectorId, d.key)]);
-    expect(resolved!.device!.referenceId).toBe('moved-1');
+    expect(resolved!.device!.referenceId).toBe('moved-expiring-1');
   });
 
   it('with serveStale answers from an expired entry at once and renews it in the background', async () => {
-    const d = await device('stale-1');
-    const { resolver, clock } = resolverAt(true);
-    await resolver.resolve([arriving(d.connectorId, d.key)]);
-    await setReferenceId(d.id, 'moved-2');
-    clock.now += DEFAULT_DEVICE_CACHE.ttlMs + 1;
+    const { d, resolver } = await changedAfterExpiry('stale-1', true);
     const before = queries;
     const [stale] = await resolver.resolve([arriving(d.connectorId, d.key)]);
     expect(stale!.device!.referenceId).toBeNull();
     await resolver.settled();
     expect(queries).toBe(before + 1);
     const [renewed] = await resolver.resolve([arriving(d.connectorId, d.key)]);
-    expect(renewed!.device!.referenceId).toBe('moved-2');
+    expect(renewed!.device!.referenceId).toBe('moved-stale-1');
     expect(queries).toBe(before + 1);
   });
 
