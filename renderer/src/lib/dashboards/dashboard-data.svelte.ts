@@ -1,7 +1,7 @@
 import { api, ApiError } from '../../api/client';
 import { followTwins, type LiveStateChange, type LiveStatus } from '../twins/live-twins';
 import type { Twin, TwinState } from '../twins/twin-api';
-import { isNotOlder } from './live-merge';
+import { applyChange, withNewerLive } from '../twins/live-merge';
 
 type ValueListener = (timestamp: string, value: unknown) => void;
 
@@ -38,11 +38,7 @@ export class DashboardData {
         api.call('GET /xapi/v1/digital-twins/{id}/states', { path: { id }, query: { pageSize: 500 } }),
       ]);
       this.twins[id] = twin;
-      for (const state of states.data) {
-        const live = this.latestLive.get(state.id);
-        if (live && isNotOlder(live.timestamp, state.timestamp)) applyChange(state, live);
-        this.states[state.id] = state;
-      }
+      for (const state of withNewerLive(states.data, this.latestLive)) this.states[state.id] = state;
     } catch (failure) {
       if (failure instanceof ApiError && failure.status === 404) this.twins[id] = null;
       else this.error = failure;
@@ -76,12 +72,6 @@ export class DashboardData {
     this.listeners.set(stateId, set);
     return () => set.delete(listener);
   }
-}
-
-function applyChange(state: TwinState, change: LiveStateChange): void {
-  state.value = change.value;
-  state.timestamp = change.timestamp;
-  state.warning = change.warning ?? null;
 }
 
 /** The state's y-axis settings (`meta.visual.yAxis`), which the gauge and donut use as their bounds. */
