@@ -54,18 +54,6 @@ export class LiveConnection {
     return this.dropped;
   }
 
-  /**
-   * Holds this console's frames until `uncork`: the live hub sends a whole batch of updates as one
-   * socket write instead of one syscall per message. Nested in ws's own per-frame cork/uncork.
-   */
-  cork(): void {
-    (this.socket as unknown as { _socket?: { cork(): void } })._socket?.cork();
-  }
-
-  uncork(): void {
-    (this.socket as unknown as { _socket?: { uncork(): void } })._socket?.uncork();
-  }
-
   send(message: string): void {
     if (!this.open) return;
     if (this.queue.length === 0 && this.socket.bufferedAmount < HIGH_WATER_BYTES) {
