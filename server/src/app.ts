@@ -79,6 +79,9 @@ export async function buildServer(
       });
     }
   });
+  // JSON only, unless a route registers a parser of its own (CSV import: text/csv). text/plain,
+  // like form and multipart bodies, is what a cross-site form or no-cors fetch can send: 415.
+  app.removeContentTypeParser('text/plain');
   registerValidation(app);
   registerErrorHandling(app);
   app.addSchema(ErrorBody);
