@@ -1,10 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { sha256 } from '../platform/crypto/tokens.js';
-import { AppError, errors } from '../platform/errors.js';
-import type { CredentialFailureLimiter } from './credential-failures.js';
+import { errors } from '../platform/errors.js';
 import type { AuthMode } from '../platform/http/route-config.js';
-import { expandPermissions, grants, HUB_PERMISSIONS } from '../roles/permissions.js';
+import { expandPermissions, HUB_PERMISSIONS } from '../roles/permissions.js';
 import { presentedCredential } from './credential.js';
 import type { Principal } from './principal.js';
 
@@ -132,24 +131,5 @@ export function createAuthenticator(
       }
       return fromSession(credential.secret, mode);
     },
-  };
-}
-
-/** Fastify hook: authenticate per the route's `auth`, then check its `permission`. */
-export function authHook(authenticator: Authenticator, failures: CredentialFailureLimiter) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    const config = request.routeOptions.config;
-    const mode = config.auth ?? 'principal';
-    if (mode === 'public') return;
-    failures.assertAllowed(request.ip);
-    try {
-      request.principal = await authenticator.authenticate(request, mode);
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'INVALID_TOKEN') failures.record(request.ip);
-      throw error;
-    }
-    if (config.permission && request.principal && !grants(request.principal.permissions, config.permission)) {
-      throw errors.noPermission(config.permission);
-    }
   };
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { errors } from '../platform/errors.js';
+import { clientAddress } from '../platform/http/client-address.js';
 
 export interface ThrottleKey {
   /** `email:<address>` or `ip:<address>`. */
@@ -84,4 +85,4 @@ export class LoginThrottleService {
 }
 
 export const emailThrottleKey = (email: string): string => `email:${email.trim().toLowerCase()}`;
-export const clientThrottleKey = (ip: string): string => `ip:${ip}`;
+export const clientThrottleKey = (ip: string): string => `ip:${clientAddress(ip)}`;
