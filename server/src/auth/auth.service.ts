@@ -7,6 +7,7 @@ import { User } from '../users/user.entity.js';
 import {
   clientThrottleKey,
   emailThrottleKey,
+  type AttemptOutcome,
   type LoginThrottleService,
   type ThrottleKey,
 } from './login-throttle.service.js';
@@ -66,41 +67,46 @@ export class AuthService {
     kind: Extract<SessionKind, 'bearer' | 'cookie'>,
     client: ClientInfo,
   ): Promise<LoginResult> {
-    const keys = this.throttleKeys(input.email, client);
-    await this.throttle.assertOpen(keys);
+    const emailKey = emailThrottleKey(input.email);
+    // The place is taken before the password is checked: concurrent guesses cannot all slip in.
+    const attempt = await this.throttle.reserve(this.throttleKeys(input.email, client));
+    // Anything that ends the attempt early, an error included, counts as a failure.
+    let outcome: AttemptOutcome = 'failed';
+    try {
+      const user = await this.users.findByEmail(input.email);
+      const passwordOk =
+        user?.passwordHash && user.active
+          ? await verifySecret(user.passwordHash, input.password)
+          : await verifyAgainstDummy(input.password);
+      if (!user || !passwordOk) throw errors.invalidCredentials();
 
-    const user = await this.users.findByEmail(input.email);
-    const passwordOk =
-      user?.passwordHash && user.active
-        ? await verifySecret(user.passwordHash, input.password)
-        : await verifyAgainstDummy(input.password);
-    if (!user || !passwordOk) {
-      await this.throttle.recordFailure(keys);
-      throw errors.invalidCredentials();
-    }
-
-    if (user.totpEnabled) {
-      if (!input.otp && !input.recoveryCode) throw twoFactorRequired();
-      if (!(await this.twoFactor.verifyFactor(user, input))) {
+      if (user.totpEnabled) {
+        if (!input.otp && !input.recoveryCode) {
+          outcome = 'undecided';
+          throw twoFactorRequired();
+        }
         // Wrong codes count like wrong passwords: six digits must not be guessable by brute force.
-        await this.throttle.recordFailure(keys);
-        throw invalidTwoFactorCode(401);
+        if (!(await this.twoFactor.verifyFactor(user, input))) throw invalidTwoFactorCode(401);
+      } else if (user.account.mandatoryTwoFactor) {
+        outcome = 'undecided';
+        const setup = await this.sessions.issue(user, 'setup', SETUP_TOKEN_TTL_SECONDS, client);
+        throw errors.forbidden(
+          'TWO_FACTOR_SETUP_REQUIRED',
+          'This account requires two-factor authentication: enrol with the setupToken as bearer token, then log in again',
+          [{ setupToken: setup.token, expiresAt: setup.session.expiresAt.toISOString() }],
+        );
       }
-    } else if (user.account.mandatoryTwoFactor) {
-      const setup = await this.sessions.issue(user, 'setup', SETUP_TOKEN_TTL_SECONDS, client);
-      throw errors.forbidden(
-        'TWO_FACTOR_SETUP_REQUIRED',
-        'This account requires two-factor authentication: enrol with the setupToken as bearer token, then log in again',
-        [{ setupToken: setup.token, expiresAt: setup.session.expiresAt.toISOString() }],
-      );
-    }
 
-    await this.throttle.reset(emailThrottleKey(input.email));
-    const ttl = kind === 'bearer' ? this.config.tokenTtlSeconds : this.config.sessionTtlSeconds;
-    const issued = await this.sessions.issue(user, kind, ttl, client);
-    user.lastLoginAt = this.clock();
-    await this.em().flush();
-    return { ...issued, user, permissions: await this.permissionsOf(user) };
+      outcome = 'passed';
+      const ttl = kind === 'bearer' ? this.config.tokenTtlSeconds : this.config.sessionTtlSeconds;
+      const issued = await this.sessions.issue(user, kind, ttl, client);
+      user.lastLoginAt = this.clock();
+      await this.em().flush();
+      return { ...issued, user, permissions: await this.permissionsOf(user) };
+    } finally {
+      // A successful login resets the e-mail counter, never the address's (docs/adr/0021).
+      await attempt.settle(outcome, [emailKey]);
+    }
   }
 
   /**
