@@ -13,7 +13,12 @@ import {
 } from './login-throttle.service.js';
 import type { SessionKind } from './session.entity.js';
 import type { ClientInfo, IssuedSession, SessionService } from './session.service.js';
-import { invalidTwoFactorCode, type TwoFactorService } from './two-factor.service.js';
+import {
+  invalidTwoFactorCode,
+  type CodeGuard,
+  type SecondFactor,
+  type TwoFactorService,
+} from './two-factor.service.js';
 
 export type { ClientInfo } from './session.service.js';
 
@@ -142,13 +147,26 @@ export class AuthService {
     client: ClientInfo,
   ): Promise<{ recoveryCodes: string[]; newCookieSession?: IssuedSession }> {
     const current = sessionId ? await this.sessions.findLive(sessionId) : null;
-    const recoveryCodes = await this.twoFactor.activate(userId, otp);
+    const recoveryCodes = await this.twoFactor.activate(userId, otp, this.codeGuard(client));
     await this.sessions.revokeAllOfUser(userId, ['setup']);
     if (current?.kind !== 'cookie') return { recoveryCodes };
     const user = await this.em().findOneOrFail(User, { id: userId });
     const newCookieSession = await this.sessions.issue(user, 'cookie', this.config.sessionTtlSeconds, client);
     await this.sessions.revoke(current.id);
     return { recoveryCodes, newCookieSession };
+  }
+
+  /** Turns the caller's 2FA off with a current code or an unused recovery code (throttled). */
+  deactivateTwoFactor(userId: string, factor: SecondFactor, client: ClientInfo): Promise<void> {
+    return this.twoFactor.deactivate(userId, factor, this.codeGuard(client));
+  }
+
+  /**
+   * Every code check outside the login is throttled like a login, against the same budgets: the
+   * account's (its e-mail key) and the client address's. A session alone must not buy guesses.
+   */
+  private codeGuard(client: ClientInfo): CodeGuard {
+    return (user, check) => this.throttle.guard(this.throttleKeys(user.email, client), check);
   }
 
   /** The signed-in user with account and roles, for `GET /api/v1/user`. */
