@@ -18,8 +18,10 @@ export type AttemptOutcome = 'failed' | 'passed' | 'undecided';
 
 /** A place held in each key's budget while one secret is checked; settle it exactly once. */
 export interface ThrottledAttempt {
-  /** A failure counts (and locks a key that reaches its maximum); otherwise the place is given back
-   * and, when passed, the keys in `reset` start afresh. */
+  /**
+   * A failure counts (and locks a key that reaches its maximum); otherwise the place is given
+   * back and, when passed, the keys in `reset` start afresh.
+   */
   settle(outcome: AttemptOutcome, reset?: string[]): Promise<void>;
 }
 
