@@ -7,12 +7,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import type { App, AppContext, RouteInfo } from './context.js';
-import { authHook, createAuthenticator } from './auth/authenticate.js';
+import { createAuthenticator } from './auth/authenticate.js';
 import { CredentialFailureLimiter } from './auth/credential-failures.js';
 import { csrfGuard } from './auth/csrf.js';
+import { createRequestAuth } from './auth/request-auth.js';
 import { newId } from './platform/crypto/ids.js';
 import type { SecretBox } from './platform/crypto/secret-box.js';
-import { sha256 } from './platform/crypto/tokens.js';
 import { errors } from './platform/errors.js';
 import { registerErrorHandling, toErrorReply } from './platform/http/error-handler.js';
 import { assertSafeInput } from './platform/http/input-guard.js';
@@ -79,6 +79,9 @@ export async function buildServer(
       });
     }
   });
+  // JSON only, unless a route registers a parser of its own (CSV import: text/csv). text/plain,
+  // like form and multipart bodies, is what a cross-site form or no-cors fetch can send: 415.
+  app.removeContentTypeParser('text/plain');
   registerValidation(app);
   registerErrorHandling(app);
   app.addSchema(ErrorBody);
@@ -108,17 +111,21 @@ export async function buildServer(
   // Each request gets its own EntityManager; identity maps never leak between requests.
   app.addHook('onRequest', (_request, _reply, done) => RequestContext.create(orm.em, done));
 
+  const failures = new CredentialFailureLimiter(config.authFailuresPerAddress, config.rateLimitWindowMs, () =>
+    ctx.clock().getTime(),
+  );
+  const requestAuth = createRequestAuth(createAuthenticator(ctx.em, ctx.clock), failures);
+  // Global, so before the per-route rate limiter and auth hook: a forged request costs no lookup.
+  app.addHook('onRequest', csrfGuard(config.publicUrl));
   await app.register(rateLimit, {
     global: true,
     max: config.rateLimitMax,
     timeWindow: config.rateLimitWindowMs,
     hook: 'onRequest',
-    // Keyed on the credential before it is checked: a retry after 429 gets 429 again, never INVALID_TOKEN.
-    keyGenerator: (request) => {
-      const credential = request.headers['x-api-key'] ?? request.headers.authorization;
-      const text = Array.isArray(credential) ? credential[0] : credential;
-      return text ? `cred:${sha256(text)}` : `ip:${request.ip}`;
-    },
+    // Keyed on whom the credential resolves to, so spelling it differently buys no fresh budget.
+    // The lookup is the auth hook's own (done once per request): a limited principal costs one
+    // indexed query, an address sending invalid credentials none once it is over its failures.
+    keyGenerator: (request) => requestAuth.rateLimitKey(request),
     allowList: (request) => ['/health', '/metrics'].includes(request.url),
     errorResponseBuilder: (_request, context) =>
       errors.tooManyRequests(
@@ -127,16 +134,11 @@ export async function buildServer(
         Math.max(1, Math.ceil(context.ttl / 1000)),
       ),
   });
-
-  // Per route, after the rate limiter's own per-route hook: limited clients never reach the database.
-  const failures = new CredentialFailureLimiter(config.authFailuresPerAddress, config.rateLimitWindowMs, () =>
-    ctx.clock().getTime(),
-  );
-  const authenticate = authHook(createAuthenticator(ctx.em, ctx.clock), failures);
-  app.addHook('onRequest', csrfGuard(config.publicUrl));
+  // Per route, after the rate limiter's own per-route hook: a refusal (invalid token, missing
+  // permission) has used up budget too, and a limited client gets 429, never INVALID_TOKEN.
   app.addHook('onRoute', (route) => {
     const existing = route.onRequest ? [route.onRequest].flat() : [];
-    route.onRequest = [...existing, authenticate];
+    route.onRequest = [...existing, requestAuth.hook];
   });
   app.addHook('preValidation', async (request) => {
     assertSafeInput(request.body, 'body');

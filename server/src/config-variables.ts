@@ -127,7 +127,8 @@ export const ENV_VARIABLES = [
   variable({
     name: 'STELLWERK_RATE_LIMIT_MAX',
     key: 'rateLimitMax',
-    description: 'API calls allowed per client (token, API key or address) per window; then 429.',
+    description:
+      'API calls allowed per client (user, API key, or client address when there is no valid credential) per window; then 429.',
     defaultText: '`1200`',
     default: constant(1200),
     parse: integer(1, 10_000_000),

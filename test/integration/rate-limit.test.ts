@@ -58,7 +58,7 @@ describe('API rate limit', () => {
     expect(recovered?.statusCode).toBe(200);
   });
 
-  it('limits a client with a bad token by that token: after the limit it gets 429, never INVALID_TOKEN', async () => {
+  it('limits a client with a bad token by its address: after the limit it gets 429, never INVALID_TOKEN', async () => {
     const bogus = 'not-a-valid-token-at-all';
     const codes: (string | undefined)[] = [];
     for (let i = 0; i < LIMIT; i++) codes.push(errorCode(await call(bogus, '10.9.0.3')));

@@ -7,12 +7,18 @@ import { User } from '../users/user.entity.js';
 import {
   clientThrottleKey,
   emailThrottleKey,
+  type AttemptOutcome,
   type LoginThrottleService,
   type ThrottleKey,
 } from './login-throttle.service.js';
 import type { SessionKind } from './session.entity.js';
 import type { ClientInfo, IssuedSession, SessionService } from './session.service.js';
-import { invalidTwoFactorCode, type TwoFactorService } from './two-factor.service.js';
+import {
+  invalidTwoFactorCode,
+  type CodeGuard,
+  type SecondFactor,
+  type TwoFactorService,
+} from './two-factor.service.js';
 
 export type { ClientInfo } from './session.service.js';
 
@@ -66,41 +72,46 @@ export class AuthService {
     kind: Extract<SessionKind, 'bearer' | 'cookie'>,
     client: ClientInfo,
   ): Promise<LoginResult> {
-    const keys = this.throttleKeys(input.email, client);
-    await this.throttle.assertOpen(keys);
+    const emailKey = emailThrottleKey(input.email);
+    // The place is taken before the password is checked: concurrent guesses cannot all slip in.
+    const attempt = await this.throttle.reserve(this.throttleKeys(input.email, client));
+    // Anything that ends the attempt early, an error included, counts as a failure.
+    let outcome: AttemptOutcome = 'failed';
+    try {
+      const user = await this.users.findByEmail(input.email);
+      const passwordOk =
+        user?.passwordHash && user.active
+          ? await verifySecret(user.passwordHash, input.password)
+          : await verifyAgainstDummy(input.password);
+      if (!user || !passwordOk) throw errors.invalidCredentials();
 
-    const user = await this.users.findByEmail(input.email);
-    const passwordOk =
-      user?.passwordHash && user.active
-        ? await verifySecret(user.passwordHash, input.password)
-        : await verifyAgainstDummy(input.password);
-    if (!user || !passwordOk) {
-      await this.throttle.recordFailure(keys);
-      throw errors.invalidCredentials();
-    }
-
-    if (user.totpEnabled) {
-      if (!input.otp && !input.recoveryCode) throw twoFactorRequired();
-      if (!(await this.twoFactor.verifyFactor(user, input))) {
+      if (user.totpEnabled) {
+        if (!input.otp && !input.recoveryCode) {
+          outcome = 'undecided';
+          throw twoFactorRequired();
+        }
         // Wrong codes count like wrong passwords: six digits must not be guessable by brute force.
-        await this.throttle.recordFailure(keys);
-        throw invalidTwoFactorCode(401);
+        if (!(await this.twoFactor.verifyFactor(user, input))) throw invalidTwoFactorCode(401);
+      } else if (user.account.mandatoryTwoFactor) {
+        outcome = 'undecided';
+        const setup = await this.sessions.issue(user, 'setup', SETUP_TOKEN_TTL_SECONDS, client);
+        throw errors.forbidden(
+          'TWO_FACTOR_SETUP_REQUIRED',
+          'This account requires two-factor authentication: enrol with the setupToken as bearer token, then log in again',
+          [{ setupToken: setup.token, expiresAt: setup.session.expiresAt.toISOString() }],
+        );
       }
-    } else if (user.account.mandatoryTwoFactor) {
-      const setup = await this.sessions.issue(user, 'setup', SETUP_TOKEN_TTL_SECONDS, client);
-      throw errors.forbidden(
-        'TWO_FACTOR_SETUP_REQUIRED',
-        'This account requires two-factor authentication: enrol with the setupToken as bearer token, then log in again',
-        [{ setupToken: setup.token, expiresAt: setup.session.expiresAt.toISOString() }],
-      );
-    }
 
-    await this.throttle.reset(emailThrottleKey(input.email));
-    const ttl = kind === 'bearer' ? this.config.tokenTtlSeconds : this.config.sessionTtlSeconds;
-    const issued = await this.sessions.issue(user, kind, ttl, client);
-    user.lastLoginAt = this.clock();
-    await this.em().flush();
-    return { ...issued, user, permissions: await this.permissionsOf(user) };
+      outcome = 'passed';
+      const ttl = kind === 'bearer' ? this.config.tokenTtlSeconds : this.config.sessionTtlSeconds;
+      const issued = await this.sessions.issue(user, kind, ttl, client);
+      user.lastLoginAt = this.clock();
+      await this.em().flush();
+      return { ...issued, user, permissions: await this.permissionsOf(user) };
+    } finally {
+      // A successful login resets the e-mail counter, never the address's (docs/adr/0021).
+      await attempt.settle(outcome, [emailKey]);
+    }
   }
 
   /**
@@ -136,13 +147,26 @@ export class AuthService {
     client: ClientInfo,
   ): Promise<{ recoveryCodes: string[]; newCookieSession?: IssuedSession }> {
     const current = sessionId ? await this.sessions.findLive(sessionId) : null;
-    const recoveryCodes = await this.twoFactor.activate(userId, otp);
+    const recoveryCodes = await this.twoFactor.activate(userId, otp, this.codeGuard(client));
     await this.sessions.revokeAllOfUser(userId, ['setup']);
     if (current?.kind !== 'cookie') return { recoveryCodes };
     const user = await this.em().findOneOrFail(User, { id: userId });
     const newCookieSession = await this.sessions.issue(user, 'cookie', this.config.sessionTtlSeconds, client);
     await this.sessions.revoke(current.id);
     return { recoveryCodes, newCookieSession };
+  }
+
+  /** Turns the caller's 2FA off with a current code or an unused recovery code (throttled). */
+  deactivateTwoFactor(userId: string, factor: SecondFactor, client: ClientInfo): Promise<void> {
+    return this.twoFactor.deactivate(userId, factor, this.codeGuard(client));
+  }
+
+  /**
+   * Every code check outside the login is throttled like a login, against the same budgets: the
+   * account's (its e-mail key) and the client address's. A session alone must not buy guesses.
+   */
+  private codeGuard(client: ClientInfo): CodeGuard {
+    return (user, check) => this.throttle.guard(this.throttleKeys(user.email, client), check);
   }
 
   /** The signed-in user with account and roles, for `GET /api/v1/user`. */

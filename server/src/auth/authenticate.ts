@@ -1,15 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { sha256 } from '../platform/crypto/tokens.js';
-import { AppError, errors } from '../platform/errors.js';
-import type { CredentialFailureLimiter } from './credential-failures.js';
+import { errors } from '../platform/errors.js';
 import type { AuthMode } from '../platform/http/route-config.js';
-import { expandPermissions, grants, HUB_PERMISSIONS } from '../roles/permissions.js';
+import { expandPermissions, HUB_PERMISSIONS } from '../roles/permissions.js';
+import { presentedCredential } from './credential.js';
 import type { Principal } from './principal.js';
 
-export const SESSION_COOKIE_SECURE = '__Host-stellwerk_session';
-/** Plain-HTTP sites other than localhost cannot keep Secure cookies; see docs/adr/0020-session-cookie.md. */
-export const SESSION_COOKIE_PLAIN = 'stellwerk_session';
+export { SESSION_COOKIE_PLAIN, SESSION_COOKIE_SECURE } from './credential.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -114,49 +112,24 @@ export function createAuthenticator(
   return {
     async authenticate(request, mode) {
       if (mode === 'public') return null;
-      const apiKey = headerValue(request.headers['x-api-key']);
+      const credential = presentedCredential(request, mode);
       if (mode === 'hub') {
-        if (!apiKey) throw errors.invalidToken('The hub API needs an x-api-key header');
-        const principal = await fromApiKey(apiKey);
+        if (!credential) throw errors.invalidToken('The hub API needs an x-api-key header');
+        const principal = await fromApiKey(credential.secret);
         // Held permissions only, not `grants()`: all.read must not open the hub API (spec 3.6.4).
         if (!HUB_PERMISSIONS.some((p) => principal.permissions.has(p.toLowerCase()))) {
           throw errors.noPermission('IotHub.read');
         }
         return principal;
       }
-      if (apiKey) {
+      if (!credential) throw errors.invalidToken('Authentication required');
+      if (credential.kind === 'apiKey') {
         if (mode === 'user' || mode === 'enrolment') {
           throw errors.forbidden('USER_REQUIRED', 'This route needs a signed-in user, not an API key');
         }
-        return fromApiKey(apiKey);
+        return fromApiKey(credential.secret);
       }
-      const bearer = /^Bearer\s+(\S+)$/i.exec(headerValue(request.headers.authorization) ?? '')?.[1];
-      if (bearer) return fromSession(bearer, mode);
-      const cookie = request.cookies?.[SESSION_COOKIE_SECURE] ?? request.cookies?.[SESSION_COOKIE_PLAIN];
-      if (cookie) return fromSession(cookie, mode);
-      throw errors.invalidToken('Authentication required');
+      return fromSession(credential.secret, mode);
     },
-  };
-}
-
-const headerValue = (value: string | string[] | undefined): string | undefined =>
-  (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
-
-/** Fastify hook: authenticate per the route's `auth`, then check its `permission`. */
-export function authHook(authenticator: Authenticator, failures: CredentialFailureLimiter) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    const config = request.routeOptions.config;
-    const mode = config.auth ?? 'principal';
-    if (mode === 'public') return;
-    failures.assertAllowed(request.ip);
-    try {
-      request.principal = await authenticator.authenticate(request, mode);
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'INVALID_TOKEN') failures.record(request.ip);
-      throw error;
-    }
-    if (config.permission && request.principal && !grants(request.principal.permissions, config.permission)) {
-      throw errors.noPermission(config.permission);
-    }
   };
 }

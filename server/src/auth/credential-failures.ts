@@ -1,9 +1,10 @@
 import { errors } from '../platform/errors.js';
 
 /**
- * Counts refused credentials per client address. The API rate limit is keyed on the credential,
- * so a client sending a fresh random token each time would never hit it; this budget stops that
- * before the token lookup reaches the database. In memory per node: a guard, not an account lock.
+ * Counts refused credentials per client address. Invalid credentials also use up the address's API
+ * rate budget, but only after their lookup; this budget stops a client that sends a fresh random
+ * token each time before its lookups reach the database. In memory per node: a guard, not an
+ * account lock.
  */
 export class CredentialFailureLimiter {
   private readonly failures = new Map<string, { count: number; resetAt: number }>();

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE_PLAIN, SESSION_COOKIE_SECURE } from './authenticate.js';
+import { SESSION_COOKIE_PLAIN, SESSION_COOKIE_SECURE } from './credential.js';
 
 /** Which cookie the console session uses on this site; see docs/adr/0020-session-cookie.md. */
 export interface SessionCookiePolicy {

@@ -40,6 +40,8 @@ export const SessionSchema = new EntitySchema<Session>({
 export class LoginThrottle {
   key!: string;
   failures = 0;
+  /** Attempts whose secret is being checked right now; they hold their place in the budget. */
+  pending = 0;
   windowStart: Date = new Date();
   lockedUntil: Date | null = null;
 }
@@ -50,6 +52,7 @@ export const LoginThrottleSchema = new EntitySchema<LoginThrottle>({
   properties: {
     key: { type: 'string', length: 400, primary: true },
     failures: { type: 'integer' },
+    pending: { type: 'integer', default: 0 },
     windowStart: { type: 'datetime', columnType: 'timestamptz' },
     lockedUntil: { type: 'datetime', columnType: 'timestamptz', nullable: true },
   },

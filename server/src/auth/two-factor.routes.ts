@@ -42,7 +42,8 @@ export async function twoFactorRoutes(
           tags,
           summary: 'Activate 2FA with a current code; returns 10 one-time recovery codes, shown once',
           description:
-            '422 INVALID_TWO_FACTOR_CODE for a wrong code. A setup token is spent by activation; a console ' +
+            '422 INVALID_TWO_FACTOR_CODE for a wrong code; 429 LOGIN_THROTTLED after too many (they count ' +
+            'against the account like failed logins). A setup token is spent by activation; a console ' +
             'session is replaced by a new one (new cookie).',
           body: ActivateBody,
           response: { 200: ActivateReply, ...errorResponses },
@@ -74,13 +75,18 @@ export async function twoFactorRoutes(
         schema: {
           tags,
           summary: 'Deactivate 2FA; needs a current code (otp) or an unused recovery code',
-          description: '422 INVALID_TWO_FACTOR_CODE for a wrong or used code; 409 TWO_FACTOR_NOT_ENABLED.',
+          description:
+            '422 INVALID_TWO_FACTOR_CODE for a wrong or used code; 409 TWO_FACTOR_NOT_ENABLED; 429 LOGIN_THROTTLED ' +
+            'after too many wrong codes (they count against the account like failed logins).',
           body: DeactivateBody,
           response: { 204: Type.Null(), ...errorResponses },
         },
       },
       async (request, reply) => {
-        await twoFactor.deactivate(request.principal!.userId!, request.body);
+        await auth.deactivateTwoFactor(request.principal!.userId!, request.body, {
+          ip: request.ip,
+          userAgent: request.headers['user-agent'],
+        });
         return reply.status(204).send(null);
       },
     );

@@ -23,6 +23,12 @@ export interface SecondFactor {
   recoveryCode?: string;
 }
 
+/**
+ * Runs one check of a user's code inside the caller's throttle (auth.service.ts holds the place
+ * in the account's and the address's budgets); `false` counts as a failure.
+ */
+export type CodeGuard = (user: User, check: () => Promise<boolean>) => Promise<boolean>;
+
 export const invalidTwoFactorCode = (status = 422) =>
   new AppError('INVALID_TWO_FACTOR_CODE', status, 'The two-factor code is not valid or was used already');
 
@@ -64,14 +70,14 @@ export class TwoFactorService {
   }
 
   /** Confirms enrolment with a current code; returns the recovery codes, shown this once. */
-  async activate(userId: string, otp: string): Promise<string[]> {
+  async activate(userId: string, otp: string, guard: CodeGuard): Promise<string[]> {
     const user = await this.em().findOneOrFail(User, { id: userId });
     if (user.totpEnabled)
       throw errors.conflict('TWO_FACTOR_ALREADY_ENABLED', 'Two-factor authentication is already active');
     if (!user.totpSecretSealed) {
       throw errors.conflict('TWO_FACTOR_NOT_ENROLLED', 'Start enrolment first (POST /xapi/v1/users/me/2fa)');
     }
-    if (!(await this.consumeOtp(user, otp))) throw invalidTwoFactorCode();
+    if (!(await guard(user, () => this.consumeOtp(user, otp)))) throw invalidTwoFactorCode();
 
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     const hashes = await Promise.all(codes.map((c) => hashSecret(normaliseRecoveryCode(c))));
@@ -90,11 +96,11 @@ export class TwoFactorService {
   }
 
   /** Turns 2FA off; needs a valid current code (or an unused recovery code). */
-  async deactivate(userId: string, factor: SecondFactor): Promise<void> {
+  async deactivate(userId: string, factor: SecondFactor, guard: CodeGuard): Promise<void> {
     const user = await this.em().findOneOrFail(User, { id: userId });
     if (!user.totpEnabled)
       throw errors.conflict('TWO_FACTOR_NOT_ENABLED', 'Two-factor authentication is not active');
-    if (!(await this.verifyFactor(user, factor))) throw invalidTwoFactorCode();
+    if (!(await guard(user, () => this.verifyFactor(user, factor)))) throw invalidTwoFactorCode();
     await this.em().transactional(async (em) => {
       await em.nativeDelete(RecoveryCode, { user: userId });
       await em.nativeUpdate(
@@ -105,7 +111,10 @@ export class TwoFactorService {
     });
   }
 
-  /** Checks and consumes a login's second factor: an unused TOTP code, or else an unused recovery code. */
+  /**
+   * Checks and consumes a second factor: an unused TOTP code, or else an unused recovery code.
+   * Unthrottled: the caller holds the place in the budgets (the login, or a `CodeGuard`).
+   */
   async verifyFactor(user: User, factor: SecondFactor): Promise<boolean> {
     if (factor.otp) return this.consumeOtp(user, factor.otp);
     if (factor.recoveryCode) return this.consumeRecoveryCode(user.id, factor.recoveryCode);
