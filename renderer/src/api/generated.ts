@@ -2355,6 +2355,7 @@ export interface ApiOperations {
         active: boolean;
         trigger: Record<string, unknown>;
         commands: Record<string, unknown>[];
+        permissionScopeIds: string[] | null;
         nextRunAt: string | null;
         lastFiredAt: string | null;
         lastRun: Record<string, unknown> | null;
@@ -2401,6 +2402,7 @@ export interface ApiOperations {
       active: boolean;
       trigger: Record<string, unknown>;
       commands: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastFiredAt: string | null;
       lastRun: Record<string, unknown> | null;
@@ -2422,6 +2424,7 @@ export interface ApiOperations {
       active: boolean;
       trigger: Record<string, unknown>;
       commands: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastFiredAt: string | null;
       lastRun: Record<string, unknown> | null;
@@ -2465,6 +2468,7 @@ export interface ApiOperations {
       active: boolean;
       trigger: Record<string, unknown>;
       commands: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastFiredAt: string | null;
       lastRun: Record<string, unknown> | null;
