@@ -477,6 +477,7 @@ export interface ApiOperations {
         alarmHealthStates: string[];
         mailConnectorId: string | null;
         mailTo: string[];
+        permissionScopeIds: string[] | null;
         nextRunAt: string | null;
         lastRunAt: string | null;
         lastResult: Record<string, unknown> | null;
@@ -500,6 +501,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;
@@ -528,6 +530,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;
@@ -556,6 +559,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;
@@ -2578,6 +2582,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;
