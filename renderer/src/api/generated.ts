@@ -1969,6 +1969,7 @@ export interface ApiOperations {
         source: Record<string, unknown>;
         steps: { type: string; id: string }[];
         targets: Record<string, unknown>[];
+        permissionScopeIds: string[] | null;
         createdAt: string;
         updatedAt: string;
       }[];
@@ -2002,6 +2003,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2020,6 +2022,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2050,6 +2053,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2075,6 +2079,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2093,6 +2098,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };

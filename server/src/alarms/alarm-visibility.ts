@@ -1,4 +1,6 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
+import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 
 /**
@@ -31,4 +33,19 @@ export function visibleAlarmSql(
           END`,
     params: [...twin.params, ...device.params, [...UNSCOPED_REFERENCE_TYPES]],
   };
+}
+
+/** Whether a reader restricted to `scopes` (null: unrestricted) sees the stored entry `id`. */
+export async function entryVisibleWithin(
+  em: EntityManager,
+  id: string,
+  scopes: RecordedScopes,
+): Promise<boolean> {
+  const visible = visibleAlarmSql({ permissionScopeIds: scopes }, 'a');
+  if (visible.sql === 'TRUE') return true;
+  const rows = await em.execute<unknown[]>(`SELECT 1 FROM alarm_logs a WHERE a.id = ? AND (${visible.sql})`, [
+    id,
+    ...visible.params,
+  ]);
+  return rows.length > 0;
 }
