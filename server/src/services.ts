@@ -230,6 +230,9 @@ export function createServices(ctx: AppContext) {
   connectors.deletionGuards.push((connectorId) => dataStates.connectorDeletionBlockers(connectorId));
   digitalTwins.deletionGuards.push((twin) => dataStates.twinDeletionBlockers(twin));
   digitalTwins.routingListeners.push((twinId) => stateEngine.definitionsChanged(twinId));
+  // Open live sockets drop what their principal may no longer see (docs/live.md).
+  digitalTwins.visibilityListeners.push(() => void live.visibilityChanged());
+  virtualDevices.visibilityListeners.push(() => void live.visibilityChanged());
   // Writer, partitions and retention: outbox → every configured target (docs/timeseries.md).
   const timeseries = createTimeSeries({
     databaseUrl: String(ctx.orm.config.get('clientUrl')),

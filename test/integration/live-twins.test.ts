@@ -345,3 +345,61 @@ describe('live push of twin states', () => {
     client.socket.close();
   });
 });
+
+describe('live push when visibility changes', () => {
+  it('stops pushing a twin that left the subscriber’s scopes, and one hidden by a change of the user’s scopes', async () => {
+    const admin = caller(t, bearer(adminToken));
+    const scopeIn = async (title: string) =>
+      expectStatus<{ id: string }>(
+        await admin('POST', '/xapi/v1/permission-scopes', { title, accountId: tenantA }),
+        201,
+      ).id;
+    const [east, west] = [await scopeIn('East'), await scopeIn('West')];
+    const twinWithState = async (title: string, permissionScopeId: string) => {
+      const id = expectStatus<{ id: string }>(
+        await admin('POST', '/xapi/v1/digital-twins', { accountId: tenantA, title, permissionScopeId }),
+        201,
+      ).id;
+      const stateId = expectStatus<{ id: string }>(
+        await admin('POST', `/xapi/v1/digital-twins/${id}/states`, { key: 'level', valueType: 'number' }),
+        201,
+      ).id;
+      return { id, stateId };
+    };
+    const moving = await twinWithState('East tank', east);
+    const staying = await twinWithState('East silo', east);
+    const watcher = await userWithPermissions(t, bearer(adminToken), 'East watcher', ['digitalTwin.read'], {
+      accountId: tenantA,
+      permissionScopeIds: [east],
+    });
+    const client = await connect(watcher.token);
+    client.send({ subscribe: { twinIds: [moving.id, staying.id] } });
+    expect(await client.next('subscribed')).toMatchObject({ twinIds: [moving.id, staying.id], notFound: [] });
+    const pushed = (stateId: string) => client.batches.flat().filter((e) => e.stateId === stateId);
+
+    // The twin moves to the west: it is dropped at once, and its values are no longer pushed.
+    expectStatus(await admin('PUT', `/xapi/v1/digital-twins/${moving.id}`, { permissionScopeId: west }), 200);
+    expect(await client.next('unsubscribed')).toEqual({
+      type: 'unsubscribed',
+      deviceIds: [],
+      twinIds: [moving.id],
+      reason: 'notVisible',
+    });
+    expectStatus(await admin('PUT', `/xapi/v1/states/${moving.stateId}`, { value: 7 }), 200);
+    expectStatus(await admin('PUT', `/xapi/v1/states/${staying.stateId}`, { value: 8 }), 200);
+    await waitFor(async () => (pushed(staying.stateId).length > 0 ? true : undefined), 5000, {
+      what: 'the silo’s value',
+    });
+    await quietPeriod();
+    expect(pushed(moving.stateId)).toEqual([]);
+
+    // The watcher is moved to the west: by the next re-check the silo is dropped too.
+    expectStatus(await admin('PUT', `/xapi/v1/users/${watcher.id}`, { permissionScopeIds: [west] }), 200);
+    await (t.services.live as unknown as { housekeeping(): Promise<void> }).housekeeping();
+    expect(await client.next('unsubscribed')).toMatchObject({ twinIds: [staying.id], reason: 'notVisible' });
+    expectStatus(await admin('PUT', `/xapi/v1/states/${staying.stateId}`, { value: 9 }), 200);
+    await quietPeriod();
+    expect(pushed(staying.stateId).map((e) => e.value)).toEqual([8]);
+    client.socket.close();
+  });
+});

@@ -477,6 +477,7 @@ export interface ApiOperations {
         alarmHealthStates: string[];
         mailConnectorId: string | null;
         mailTo: string[];
+        permissionScopeIds: string[] | null;
         nextRunAt: string | null;
         lastRunAt: string | null;
         lastResult: Record<string, unknown> | null;
@@ -500,6 +501,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;
@@ -528,6 +530,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;
@@ -556,6 +559,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;
@@ -1965,6 +1969,7 @@ export interface ApiOperations {
         source: Record<string, unknown>;
         steps: { type: string; id: string }[];
         targets: Record<string, unknown>[];
+        permissionScopeIds: string[] | null;
         createdAt: string;
         updatedAt: string;
       }[];
@@ -1998,6 +2003,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2016,6 +2022,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2046,6 +2053,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2071,6 +2079,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2089,6 +2098,7 @@ export interface ApiOperations {
       source: Record<string, unknown>;
       steps: { type: string; id: string }[];
       targets: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -2355,6 +2365,7 @@ export interface ApiOperations {
         active: boolean;
         trigger: Record<string, unknown>;
         commands: Record<string, unknown>[];
+        permissionScopeIds: string[] | null;
         nextRunAt: string | null;
         lastFiredAt: string | null;
         lastRun: Record<string, unknown> | null;
@@ -2401,6 +2412,7 @@ export interface ApiOperations {
       active: boolean;
       trigger: Record<string, unknown>;
       commands: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastFiredAt: string | null;
       lastRun: Record<string, unknown> | null;
@@ -2422,6 +2434,7 @@ export interface ApiOperations {
       active: boolean;
       trigger: Record<string, unknown>;
       commands: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastFiredAt: string | null;
       lastRun: Record<string, unknown> | null;
@@ -2465,6 +2478,7 @@ export interface ApiOperations {
       active: boolean;
       trigger: Record<string, unknown>;
       commands: Record<string, unknown>[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastFiredAt: string | null;
       lastRun: Record<string, unknown> | null;
@@ -2574,6 +2588,7 @@ export interface ApiOperations {
       alarmHealthStates: string[];
       mailConnectorId: string | null;
       mailTo: string[];
+      permissionScopeIds: string[] | null;
       nextRunAt: string | null;
       lastRunAt: string | null;
       lastResult: Record<string, unknown> | null;

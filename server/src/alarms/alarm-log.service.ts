@@ -1,4 +1,4 @@
-import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/postgresql';
+import { raw, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import { Account } from '../accounts/account.entity.js';
@@ -7,6 +7,7 @@ import type { AlarmEntry, AlarmEntryEvents, AlarmEntryListener, AlarmStatus } fr
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { AlarmLog } from './alarm-log.entity.js';
+import { visibleAlarmSql } from './alarm-visibility.js';
 
 export const ALARM_LOG_SORTABLE = ['createdAt', 'updatedAt', 'category', 'status'] as const;
 
@@ -42,7 +43,8 @@ export const alarmEntryOf = (a: AlarmLog): AlarmEntry => ({
 
 /**
  * The alarm log. Reads and status changes: callers have checked alarmLog.read/manage, the account
- * must be reachable here. `write` is for producers inside the server (already authorized); its
+ * must be reachable here, and a restricted caller sees only entries about twins and devices of its
+ * permission scopes (alarm-visibility.ts); others answer 404 like missing ones. `write` is for producers inside the server (already authorized); its
  * listeners (integration flows) run after the commit, each failure logged and ignored, never
  * undoing or delaying the write.
  */
@@ -97,6 +99,10 @@ export class AlarmLogService implements AlarmEntryEvents {
     if (filter.referenceType) where.referenceType = filter.referenceType;
     if (filter.referenceId) where.referenceId = filter.referenceId;
     if (params.search) where.message = { $ilike: likePattern(params.search) };
+    const { sql, params: scopeParams } = visibleAlarmSql(principal, 'a');
+    // The raw condition goes in with the list query's own alias; its parameters do not depend on it.
+    if (sql !== 'TRUE')
+      Object.assign(where, { [raw((alias) => visibleAlarmSql(principal, alias).sql, scopeParams)]: [] });
     const [rows, total] = await this.em().findAndCount(AlarmLog, where, {
       orderBy: [...params.orderBy.map((o) => ({ [o.field]: o.direction })), { id: 'asc' }],
       limit: params.pageSize,
@@ -107,8 +113,19 @@ export class AlarmLogService implements AlarmEntryEvents {
 
   async get(principal: Principal, id: string): Promise<AlarmLog> {
     const alarm = await this.em().findOne(AlarmLog, { id }, { populate: ['account'] });
-    if (!alarm || !canReach(principal, alarm.account)) throw errors.notFound('Alarm log entry', id);
+    if (!alarm || !canReach(principal, alarm.account) || !(await this.visible(principal, id)))
+      throw errors.notFound('Alarm log entry', id);
     return alarm;
+  }
+
+  private async visible(principal: Principal, id: string): Promise<boolean> {
+    const visible = visibleAlarmSql(principal, 'a');
+    if (visible.sql === 'TRUE') return true;
+    const rows = await this.em().execute<unknown[]>(
+      `SELECT 1 FROM alarm_logs a WHERE a.id = ? AND (${visible.sql})`,
+      [id, ...visible.params],
+    );
+    return rows.length > 0;
   }
 
   /** Open → acknowledged; acknowledging again changes nothing; a closed entry stays closed (409). */

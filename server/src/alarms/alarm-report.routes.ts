@@ -14,7 +14,8 @@ import {
   SmartGroupUpdate,
 } from './alarm-report.schemas.js';
 import { ALARM_REPORT_SORTABLE, EXECUTE_REPORT_ACTION } from './alarm-report.service.js';
-import type { AlarmReport, SmartGroup } from './smart-group.entity.js';
+import type { AlarmReportView } from './alarm-report-views.js';
+import type { SmartGroup } from './smart-group.entity.js';
 import { SMART_GROUP_SORTABLE } from './smart-group.service.js';
 
 export const smartGroupDto = (g: SmartGroup) => ({
@@ -27,7 +28,7 @@ export const smartGroupDto = (g: SmartGroup) => ({
   updatedAt: g.updatedAt.toISOString(),
 });
 
-export const alarmReportDto = (r: AlarmReport) => ({
+export const alarmReportDto = ({ report: r, lastResult }: AlarmReportView) => ({
   id: r.id,
   accountId: r.account.id,
   smartGroupId: r.smartGroup.id,
@@ -36,9 +37,10 @@ export const alarmReportDto = (r: AlarmReport) => ({
   alarmHealthStates: r.alarmHealthStates,
   mailConnectorId: r.mailConnector?.id ?? null,
   mailTo: r.mailTo,
+  permissionScopeIds: r.permissionScopeIds,
   nextRunAt: r.nextRunAt?.toISOString() ?? null,
   lastRunAt: r.lastRunAt ? new Date(r.lastRunAt).toISOString() : null,
-  lastResult: (r.lastResult as unknown as Record<string, unknown> | null) ?? null,
+  lastResult: (lastResult as unknown as Record<string, unknown> | null) ?? null,
   createdAt: r.createdAt.toISOString(),
   updatedAt: r.updatedAt.toISOString(),
 });
@@ -183,7 +185,7 @@ export async function alarmReportRoutes(
         response: { 200: AlarmReportReply, ...errorResponses },
       },
     },
-    async (request) => alarmReportDto(await alarmReports.get(principal(request), request.params.id)),
+    async (request) => alarmReportDto(await alarmReports.show(principal(request), request.params.id)),
   );
   app.put(
     '/xapi/v1/alarm-reports/:id',

@@ -81,6 +81,10 @@ export const AlarmReportReply = Type.Object({
   alarmHealthStates: Type.Array(Type.String()),
   mailConnectorId: Type.Union([Uuid, Type.Null()]),
   mailTo: Type.Array(Type.String()),
+  permissionScopeIds: Type.Union([Type.Array(Uuid), Type.Null()], {
+    description:
+      'The permission scopes of whoever saved the report last (null: unrestricted): runs look only at members of these scopes.',
+  }),
   nextRunAt: Type.Union([Timestamp, Type.Null()]),
   lastRunAt: Type.Union([Timestamp, Type.Null()]),
   lastResult: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),

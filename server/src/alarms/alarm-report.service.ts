@@ -1,13 +1,20 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { Connector } from '../connectors/connector.entity.js';
 import type { OutgoingDispatch } from '../integration/ports.js';
+import {
+  recordScopes,
+  recordedWithin,
+  sameScopes,
+  seesRecorded,
+} from '../permission-scopes/recorded-scopes.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { nextRun, scheduleProblem, type Schedule } from '../platform/schedule.js';
 import type { AlarmLogService } from './alarm-log.service.js';
+import { alarmReportViews, type AlarmReportView } from './alarm-report-views.js';
 import { AlarmReport, SmartGroup, type AlarmReportResult } from './smart-group.entity.js';
 import type { SmartGroupService } from './smart-group.service.js';
 
@@ -34,6 +41,10 @@ const REFERENCE_TYPE = { device: 'virtualDevice', twin: 'digitalTwin' } as const
  * and on demand (`activityLog.alarmReport.executeReport`); each run stores its result as
  * `lastResult` and, with a mail connector, e-mails it through OutgoingDispatch. Callers of the
  * principal methods have checked alarmReport.read/manage.
+ *
+ * Permission scopes: a report records the scopes of whoever saved it last and a run looks only at
+ * members of those scopes; a restricted reader sees a report only when it has all of them
+ * (permission-scopes/recorded-scopes.ts), and a last result without members it no longer sees.
  */
 export class AlarmReportService {
   constructor(
@@ -47,41 +58,74 @@ export class AlarmReportService {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async list(principal: Principal, params: ListParams, accountId?: string): Promise<ListResult<AlarmReport>> {
+  async list(
+    principal: Principal,
+    params: ListParams,
+    accountId?: string,
+  ): Promise<ListResult<AlarmReportView>> {
     const account = await this.accounts.actingAccount(principal, accountId);
-    const where = params.search ? { account, title: { $ilike: likePattern(params.search) } } : { account };
+    const where: FilterQuery<AlarmReport> = {
+      $and: [
+        { account },
+        recordedWithin<AlarmReport>(principal, 'permissionScopeIds'),
+        params.search ? { title: { $ilike: likePattern(params.search) } } : {},
+      ],
+    };
     const [rows, total] = await this.em().findAndCount(AlarmReport, where, {
       orderBy: [...params.orderBy.map((o) => ({ [o.field]: o.direction })), { id: 'asc' }],
       limit: params.pageSize,
       offset: params.offset,
     });
-    return listResult(rows, total, params);
+    return listResult(await alarmReportViews(this.em(), principal, rows), total, params);
   }
 
-  async get(principal: Principal, id: string): Promise<AlarmReport> {
+  /** One report as the caller may see it (404 when hidden, exactly like a missing one). */
+  async show(principal: Principal, id: string): Promise<AlarmReportView> {
+    return this.view(principal, await this.get(principal, id));
+  }
+
+  private async get(principal: Principal, id: string): Promise<AlarmReport> {
     const report = await this.em().findOne(AlarmReport, { id }, { populate: ['account'] });
-    if (!report || !canReach(principal, report.account)) throw errors.notFound('Alarm report', id);
+    if (
+      !report ||
+      !canReach(principal, report.account) ||
+      !seesRecorded(principal, report.permissionScopeIds)
+    )
+      throw errors.notFound('Alarm report', id);
     return report;
+  }
+
+  private async view(principal: Principal, report: AlarmReport): Promise<AlarmReportView> {
+    return (await alarmReportViews(this.em(), principal, [report]))[0]!;
   }
 
   async create(
     principal: Principal,
     input: AlarmReportInput & { smartGroupId: string },
-  ): Promise<AlarmReport> {
+  ): Promise<AlarmReportView> {
     const group = await this.groups.get(principal, input.smartGroupId);
     const report = new AlarmReport();
     report.account = group.account;
     report.smartGroup = group;
+    this.record(principal, report);
     await this.apply(report, input);
     await this.em().persistAndFlush(report);
-    return report;
+    return this.view(principal, report);
   }
 
-  async update(principal: Principal, id: string, input: AlarmReportInput): Promise<AlarmReport> {
+  async update(principal: Principal, id: string, input: AlarmReportInput): Promise<AlarmReportView> {
     const report = await this.get(principal, id);
+    this.record(principal, report);
     await this.apply(report, input);
     await this.em().flush();
-    return report;
+    return this.view(principal, report);
+  }
+
+  /** The report runs with the view of whoever saved it last; a result under another one is dropped. */
+  private record(principal: Principal, report: AlarmReport): void {
+    const scopes = recordScopes(principal);
+    if (!sameScopes(report.permissionScopeIds, scopes)) report.lastResult = null;
+    report.permissionScopeIds = scopes;
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -89,10 +133,10 @@ export class AlarmReportService {
   }
 
   /** The on-demand action (activityLog.alarmReport.executeReport). */
-  async execute(principal: Principal, id: string): Promise<AlarmReport> {
+  async execute(principal: Principal, id: string): Promise<AlarmReportView> {
     const report = await this.get(principal, id);
     await this.run(report, 'manual', this.clock(), this.em());
-    return report;
+    return this.view(principal, report);
   }
 
   /** Every scheduled report due at `now` (the scheduler; tests call it with their clock). */
@@ -126,7 +170,7 @@ export class AlarmReportService {
     em: EntityManager,
   ): Promise<void> {
     const group = await em.findOneOrFail(SmartGroup, { id: report.smartGroup.id }, { populate: ['account'] });
-    const members = await this.groups.members(group, em);
+    const members = await this.groups.members(group, em, report.permissionScopeIds);
     const open = await this.alarms.openCountsByReference(
       report.account.id,
       REFERENCE_TYPE[group.target],

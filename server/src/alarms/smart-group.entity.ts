@@ -57,6 +57,11 @@ export class AlarmReport {
   alarmHealthStates: string[] = ['Warning', 'Critical', 'Error', 'Alarm'];
   mailConnector: Connector | null = null;
   mailTo: string[] = [];
+  /**
+   * The permission scopes of the principal who last saved the report (null: unrestricted): a run
+   * looks only at members of these scopes (docs/alarms.md, "Permission scopes").
+   */
+  permissionScopeIds: string[] | null = null;
   nextRunAt: Date | null = null;
   scheduleAnchor: Date = new Date();
   lastRunAt: Date | null = null;
@@ -84,6 +89,7 @@ export const AlarmReportSchema = new EntitySchema<AlarmReport>({
       index: true,
     },
     mailTo: { type: 'text[]' },
+    permissionScopeIds: { type: 'text[]', columnType: 'uuid[]', nullable: true },
     nextRunAt: { type: 'datetime', columnType: 'timestamptz', nullable: true, index: true },
     scheduleAnchor: { type: 'datetime', columnType: 'timestamptz' },
     lastRunAt: { type: 'datetime', columnType: 'timestamptz', nullable: true },

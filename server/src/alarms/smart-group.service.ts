@@ -2,9 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { deviceFilterSql, parseDeviceFilter } from '../devices/virtual-device.filter.js';
+import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { twinFilterSql } from '../twins/digital-twin.filter.js';
+import { visibleTwinSql } from '../twins/twin-scopes.js';
 import { AlarmReport, SmartGroup, type SmartGroupTarget } from './smart-group.entity.js';
 
 export const SMART_GROUP_SORTABLE = ['title', 'createdAt', 'updatedAt'] as const;
@@ -83,12 +86,20 @@ export class SmartGroupService {
     await this.em().removeAndFlush(group);
   }
 
-  /** The group's members now (the whole account, no permission scopes: reports run unattended). */
-  async members(group: SmartGroup, em: EntityManager): Promise<SmartGroupMember[]> {
+  /**
+   * The group's members now, within `scopes` (an alarm report's recorded scopes; null: the whole
+   * account): devices by their scope, twins by their effective scope.
+   */
+  async members(group: SmartGroup, em: EntityManager, scopes: RecordedScopes): Promise<SmartGroupMember[]> {
     const conditions = parseDeviceFilter(group.filter);
     const alias = group.target === 'device' ? 'd' : 't';
-    const parts =
-      group.target === 'device' ? deviceFilterSql(alias, conditions) : twinFilterSql(alias, conditions);
+    const within = { permissionScopeIds: scopes };
+    const parts = [
+      ...(group.target === 'device' ? deviceFilterSql(alias, conditions) : twinFilterSql(alias, conditions)),
+      group.target === 'device'
+        ? scopeFilter(within).sql('d.permission_scope_id')
+        : visibleTwinSql(within, 't'),
+    ];
     const where = [`${alias}.account_id = ?`, ...parts.map((p) => p.sql)].join(' AND ');
     const params = [group.account.id, ...parts.flatMap((p) => p.params)];
     const sql =

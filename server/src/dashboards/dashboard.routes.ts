@@ -4,20 +4,19 @@ import type { Services } from '../services.js';
 import type { Principal } from '../auth/principal.js';
 import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
-import type { Dashboard } from './dashboard.entity.js';
 import { DashboardCreate, DashboardListQuery, DashboardReply, DashboardUpdate } from './dashboard.schemas.js';
-import { DASHBOARD_SORTABLE } from './dashboard.service.js';
+import { DASHBOARD_SORTABLE, type DashboardView } from './dashboard.service.js';
 
 const tags = ['dashboards'];
 const READ = 'dashboard.read';
 const MANAGE = 'dashboard.manage';
 
-export const dashboardDto = (d: Dashboard) => ({
+export const dashboardDto = ({ dashboard: d, layout }: DashboardView) => ({
   id: d.id,
   accountId: d.account.id,
   title: d.title,
   description: d.description,
-  layout: d.layout,
+  layout,
   createdAt: d.createdAt.toISOString(),
   updatedAt: d.updatedAt.toISOString(),
 });
@@ -54,7 +53,7 @@ export async function dashboardRoutes(app: App, _ctx: AppContext, { dashboards }
         response: { 200: DashboardReply, ...errorResponses },
       },
     },
-    async (request) => dashboardDto(await dashboards.get(principal(request), request.params.id)),
+    async (request) => dashboardDto(await dashboards.show(principal(request), request.params.id)),
   );
 
   app.post(

@@ -5,9 +5,16 @@ import { canReach, type AccountService } from '../accounts/account.service.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { checkLayout } from './dashboard-layout.js';
+import { layoutsFor, withHiddenReferences } from './dashboard-scopes.js';
 import { Dashboard } from './dashboard.entity.js';
 
 export const DASHBOARD_SORTABLE = ['title', 'createdAt', 'updatedAt'] as const;
+
+/** A dashboard as one reader sees it: its layout without twins and states hidden from the reader. */
+export interface DashboardView {
+  dashboard: Dashboard;
+  layout: Record<string, unknown>;
+}
 
 export interface DashboardInput {
   title?: string;
@@ -17,7 +24,8 @@ export interface DashboardInput {
 
 /**
  * Dashboards of an account (the widget grid itself is the console's business). Callers have
- * checked dashboard.read/manage; here the account must be reachable.
+ * checked dashboard.read/manage; here the account must be reachable. Readers restricted to
+ * permission scopes get layouts without the twins and states they do not see (dashboard-scopes.ts).
  */
 export class DashboardService {
   constructor(
@@ -25,7 +33,11 @@ export class DashboardService {
     private readonly accounts: AccountService,
   ) {}
 
-  async list(principal: Principal, params: ListParams, accountId?: string): Promise<ListResult<Dashboard>> {
+  async list(
+    principal: Principal,
+    params: ListParams,
+    accountId?: string,
+  ): Promise<ListResult<DashboardView>> {
     const account = await this.accounts.actingAccount(principal, accountId);
     const where = params.search ? { account, title: { $ilike: likePattern(params.search) } } : { account };
     const [rows, total] = await this.em().findAndCount(Dashboard, where, {
@@ -33,32 +45,50 @@ export class DashboardService {
       limit: params.pageSize,
       offset: params.offset,
     });
-    return listResult(rows, total, params);
+    return listResult(await this.views(principal, rows), total, params);
   }
 
-  async get(principal: Principal, id: string): Promise<Dashboard> {
+  async show(principal: Principal, id: string): Promise<DashboardView> {
+    return (await this.views(principal, [await this.get(principal, id)]))[0]!;
+  }
+
+  private async views(principal: Principal, dashboards: Dashboard[]): Promise<DashboardView[]> {
+    const layouts = await layoutsFor(
+      this.em(),
+      principal,
+      dashboards.map((d) => d.layout),
+    );
+    return dashboards.map((dashboard, i) => ({ dashboard, layout: layouts[i]! }));
+  }
+
+  private async get(principal: Principal, id: string): Promise<Dashboard> {
     const dashboard = await this.em().findOne(Dashboard, { id }, { populate: ['account'] });
     if (!dashboard || !canReach(principal, dashboard.account)) throw errors.notFound('Dashboard', id);
     return dashboard;
   }
 
-  async create(principal: Principal, input: DashboardInput & { accountId?: string }): Promise<Dashboard> {
+  async create(principal: Principal, input: DashboardInput & { accountId?: string }): Promise<DashboardView> {
     const account = await this.accounts.actingAccount(principal, input.accountId);
     const dashboard = new Dashboard();
     dashboard.account = account;
     await this.checkLayoutOf(account, input);
     this.apply(dashboard, input);
     await this.em().persistAndFlush(dashboard);
-    return dashboard;
+    return (await this.views(principal, [dashboard]))[0]!;
   }
 
-  async update(principal: Principal, id: string, input: DashboardInput): Promise<Dashboard> {
+  async update(principal: Principal, id: string, input: DashboardInput): Promise<DashboardView> {
     const dashboard = await this.get(principal, id);
+    if (input.layout !== undefined)
+      input = {
+        ...input,
+        layout: await withHiddenReferences(this.em(), principal, dashboard.layout, input.layout),
+      };
     // Checked before anything is assigned: a refused write must not leave a changed entity behind.
     await this.checkLayoutOf(dashboard.account, input);
     this.apply(dashboard, input);
     await this.em().flush();
-    return dashboard;
+    return (await this.views(principal, [dashboard]))[0]!;
   }
 
   /** Twins showing it lose the reference (the foreign key sets it to null). */

@@ -158,6 +158,8 @@ export class VirtualDeviceDataService {
       await this.devices.apply(principal, device, input, false);
     }
     await this.em().flush();
+    if (set.permissionScopeId !== undefined)
+      for (const listener of this.devices.visibilityListeners) listener();
     return unique.length;
   }
 

@@ -89,6 +89,8 @@ const configNotAssigned = (what: string, id: string, path: string) =>
 export class VirtualDeviceService {
   /** Extension point: twins register a guard so devices feeding aggregations are not deleted. */
   readonly deletionGuards: DeviceDeletionGuard[] = [];
+  /** Told after a device changed its permission scope: who may see it may have changed. */
+  readonly visibilityListeners: Array<() => void> = [];
 
   constructor(
     private readonly em: () => EntityManager,
@@ -178,8 +180,11 @@ export class VirtualDeviceService {
 
   async update(principal: Principal, id: string, input: VirtualDeviceInput): Promise<VirtualDevice> {
     const device = await this.get(principal, id);
+    const scopeBefore = device.permissionScope?.id ?? null;
     await this.apply(principal, device, input, false);
     await this.em().flush();
+    if ((device.permissionScope?.id ?? null) !== scopeBefore)
+      for (const listener of this.visibilityListeners) listener();
     return device;
   }
 

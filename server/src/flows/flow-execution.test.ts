@@ -11,6 +11,7 @@ const flow = (steps: LoadedFlow['steps']): LoadedFlow => ({
   accountId: 'a1',
   title: 'F',
   source: { type: 'packets' },
+  permissionScopeIds: null,
   steps,
   targets: [],
 });

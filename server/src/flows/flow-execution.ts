@@ -25,6 +25,8 @@ export interface LoadedFlow {
   source: FlowSource;
   steps: LoadedStep[];
   targets: FlowTarget[];
+  /** The scopes the flow takes items of (null: unrestricted). */
+  permissionScopeIds: string[] | null;
 }
 
 export interface StepsResult {

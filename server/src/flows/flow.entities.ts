@@ -37,6 +37,11 @@ export class IntegrationFlow {
   source: FlowSource = { type: 'packets' };
   steps: FlowStep[] = [];
   targets: FlowTarget[] = [];
+  /**
+   * The permission scopes of the principal who last saved the flow (null: unrestricted): it takes
+   * only packets of devices and alarm entries of these scopes (docs/integration-flows.md).
+   */
+  permissionScopeIds: string[] | null = null;
   createdAt: Date = new Date();
   updatedAt: Date = new Date();
 }
@@ -54,6 +59,7 @@ export const IntegrationFlowSchema = new EntitySchema<IntegrationFlow>({
     source: { type: 'json' },
     steps: { type: 'json' },
     targets: { type: 'json' },
+    permissionScopeIds: { type: 'text[]', columnType: 'uuid[]', nullable: true },
     createdAt: { type: 'datetime', columnType: 'timestamptz' },
     updatedAt: { type: 'datetime', columnType: 'timestamptz', onUpdate: () => new Date() },
   },

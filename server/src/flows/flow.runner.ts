@@ -1,7 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { StateUpdate } from '../ingest/parse-packet.stage.js';
+import { entryVisibleWithin } from '../alarms/alarm-visibility.js';
 import type { AlarmEntry, AlarmEntryEvents, OutgoingDispatch } from '../integration/ports.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { newId } from '../platform/crypto/ids.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -19,6 +21,9 @@ import type { FlowScripts } from './flow-scripts.js';
  * and written every RUN_FLUSH_MS, the newest RUNS_KEPT per flow; a crash loses at most that window
  * of run records (never packets: they are in the packet store). Delivery is the dispatcher's
  * (outgoing/), which queues and never waits for a target.
+ *
+ * Permission scopes: a flow restricted to scopes (recorded from whoever saved it last) takes only
+ * packets of devices of those scopes and alarm entries a reader with those scopes would see.
  */
 
 export const RUNS_KEPT = 20;
@@ -221,6 +226,7 @@ export class FlowRunner implements Lifecycle {
       const connectorId = await this.connectorOf(update.deviceId);
       matching = flows.filter((f) => {
         if (f.source.type !== 'packets') return false;
+        if (!scopeFilter(f).allows(update.permissionScopeId)) return false;
         const connectors = f.source.connectorIds ?? [];
         const devices = f.source.deviceIds ?? [];
         if (connectors.length === 0 && devices.length === 0) return true;
@@ -237,11 +243,14 @@ export class FlowRunner implements Lifecycle {
       };
     } else {
       const { entry } = item;
-      matching = flows.filter(
-        (f) =>
+      matching = [];
+      for (const f of flows)
+        if (
           f.source.type === 'alarms' &&
-          (!f.source.categories?.length || f.source.categories.includes(entry.category)),
-      );
+          (!f.source.categories?.length || f.source.categories.includes(entry.category)) &&
+          (await entryVisibleWithin(this.deps.orm.em.fork(), entry.id, f.permissionScopeIds))
+        )
+          matching.push(f);
       input = { ...entry, createdAt: new Date(entry.createdAt).toISOString() };
     }
     for (const flow of matching) await this.run(flow, item.kind, input);
@@ -375,6 +384,7 @@ export class FlowRunner implements Lifecycle {
       title: f.title,
       source: f.source,
       targets: f.targets,
+      permissionScopeIds: f.permissionScopeIds,
       steps: f.steps.flatMap((s): LoadedStep[] => {
         const filter = s.type === 'filter' ? filters.get(s.id) : undefined;
         if (filter) return [{ type: 'filter', filter }];

@@ -81,6 +81,10 @@ export const IntegrationFlowReply = Type.Object({
   source: Type.Record(Type.String(), Type.Unknown()),
   steps: Type.Array(Type.Object({ type: Type.String(), id: Uuid })),
   targets: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  permissionScopeIds: Type.Union([Type.Array(Uuid), Type.Null()], {
+    description:
+      'The permission scopes of whoever saved the flow last (null: unrestricted): it takes only packets and alarm entries of these scopes.',
+  }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

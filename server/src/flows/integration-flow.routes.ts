@@ -28,6 +28,7 @@ export const integrationFlowDto = (f: IntegrationFlow) => ({
   source: f.source as unknown as Record<string, unknown>,
   steps: f.steps,
   targets: f.targets as unknown as Array<Record<string, unknown>>,
+  permissionScopeIds: f.permissionScopeIds,
   createdAt: f.createdAt.toISOString(),
   updatedAt: f.updatedAt.toISOString(),
 });

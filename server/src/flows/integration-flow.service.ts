@@ -1,9 +1,11 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import type { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { Connector } from '../connectors/connector.entity.js';
 import { VirtualDevice } from '../devices/virtual-device.entity.js';
+import { recordScopes, recordedWithin, seesRecorded } from '../permission-scopes/recorded-scopes.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import {
@@ -41,6 +43,11 @@ export interface IntegrationFlowInput {
  * account must be reachable, and everything a flow names (source connectors and devices, filters,
  * transformers, target connectors) must belong to the flow's own account. Targets must be
  * outgoing connectors. `changed` tells the runner to reload the account's flows.
+ *
+ * Permission scopes: a flow records the scopes of whoever saved it last (creating, changing,
+ * activating or deactivating it) and the runner gives it only items of those scopes; a restricted
+ * reader sees a flow only when it has all of them (permission-scopes/recorded-scopes.ts), and a
+ * restricted saver cannot name devices it does not see.
  */
 export class IntegrationFlowService {
   constructor(
@@ -56,7 +63,13 @@ export class IntegrationFlowService {
     accountId?: string,
   ): Promise<ListResult<IntegrationFlow>> {
     const account = await this.accounts.actingAccount(principal, accountId);
-    const where = params.search ? { account, title: { $ilike: likePattern(params.search) } } : { account };
+    const where: FilterQuery<IntegrationFlow> = {
+      $and: [
+        { account },
+        recordedWithin<IntegrationFlow>(principal, 'permissionScopeIds'),
+        params.search ? { title: { $ilike: likePattern(params.search) } } : {},
+      ],
+    };
     const [rows, total] = await this.em().findAndCount(IntegrationFlow, where, {
       orderBy: [...params.orderBy.map((o) => ({ [o.field]: o.direction })), { id: 'asc' }],
       limit: params.pageSize,
@@ -67,7 +80,8 @@ export class IntegrationFlowService {
 
   async get(principal: Principal, id: string): Promise<IntegrationFlow> {
     const flow = await this.em().findOne(IntegrationFlow, { id }, { populate: ['account'] });
-    if (!flow || !canReach(principal, flow.account)) throw errors.notFound('Integration flow', id);
+    if (!flow || !canReach(principal, flow.account) || !seesRecorded(principal, flow.permissionScopeIds))
+      throw errors.notFound('Integration flow', id);
     return flow;
   }
 
@@ -78,7 +92,7 @@ export class IntegrationFlowService {
     const account = await this.accounts.actingAccount(principal, input.accountId);
     const flow = new IntegrationFlow();
     flow.account = account;
-    await this.apply(flow, input);
+    await this.apply(principal, flow, input);
     await this.em().persistAndFlush(flow);
     this.changed(account.id);
     return flow;
@@ -86,7 +100,7 @@ export class IntegrationFlowService {
 
   async update(principal: Principal, id: string, input: IntegrationFlowInput): Promise<IntegrationFlow> {
     const flow = await this.get(principal, id);
-    await this.apply(flow, input);
+    await this.apply(principal, flow, input);
     await this.em().flush();
     this.changed(flow.account.id);
     return flow;
@@ -112,12 +126,18 @@ export class IntegrationFlowService {
     );
   }
 
-  private async apply(flow: IntegrationFlow, input: IntegrationFlowInput): Promise<void> {
+  private async apply(
+    principal: Principal,
+    flow: IntegrationFlow,
+    input: IntegrationFlowInput,
+  ): Promise<void> {
+    flow.permissionScopeIds = recordScopes(principal);
     if (input.title !== undefined) flow.title = input.title.trim();
     if (!flow.title) throw errors.validation('title is required', [{ path: '/title' }]);
     if (input.description !== undefined) flow.description = input.description;
     if (input.active !== undefined) flow.active = input.active;
-    if (input.source !== undefined) flow.source = await this.checkSource(flow.account, input.source);
+    if (input.source !== undefined)
+      flow.source = await this.checkSource(principal, flow.account, input.source);
     if (input.steps !== undefined) {
       await this.checkSteps(flow.account, input.steps);
       flow.steps = input.steps.map((s) => ({ type: s.type, id: s.id }));
@@ -128,23 +148,28 @@ export class IntegrationFlowService {
     }
   }
 
-  /** Ids among `ids` that are not rows of `entity` in the account. */
+  /** Ids among `ids` that are not rows of `entity` in the account (or not within `scope`). */
   private async missing(
     entity: typeof Connector | typeof VirtualDevice | typeof FlowFilter | typeof FlowTransformer,
     account: Account,
     ids: string[],
+    scope: FilterQuery<Connector> = {},
   ) {
     if (ids.length === 0) return [];
     const found = await this.em().find(
       entity as typeof Connector,
-      { id: { $in: ids }, account },
+      { $and: [{ id: { $in: ids }, account }, scope] },
       { fields: ['id'] },
     );
     const known = new Set(found.map((r) => r.id));
     return ids.filter((id) => !known.has(id));
   }
 
-  private async checkSource(account: Account, source: SourceInput): Promise<FlowSource> {
+  private async checkSource(
+    principal: Principal,
+    account: Account,
+    source: SourceInput,
+  ): Promise<FlowSource> {
     if (source.type === 'alarms') {
       if (source.connectorIds?.length || source.deviceIds?.length) {
         throw errors.validation('An alarms source takes categories, not connectorIds or deviceIds', [
@@ -159,7 +184,13 @@ export class IntegrationFlowService {
       ]);
     }
     const unknownConnectors = await this.missing(Connector, account, source.connectorIds ?? []);
-    const unknownDevices = await this.missing(VirtualDevice, account, source.deviceIds ?? []);
+    // A device the saver does not see is refused exactly like a missing one.
+    const unknownDevices = await this.missing(
+      VirtualDevice,
+      account,
+      source.deviceIds ?? [],
+      scopeFilter(principal).where<Connector>('permissionScope'),
+    );
     const details = [
       ...unknownConnectors.map((id) => ({
         path: '/source/connectorIds',

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import { expandPermissions } from '../roles/permissions.js';
 import { visibleTwinSql } from '../twins/twin-scopes.js';
 
 /**
@@ -49,28 +50,40 @@ export async function visibleTwins(
   return new Set(rows.map((r) => r.id));
 }
 
-/** Whether the credential behind a live connection is still valid (session not revoked or expired, key active). */
-export async function credentialValid(
+/**
+ * The principal behind a live connection as it stands now: its permissions and permission scopes
+ * re-read (they may have changed since the socket opened), or null once the credential is no
+ * longer valid (session revoked or expired, user deactivated, key inactive or deleted).
+ */
+export async function currentPrincipal(
   em: () => EntityManager,
   principal: Principal,
   now: Date,
-): Promise<boolean> {
+): Promise<Principal | null> {
   const connection = em().getConnection();
-  if (principal.sessionId) {
-    const rows = await connection.execute<unknown[]>(
-      `SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND u.active`,
-      [principal.sessionId, now],
-    );
-    return rows.length > 0;
-  }
-  if (principal.apiKeyId) {
-    const rows = await connection.execute<unknown[]>(`SELECT 1 FROM api_keys WHERE id = ? AND active`, [
-      principal.apiKeyId,
-    ]);
-    return rows.length > 0;
-  }
-  return false;
+  const rows = principal.sessionId
+    ? await connection.execute<Array<{ permissions: string[] | null; scope_ids: string[] | null }>>(
+        `SELECT (SELECT array_agg(DISTINCT p) FROM user_roles ur JOIN roles r ON r.id = ur.role_id, unnest(r.permissions) p
+                  WHERE ur.user_id = u.id) AS permissions,
+                (SELECT array_agg(ups.permission_scope_id) FROM user_permission_scopes ups WHERE ups.user_id = u.id) AS scope_ids
+           FROM sessions s JOIN users u ON u.id = s.user_id
+          WHERE s.id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND u.active`,
+        [principal.sessionId, now],
+      )
+    : principal.apiKeyId
+      ? await connection.execute<Array<{ permissions: string[] | null; scope_ids: null }>>(
+          `SELECT permissions, NULL AS scope_ids FROM api_keys WHERE id = ? AND active`,
+          [principal.apiKeyId],
+        )
+      : [];
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    ...principal,
+    permissions: expandPermissions(row.permissions ?? []),
+    // As the auth hook reads them: no scopes is no restriction; API keys are never restricted.
+    permissionScopeIds: row.scope_ids && row.scope_ids.length > 0 ? row.scope_ids : null,
+  };
 }
 
 const uuidArray = (ids: readonly string[]): string => `{${ids.join(',')}}`;

@@ -28,7 +28,8 @@ export class LiveConnection {
 
   constructor(
     readonly socket: WebSocket,
-    readonly principal: Principal,
+    /** Re-read by the hub's re-checks: permissions and permission scopes can change while it is open. */
+    public principal: Principal,
     private readonly options: LiveConnectionOptions,
   ) {
     socket.on('pong', () => (this.answeredPing = true));

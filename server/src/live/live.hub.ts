@@ -7,7 +7,7 @@ import type { Lifecycle } from '../platform/lifecycle.js';
 import { errors } from '../platform/errors.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { StateChange } from '../states/engine/state-work.js';
-import { credentialValid, visibleDevices, visibleTwins } from './live.access.js';
+import { currentPrincipal, visibleDevices, visibleTwins } from './live.access.js';
 import { LiveConnection } from './live.connection.js';
 import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
 
@@ -19,8 +19,11 @@ import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic
  * `{type:'packets', packets:[{deviceId, receivedAt, states}, …]}`,
  * `{type:'states', states:[{twinId, stateId, key, value, timestamp, warning?}, …]}`,
  * `{type:'dropped', count}`, `{type:'error', error}`.
- * Visibility is checked when subscribing (tenancy and permission scopes); the credential is
- * re-checked every minute and the socket closed with 4401 once it is revoked or expired.
+ * Visibility is checked when subscribing (tenancy and permission scopes), and again — with the
+ * principal's permissions and scopes re-read — right after twins, devices or users changed their
+ * scopes or places (`visibilityChanged`) and every minute: ids no longer visible are unfollowed and
+ * reported as `{type:'unsubscribed', deviceIds, twinIds, reason:'notVisible'}`. The socket is closed
+ * with 4401 once the credential is revoked or expired.
  */
 
 /** What following each topic needs, besides seeing the object (devices: their packets; twins: their states). */
@@ -49,6 +52,8 @@ export class LiveHub implements Lifecycle {
     twins: new Map(),
   };
   private timer: NodeJS.Timeout | undefined;
+  /** A re-check of every connection requested by `visibilityChanged`, run once for a burst of changes. */
+  private recheckPending: Promise<void> | undefined;
   private readonly followedListeners: Array<(deviceIds: string[]) => void> = [];
   private readonly dropped;
   private readonly sent;
@@ -88,6 +93,21 @@ export class LiveHub implements Lifecycle {
   /** Devices no console followed before, as consoles start following them (the live view preloads them). */
   onDevicesFollowed(listener: (deviceIds: string[]) => void): void {
     this.followedListeners.push(listener);
+  }
+
+  /**
+   * Twins, devices or users changed scopes, places or permissions: every connection's principal
+   * and subscriptions are checked again at once (one round for a burst of changes). Resolves when
+   * that round is done.
+   */
+  visibilityChanged(): Promise<void> {
+    this.recheckPending ??= Promise.resolve()
+      .then(() => {
+        this.recheckPending = undefined;
+        return this.recheckAll();
+      })
+      .catch((error: unknown) => this.log.warn({ err: error }, 'live push: visibility re-check failed'));
+    return this.recheckPending;
   }
 
   /** Whether any console follows this device (the visible stage parses only such devices' packets). */
@@ -256,20 +276,57 @@ export class LiveHub implements Lifecycle {
     if (followers?.size === 0) index.delete(id);
   }
 
-  /** Pings (dead peers are terminated) and re-checks credentials. */
+  /** Pings (dead peers are terminated) and re-checks credentials and visibility. */
   private async housekeeping(): Promise<void> {
     for (const c of [...this.connections]) {
-      if (!c.heartbeat()) {
-        c.socket.terminate();
-        continue;
-      }
+      if (!c.heartbeat()) c.socket.terminate();
+    }
+    await this.recheckAll();
+  }
+
+  private async recheckAll(): Promise<void> {
+    for (const c of [...this.connections]) {
       try {
-        if (!(await credentialValid(this.em, c.principal, this.clock())))
-          c.socket.close(4401, 'credential revoked or expired');
+        await this.recheck(c);
       } catch {
         // Database briefly unavailable: check again next round.
       }
     }
+  }
+
+  /**
+   * Re-reads the connection's principal (closing with 4401 when its credential is gone) and
+   * unfollows what it may no longer see: a topic whose permission it lost, ids outside its
+   * tenancy or permission scopes now.
+   */
+  private async recheck(c: LiveConnection): Promise<void> {
+    if (!c.open) return;
+    const principal = await currentPrincipal(this.em, c.principal, this.clock());
+    if (!principal) {
+      c.socket.close(4401, 'credential revoked or expired');
+      return;
+    }
+    c.principal = principal;
+    const followed = { devices: [...c.subscriptions.devices], twins: [...c.subscriptions.twins] };
+    const may = (topic: LiveTopic) => hasPermission(principal, LIVE_PERMISSIONS[topic]);
+    const [devices, twins] = await Promise.all([
+      may('devices') ? visibleDevices(this.em, principal, followed.devices) : new Set<string>(),
+      may('twins') ? visibleTwins(this.em, principal, followed.twins) : new Set<string>(),
+    ]);
+    const lost = {
+      devices: followed.devices.filter((id) => !devices.has(id) && c.subscriptions.devices.has(id)),
+      twins: followed.twins.filter((id) => !twins.has(id) && c.subscriptions.twins.has(id)),
+    };
+    if (lost.devices.length === 0 && lost.twins.length === 0) return;
+    for (const topic of TOPICS) for (const id of lost[topic]) this.unfollow(c, topic, id);
+    c.send(
+      JSON.stringify({
+        type: 'unsubscribed',
+        deviceIds: lost.devices,
+        twinIds: lost.twins,
+        reason: 'notVisible',
+      }),
+    );
   }
 }
 

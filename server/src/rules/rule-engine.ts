@@ -1,5 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
 import { newId } from '../platform/crypto/ids.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -20,7 +22,8 @@ import type { EventTrigger, LocationTrigger, RuleCommand, RuleTrigger } from './
  *   area; `enter` fires on outside → inside, `leave` on inside → outside. A twin seen for the first
  *   time counts as coming from outside (so a first position inside is an enter, never a leave).
  * The last result per rule and twin is stored (rule_twin_states): restarts neither repeat nor miss
- * an edge.
+ * an edge. A rule looks only at twins within its recorded permission scopes: a twin outside them
+ * is neither evaluated nor remembered (and the runner refuses to fire for it as well).
  *
  * Failure behaviour: change batches are processed one after the other off the ingest path, at
  * most MAX_PENDING waiting; more are dropped, counted and logged (ingestion is never slowed). A
@@ -38,6 +41,7 @@ interface LoadedRule {
   twinId: string | null;
   trigger: EventTrigger | LocationTrigger;
   commands: RuleCommand[];
+  permissionScopeIds: RecordedScopes;
 }
 
 export class RuleEngine implements Lifecycle {
@@ -108,8 +112,9 @@ export class RuleEngine implements Lifecycle {
       twin_id: string | null;
       trigger: RuleTrigger;
       commands: RuleCommand[];
+      permission_scope_ids: string[] | null;
     }>(
-      `SELECT id, title, account_id, twin_id, trigger, commands FROM rules
+      `SELECT id, title, account_id, twin_id, trigger, commands, permission_scope_ids FROM rules
         WHERE active AND trigger->>'type' IN ('event', 'location')`,
     );
     const rules = rows.map((r) => ({
@@ -119,6 +124,7 @@ export class RuleEngine implements Lifecycle {
       twinId: r.twin_id,
       trigger: r.trigger as EventTrigger | LocationTrigger,
       commands: r.commands,
+      permissionScopeIds: r.permission_scope_ids,
     }));
     this.loaded = { version, at: now, rules };
     return rules;
@@ -136,12 +142,17 @@ export class RuleEngine implements Lifecycle {
     }
     const rules = await this.rules();
     if (rules.length === 0) return;
+    const scopes = rules.some((r) => r.permissionScopeIds !== null)
+      ? await this.twinScopes([...twins.keys()])
+      : new Map<string, string | null>();
     for (const [twinId, { accountId, keys, depth }] of twins) {
       const relevant = rules.filter(
         (r) =>
           r.accountId === accountId &&
           (r.twinId === null || r.twinId === twinId) &&
-          watchedKeys(r.trigger).some((k) => keys.has(k)),
+          watchedKeys(r.trigger).some((k) => keys.has(k)) &&
+          (r.permissionScopeIds === null ||
+            (scopes.has(twinId) && scopeFilter(r).allows(scopes.get(twinId)))),
       );
       if (relevant.length === 0) continue;
       if (depth >= MAX_RULE_DEPTH) {
@@ -150,6 +161,15 @@ export class RuleEngine implements Lifecycle {
       }
       await this.evaluateTwin(twinId, relevant, depth);
     }
+  }
+
+  /** The effective permission scope of each twin (twins deleted meanwhile are absent). */
+  private async twinScopes(twinIds: string[]): Promise<Map<string, string | null>> {
+    const rows = await this.sql<{ id: string; scope: string | null }>(
+      'SELECT id, effective_permission_scope_id AS scope FROM digital_twins WHERE id IN (?)',
+      [twinIds],
+    );
+    return new Map(rows.map((r) => [r.id, r.scope]));
   }
 
   private async evaluateTwin(twinId: string, rules: LoadedRule[], depth: number): Promise<void> {

@@ -2,6 +2,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AlarmLogService } from '../alarms/alarm-log.service.js';
 import type { OutgoingDispatch } from '../integration/ports.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
+import { visibleTwinSql } from '../twins/twin-scopes.js';
 import { aggregateOf, differenceOf, pushRecent } from '../states/engine/aggregate.js';
 import type { StateEngine } from '../states/engine/state-engine.js';
 import type { AggregateSource } from '../states/state-source.js';
@@ -16,6 +19,8 @@ export interface RunnableRule {
   title: string;
   accountId: string;
   commands: RuleCommand[];
+  /** The scopes the rule runs within (null: unrestricted). */
+  permissionScopeIds: RecordedScopes;
 }
 
 export interface RuleRunnerDeps {
@@ -34,6 +39,10 @@ export const MAX_RULE_DEPTH = 4;
  * Runs a rule's commands in order, each one's failure recorded and logged without stopping the
  * next; the outcome is stored as the rule's `lastRun`. States a set-state command writes are
  * remembered with the chain depth, so the event rules they fire know how deep the chain is.
+ *
+ * Permission scopes: a rule runs only over twins its recorded scopes allow. `fire` does not run
+ * for a twin outside them, placeholders leave out ancestors outside them, and commands find only
+ * states of twins within them — whichever path (event, location, time) fired the rule.
  */
 export class RuleRunner {
   /** stateId → depth of the rule chain that wrote it, consumed when its change arrives. */
@@ -45,25 +54,32 @@ export class RuleRunner {
     return this.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
   }
 
-  /** The twin's title, hierarchy, custom properties and state values for placeholders. */
-  async twinContext(twinId: string): Promise<PlaceholderContext['twin']> {
+  /**
+   * The twin's title, hierarchy, custom properties and state values for placeholders; null when
+   * the twin is missing or outside `scopes`. The hierarchy leaves out ancestors outside `scopes`.
+   */
+  async twinContext(twinId: string, scopes: RecordedScopes): Promise<PlaceholderContext['twin']> {
+    const visible = visibleTwinSql({ permissionScopeIds: scopes }, 'dt');
     const [twin] = await this.sql<{
       id: string;
       title: string;
       path: string[];
       custom_properties: Record<string, unknown>;
-    }>('SELECT id, title, path, custom_properties FROM digital_twins WHERE id = ?', [twinId]);
+    }>(`SELECT id, title, path, custom_properties FROM digital_twins dt WHERE id = ? AND (${visible.sql})`, [
+      twinId,
+      ...visible.params,
+    ]);
     if (!twin) return null;
     const path = twin.path.length ? twin.path : [twin.id];
     const titles = await this.sql<{ id: string; title: string }>(
-      'SELECT id, title FROM digital_twins WHERE id IN (?)',
-      [path],
+      `SELECT id, title FROM digital_twins dt WHERE id IN (?) AND (${visible.sql})`,
+      [path, ...visible.params],
     );
     const byId = new Map(titles.map((t) => [t.id, t.title]));
     return {
       id: twin.id,
       title: twin.title,
-      hierarchy: path.map((id) => byId.get(id) ?? ''),
+      hierarchy: path.filter((id) => byId.has(id)).map((id) => byId.get(id)!),
       properties: twin.custom_properties ?? {},
       states: await this.stateValues(twinId),
     };
@@ -77,15 +93,30 @@ export class RuleRunner {
     return Object.fromEntries(rows.map((r) => [r.key, r.value]));
   }
 
+  /** Whether the twin lies within the scopes (a missing twin does not). */
+  async twinWithin(twinId: string, scopes: RecordedScopes): Promise<boolean> {
+    if (scopes === null) return true;
+    const rows = await this.sql<{ scope: string | null }>(
+      'SELECT effective_permission_scope_id AS scope FROM digital_twins WHERE id = ?',
+      [twinId],
+    );
+    return rows.length > 0 && scopeFilter({ permissionScopeIds: scopes }).allows(rows[0]!.scope);
+  }
+
+  /** Runs the commands; null (nothing run, nothing recorded) for a twin outside the rule's scopes. */
   async fire(
     rule: RunnableRule,
     trigger: string,
     twinId: string | null,
     time: Date,
     depth = 0,
-  ): Promise<RuleRunResult> {
+  ): Promise<RuleRunResult | null> {
+    if (twinId && !(await this.twinWithin(twinId, rule.permissionScopeIds))) {
+      this.deps.log.debug({ ruleId: rule.id, twinId }, 'rule not run: twin outside its permission scopes');
+      return null;
+    }
     const context: PlaceholderContext = {
-      twin: twinId ? await this.twinContext(twinId) : null,
+      twin: twinId ? await this.twinContext(twinId, rule.permissionScopeIds) : null,
       rule: { id: rule.id, title: rule.title },
       trigger,
       time,
@@ -113,12 +144,15 @@ export class RuleRunner {
   }
 
   private commandRun(rule: RunnableRule, context: PlaceholderContext, depth: number): CommandRun {
+    const visible = visibleTwinSql({ permissionScopeIds: rule.permissionScopeIds }, 'dt');
     const findState: CommandRun['findState'] = async (ref) => {
       const rows =
         typeof ref.stateId === 'string'
           ? await this.sql<{ id: string; source_type: string | null }>(
-              `SELECT id, source->>'type' AS source_type FROM data_states WHERE id = ? AND account_id = ?`,
-              [ref.stateId, rule.accountId],
+              `SELECT s.id, s.source->>'type' AS source_type
+                 FROM data_states s JOIN digital_twins dt ON dt.id = s.twin_id
+                WHERE s.id = ? AND s.account_id = ? AND (${visible.sql})`,
+              [ref.stateId, rule.accountId, ...visible.params],
             )
           : typeof ref.stateKey === 'string' && context.twin
             ? await this.sql<{ id: string; source_type: string | null }>(

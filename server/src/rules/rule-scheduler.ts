@@ -9,7 +9,8 @@ import type { RuleCommand, TimeTrigger } from './rule.types.js';
 /**
  * Time rules: every tick (1 s) the leader (an advisory lease) runs the rules whose `next_run_at`
  * has come, in the account's time zone, after moving `next_run_at` on — so a failing command is
- * not repeated every tick, and runs missed while no node was up collapse into one.
+ * not repeated every tick, and runs missed while no node was up collapse into one. A rule whose
+ * twin is outside its recorded permission scopes does not run (RuleRunner.fire).
  */
 
 export const RULE_SCHEDULER_LOCK = 0x5255_4c45; // "RULE"
@@ -59,7 +60,7 @@ export class RuleScheduler implements Lifecycle {
     this.running = undefined;
   }
 
-  /** Runs every time rule due at `now`; returns their ids (tests call this with their clock). */
+  /** Runs every time rule due at `now`; returns the ids of those that ran (tests call this with their clock). */
   async runDue(now: Date): Promise<string[]> {
     const em = this.deps.orm.em.fork();
     const rows = await em.getConnection().execute<
@@ -72,9 +73,11 @@ export class RuleScheduler implements Lifecycle {
         commands: RuleCommand[];
         schedule_anchor: string | Date;
         time_zone: string;
+        permission_scope_ids: string[] | null;
       }>
     >(
-      `SELECT r.id, r.title, r.account_id, r.twin_id, r.trigger, r.commands, r.schedule_anchor, a.time_zone
+      `SELECT r.id, r.title, r.account_id, r.twin_id, r.trigger, r.commands, r.schedule_anchor, a.time_zone,
+              r.permission_scope_ids
          FROM rules r JOIN accounts a ON a.id = r.account_id
         WHERE r.active AND r.next_run_at <= ? ORDER BY r.next_run_at LIMIT ${BATCH}`,
       [now],
@@ -84,13 +87,19 @@ export class RuleScheduler implements Lifecycle {
       try {
         const next = nextRun(r.trigger.schedule, r.time_zone, now, new Date(r.schedule_anchor));
         await em.getConnection().execute('UPDATE rules SET next_run_at = ? WHERE id = ?', [next, r.id]);
-        await this.deps.runner.fire(
-          { id: r.id, title: r.title, accountId: r.account_id, commands: r.commands },
+        const run = await this.deps.runner.fire(
+          {
+            id: r.id,
+            title: r.title,
+            accountId: r.account_id,
+            commands: r.commands,
+            permissionScopeIds: r.permission_scope_ids,
+          },
           'time',
           r.twin_id,
           now,
         );
-        fired.push(r.id);
+        if (run) fired.push(r.id);
       } catch (error) {
         this.deps.log.warn({ err: error, ruleId: r.id }, 'rule scheduler: rule failed');
       }

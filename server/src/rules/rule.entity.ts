@@ -17,6 +17,11 @@ export class Rule {
   active = true;
   trigger!: RuleTrigger;
   commands: RuleCommand[] = [];
+  /**
+   * The permission scopes of the principal who last saved the rule (null: unrestricted). The rule
+   * runs only over twins whose effective scope is one of them (docs/rules.md, "Permission scopes").
+   */
+  permissionScopeIds: string[] | null = null;
   /** Time rules: the next run; null when none is due any more (a past time point). */
   nextRunAt: Date | null = null;
   /** Time rules: where the interval grid starts (creation or the last edit of the trigger). */
@@ -40,6 +45,7 @@ export const RuleSchema = new EntitySchema<Rule>({
     active: { type: 'boolean', default: true },
     trigger: { type: 'json' },
     commands: { type: 'json' },
+    permissionScopeIds: { type: 'text[]', columnType: 'uuid[]', nullable: true },
     nextRunAt: { type: 'datetime', columnType: 'timestamptz', nullable: true },
     scheduleAnchor: { type: 'datetime', columnType: 'timestamptz' },
     lastFiredAt: { type: 'datetime', columnType: 'timestamptz', nullable: true },

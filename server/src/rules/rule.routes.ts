@@ -4,14 +4,14 @@ import type { Services } from '../services.js';
 import type { Principal } from '../auth/principal.js';
 import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
-import type { Rule } from './rule.entity.js';
+import type { RuleView } from './rule-views.js';
 import { RuleCreate, RuleListQuery, RuleReply, RuleUpdate } from './rule.schemas.js';
 import { RULE_SORTABLE } from './rule.service.js';
 import type { RuleTrigger } from './rule.types.js';
 
 const tags = ['rules'];
 
-export const ruleDto = (r: Rule) => ({
+export const ruleDto = ({ rule: r, lastRun }: RuleView) => ({
   id: r.id,
   accountId: r.account.id,
   twinId: r.twin?.id ?? null,
@@ -20,9 +20,10 @@ export const ruleDto = (r: Rule) => ({
   active: r.active,
   trigger: r.trigger as unknown as Record<string, unknown>,
   commands: r.commands,
+  permissionScopeIds: r.permissionScopeIds,
   nextRunAt: r.nextRunAt?.toISOString() ?? null,
   lastFiredAt: r.lastFiredAt ? new Date(r.lastFiredAt).toISOString() : null,
-  lastRun: (r.lastRun as unknown as Record<string, unknown> | null) ?? null,
+  lastRun: (lastRun as unknown as Record<string, unknown> | null) ?? null,
   createdAt: r.createdAt.toISOString(),
   updatedAt: r.updatedAt.toISOString(),
 });
@@ -59,7 +60,7 @@ export async function ruleRoutes(app: App, _ctx: AppContext, { rules }: Services
         response: { 200: RuleReply, ...errorResponses },
       },
     },
-    async (request) => ruleDto(await rules.get(principal(request), request.params.id)),
+    async (request) => ruleDto(await rules.show(principal(request), request.params.id)),
   );
 
   app.post(

@@ -115,6 +115,10 @@ export const RuleReply = Type.Object({
   active: Type.Boolean(),
   trigger: Type.Record(Type.String(), Type.Unknown()),
   commands: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  permissionScopeIds: Type.Union([Type.Array(Uuid), Type.Null()], {
+    description:
+      'The permission scopes of whoever saved the rule last (null: unrestricted): it runs only over twins of these scopes.',
+  }),
   nextRunAt: Type.Union([Timestamp, Type.Null()]),
   lastFiredAt: Type.Union([Timestamp, Type.Null()]),
   lastRun: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),

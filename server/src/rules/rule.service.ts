@@ -3,6 +3,13 @@ import type { Principal } from '../auth/principal.js';
 import type { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { Connector } from '../connectors/connector.entity.js';
+import {
+  recordScopes,
+  recordedWithin,
+  sameScopes,
+  seesRecorded,
+} from '../permission-scopes/recorded-scopes.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { nextRun, scheduleProblem } from '../platform/schedule.js';
@@ -13,6 +20,7 @@ import type { CommandValidation } from './commands/command.js';
 import { conditionProblem } from './conditions.js';
 import { areaProblem } from './geofence.js';
 import { Rule } from './rule.entity.js';
+import { ruleViews, type RuleView } from './rule-views.js';
 import type { RuleCommand, RuleTrigger } from './rule.types.js';
 
 export const RULE_SORTABLE = ['title', 'createdAt', 'updatedAt', 'lastFiredAt', 'nextRunAt'] as const;
@@ -29,10 +37,13 @@ export interface RuleInput {
 const invalid = (message: string, path: string) => errors.validation(message, [{ path }]);
 
 /**
- * Rules. Callers have checked rule.read/manage; the account must be reachable and the rule's twin
- * visible to the caller. Every command's settings are checked by its plugin against the rule's own
- * account (connectors of the right kind, states). A time rule's next run is computed when it is
- * saved, from the time of saving: a created or edited rule keeps exactly the schedule it was given.
+ * Rules. Callers have checked rule.read/manage; the account must be reachable, and a restricted
+ * caller sees a rule only when it is restricted to scopes all of which the caller has and its
+ * twin (if any) is visible (docs/rules.md, "Permission scopes"). Saving records the saver's scopes
+ * on the rule. Every command's settings are checked by its plugin against the rule's own account
+ * (connectors of the right kind, states of twins the saver sees). A time rule's next run is
+ * computed when it is saved, from the time of saving: a created or edited rule keeps exactly the
+ * schedule it was given.
  */
 export class RuleService {
   /** Told after every change so the rule engine reloads (rules/rule-engine.ts). */
@@ -49,9 +60,9 @@ export class RuleService {
     principal: Principal,
     params: ListParams,
     filter: { accountId?: string; twinId?: string; triggerType?: string },
-  ): Promise<ListResult<Rule>> {
+  ): Promise<ListResult<RuleView>> {
     const account = await this.accounts.actingAccount(principal, filter.accountId);
-    const where: FilterQuery<Rule> = { account };
+    const where: FilterQuery<Rule> = { $and: [{ account }, ...this.visibleWhere(principal)] };
     if (filter.twinId) where.twin = filter.twinId;
     if (filter.triggerType) where.trigger = { type: filter.triggerType } as never;
     if (params.search) where.title = { $ilike: likePattern(params.search) };
@@ -60,20 +71,35 @@ export class RuleService {
       limit: params.pageSize,
       offset: params.offset,
     });
-    return listResult(rows, total, params);
+    return listResult(await ruleViews(this.em(), principal, rows), total, params);
   }
 
-  async get(principal: Principal, id: string): Promise<Rule> {
-    const rule = await this.em().findOne(Rule, { id }, { populate: ['account'] });
-    if (!rule || !canReach(principal, rule.account)) throw errors.notFound('Rule', id);
-    if (rule.twin)
-      await this.twins.get(principal, rule.twin.id).catch(() => {
-        throw errors.notFound('Rule', id);
-      });
+  /** One rule as the caller may see it (404 when hidden, exactly like a missing one). */
+  async show(principal: Principal, id: string): Promise<RuleView> {
+    const [view] = await ruleViews(this.em(), principal, [await this.get(principal, id)]);
+    return view!;
+  }
+
+  /** The rule list's condition, so a listed rule is always one `get` finds. */
+  private visibleWhere(principal: Principal): FilterQuery<Rule>[] {
+    const scopes = scopeFilter(principal);
+    if (!scopes.restricted) return [];
+    return [
+      recordedWithin<Rule>(principal, 'permissionScopeIds'),
+      { $or: [{ twin: null }, { twin: { effectivePermissionScope: { $in: [...scopes.scopeIds] } } }] },
+    ];
+  }
+
+  private async get(principal: Principal, id: string): Promise<Rule> {
+    const rule = await this.em().findOne(Rule, { id }, { populate: ['account', 'twin'] });
+    const notFound = () => errors.notFound('Rule', id);
+    if (!rule || !canReach(principal, rule.account)) throw notFound();
+    if (!seesRecorded(principal, rule.permissionScopeIds)) throw notFound();
+    if (rule.twin) scopeFilter(principal).assertVisible(rule.twin.effectivePermissionScope?.id, notFound);
     return rule;
   }
 
-  async create(principal: Principal, input: RuleInput & { accountId?: string }): Promise<Rule> {
+  async create(principal: Principal, input: RuleInput & { accountId?: string }): Promise<RuleView> {
     const twin = input.twinId ? await this.twins.get(principal, input.twinId) : null;
     const account =
       twin && !input.accountId ? twin.account : await this.accounts.actingAccount(principal, input.accountId);
@@ -82,15 +108,15 @@ export class RuleService {
     await this.apply(principal, rule, input);
     await this.em().persistAndFlush(rule);
     this.changed();
-    return rule;
+    return (await ruleViews(this.em(), principal, [rule]))[0]!;
   }
 
-  async update(principal: Principal, id: string, input: RuleInput): Promise<Rule> {
+  async update(principal: Principal, id: string, input: RuleInput): Promise<RuleView> {
     const rule = await this.get(principal, id);
     await this.apply(principal, rule, input);
     await this.em().flush();
     this.changed();
-    return rule;
+    return (await ruleViews(this.em(), principal, [rule]))[0]!;
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -103,6 +129,11 @@ export class RuleService {
   }
 
   private async apply(principal: Principal, rule: Rule, input: RuleInput): Promise<void> {
+    // The rule acts with the view of whoever saved it last; a last run made under another
+    // restriction could name twins or states outside the new one.
+    const scopes = recordScopes(principal);
+    if (!sameScopes(rule.permissionScopeIds, scopes)) rule.lastRun = null;
+    rule.permissionScopeIds = scopes;
     if (input.title !== undefined) rule.title = input.title.trim();
     if (!rule.title) throw invalid('title is required', '/title');
     if (input.description !== undefined) rule.description = input.description;
@@ -126,7 +157,7 @@ export class RuleService {
     if (!rule.trigger) throw invalid('trigger is required', '/trigger');
     if (input.commands !== undefined) rule.commands = input.commands;
     await this.checkTrigger(rule);
-    await this.checkCommands(rule);
+    await this.checkCommands(principal, rule);
     if (rule.trigger.type === 'time') {
       if (triggerChanged || input.active !== undefined) {
         const now = this.clock();
@@ -164,8 +195,8 @@ export class RuleService {
     return new Map(states.map((s) => [s.key, s.valueType]));
   }
 
-  private async checkCommands(rule: Rule): Promise<void> {
-    const v = this.validation(rule.account, rule.twin?.id ?? null);
+  private async checkCommands(principal: Principal, rule: Rule): Promise<void> {
+    const v = this.validation(principal, rule.account, rule.twin?.id ?? null);
     for (const [i, command] of rule.commands.entries()) {
       const plugin = RULE_COMMANDS.get(command.type);
       if (!plugin) {
@@ -182,8 +213,13 @@ export class RuleService {
     }
   }
 
-  private validation(account: Account, twinId: string | null): CommandValidation {
+  /** States a command names must be of twins the saver sees: hidden ones look missing. */
+  private validation(principal: Principal, account: Account, twinId: string | null): CommandValidation {
     const em = this.em();
+    const scopes = scopeFilter(principal);
+    const visible: FilterQuery<DataState> = scopes.restricted
+      ? { twin: { effectivePermissionScope: { $in: [...scopes.scopeIds] } } }
+      : {};
     return {
       accountId: account.id,
       twinId,
@@ -192,7 +228,7 @@ export class RuleService {
       findState: async (ref) => {
         const state =
           typeof ref.stateId === 'string'
-            ? await em.findOne(DataState, { id: ref.stateId, account })
+            ? await em.findOne(DataState, { $and: [{ id: ref.stateId, account }, visible] })
             : typeof ref.stateKey === 'string' && twinId
               ? await em.findOne(DataState, { twin: twinId, key: ref.stateKey })
               : null;

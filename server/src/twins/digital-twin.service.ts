@@ -79,6 +79,8 @@ export class DigitalTwinService {
    * deletion drops states): the state engine reloads its routing index.
    */
   readonly routingListeners: Array<(twinId: string) => void> = [];
+  /** Told after a twin moved or changed its scope: who may see it and its subtree may have changed. */
+  readonly visibilityListeners: Array<() => void> = [];
   private readonly hierarchy: TwinHierarchy;
   private readonly scopes: TwinScopes;
 
@@ -203,6 +205,7 @@ export class DigitalTwinService {
         await this.em().flush();
         this.scopes.adopt(principal, twin, await this.scopes.refreshSubtree(accountId, twin.id));
       });
+      for (const listener of this.visibilityListeners) listener();
     } else {
       await this.em().flush();
     }

@@ -120,6 +120,7 @@ describe('flow form', () => {
       { type: 'transformer', id: 's2' },
     ],
     targets: [{ connectorId: 'c1', subject: 'Alert' }],
+    permissionScopeIds: null,
     createdAt: '2026-01-01T00:00:00Z',
     updatedAt: '2026-01-01T00:00:00Z',
   };
