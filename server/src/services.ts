@@ -116,6 +116,7 @@ export function createServices(ctx: AppContext) {
     sink: packets,
     telemetry: connectorTelemetry,
     secretBox: ctx.secretBox,
+    dial,
     log: ctx.log,
   });
   const connectorKinds = createConnectorKinds({
