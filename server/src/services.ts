@@ -95,6 +95,7 @@ export function createServices(ctx: AppContext) {
     sessions,
     loginStates,
     federatedUsers,
+    dial,
   );
   // Every front door appends here: acknowledged once on disk; the ingest worker moves packets into
   // PostgreSQL and processes them (ADR 0103).
