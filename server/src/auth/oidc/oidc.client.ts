@@ -84,8 +84,9 @@ export function providerClient(
   );
   config.timeout = PROVIDER_TIMEOUT_SECONDS;
   if (insecure) client.allowInsecureRequests(config);
-  const fetch = providerFetch(dial);
-  config[client.customFetch] = oidc && !validatesIdToken ? withoutIdToken(fetch, oauth.token_uri) : fetch;
+  const throughDial = providerFetch(dial);
+  config[client.customFetch] =
+    oidc && !validatesIdToken ? withoutIdToken(throughDial, oauth.token_uri) : throughDial;
   return { config, issuer, validatesIdToken, oidc };
 }
 
@@ -117,9 +118,9 @@ function providerFetch(dial: DialOut): client.CustomFetch {
  * compared with), so it is dropped and the identity comes from the userinfo endpoint alone,
  * called with the access token this very token endpoint returned.
  */
-function withoutIdToken(fetch: client.CustomFetch, tokenUri: string): client.CustomFetch {
+function withoutIdToken(inner: client.CustomFetch, tokenUri: string): client.CustomFetch {
   return async (url, options) => {
-    const response = await fetch(url, options);
+    const response = await inner(url, options);
     if (url !== new URL(tokenUri).href || !response.ok) return response;
     const body = (await response.json()) as Record<string, unknown>;
     delete body.id_token;
