@@ -1,5 +1,6 @@
 import * as client from 'openid-client';
 import type { StoredOAuthConfig } from '../../accounts/account.entity.js';
+import { refusalOf } from '../../outgoing/dial/connect-failure.js';
 import type { DialOut } from '../../outgoing/dial/dial-out.js';
 import { errors } from '../../platform/errors.js';
 
@@ -108,6 +109,8 @@ function providerFetch(dial: DialOut): client.CustomFetch {
         maxResponseBytes: MAX_PROVIDER_ANSWER_BYTES,
       });
     } catch (error) {
+      if (!refusalOf(error))
+        dial.connectFailed(error, { target: new URL(url).origin, purpose: 'oauth provider' });
       throw error instanceof TypeError ? error : new TypeError('fetch failed', { cause: error });
     }
   };
