@@ -13,8 +13,17 @@ import { waitFor } from './support/wait.js';
  */
 
 let broker: Mosquitto;
+let websocketPort: number;
 beforeAll(async () => {
-  broker = await startMosquitto(() => Promise.resolve(['allow_anonymous true']));
+  websocketPort = await freePort();
+  broker = await startMosquitto(() =>
+    Promise.resolve([
+      'allow_anonymous true',
+      `listener ${websocketPort} 127.0.0.1`,
+      'protocol websockets',
+      'allow_anonymous true',
+    ]),
+  );
 });
 afterAll(async () => {
   await broker?.stop();
@@ -92,12 +101,14 @@ describe('mqtt-in with the allowance (127.0.0.0/8)', () => {
     return (server.address() as net.AddressInfo).port;
   };
 
-  it('connects to the allowed broker', async () => {
-    const connector = await mqttIn(t, bearer(token), `mqtt://127.0.0.1:${broker.port}`);
-    await waitFor(async () => (t.services.mqttIn.isReady(connector.id) ? true : undefined), 10_000, {
-      what: 'mqtt-in subscription',
-    });
-    await t.services.mqttIn.stopClient(connector.id);
+  it('connects to the allowed broker, over TCP and over WebSocket', async () => {
+    for (const url of [`mqtt://127.0.0.1:${broker.port}`, `ws://127.0.0.1:${websocketPort}/mqtt`]) {
+      const connector = await mqttIn(t, bearer(token), url);
+      await waitFor(async () => (t.services.mqttIn.isReady(connector.id) ? true : undefined), 10_000, {
+        what: `mqtt-in subscription over ${url}`,
+      });
+      await t.services.mqttIn.stopClient(connector.id);
+    }
   });
 
   it('tells a tenant the same for a closed port, a port that is no MQTT broker, a failed TLS handshake and a broker that never answers', async () => {
