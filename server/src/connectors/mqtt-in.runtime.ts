@@ -156,7 +156,8 @@ export class MqttInRuntime implements Lifecycle {
         return this.attemptFailed(id, running, `Connection error: ${error.message}`);
       }
       // The network's story (refused port, timeout, TLS, not MQTT) is the operators' alone.
-      this.deps.dial.connectFailed(error, { connectorId: id, target: config.url });
+      // Host and port only: a URL may carry the broker password.
+      this.deps.dial.connectFailed(error, { connectorId: id, target: new URL(config.url).host });
     });
   }
 

@@ -174,7 +174,8 @@ function sender(ctx: DeliveryContext): OutgoingSender {
         if (held.refused()) await release(connector.id);
         throw connectionFailed(ctx, held.lastError(), 'the broker', {
           connectorId: connector.id,
-          target: config.url,
+          // Host and port only: a URL may carry the broker password.
+          target: new URL(config.url).host,
         });
       }
       const { text } = encodeBody(message.body);
