@@ -340,7 +340,7 @@ export const ENV_VARIABLES = [
     name: 'STELLWERK_OUTGOING_ALLOW_PRIVATE',
     key: 'outgoingAllowPrivate',
     description:
-      'Targets of outgoing connectors (webhooks, MQTT, Kafka, SMTP) that may resolve to loopback, private, link-local or unique-local addresses, comma-separated: CIDR ranges (`10.0.0.0/8`, `fd00::/8`), addresses or host names; `*` allows every address. Unset: such targets are refused (SSRF protection, docs/outgoing-connectors.md).',
+      'Loopback, private, link-local or unique-local addresses that targets set by tenants may reach: the brokers and endpoints of connectors (mqtt-in, webhook-out, mqtt-out, kafka-out, smtp-mail and its OAuth token endpoint) and the OAuth provider of an account. Comma-separated CIDR ranges (`10.0.0.0/8`, `fd00::/8`), addresses or host names; `*` allows every address. Unset: such targets are refused (SSRF protection). An on-site MQTT broker is usually private: allow its address or range, e.g. `192.168.10.5` or `10.20.0.0/16` (docs/outgoing-connectors.md).',
     defaultText: 'unset (none)',
     default: constant([]),
     parse: parseAllowList,

@@ -53,6 +53,7 @@ import { OutboxSink } from './timeseries/outbox.js';
 import { TimeSeriesQueryService } from './timeseries/query/query.service.js';
 import { createAlarmsAndRules } from './rules/rules.module.js';
 import { createOutgoingAndFlows } from './outgoing/outgoing.module.js';
+import { DialOut } from './outgoing/dial/dial-out.js';
 import { TargetGuard } from './outgoing/target-guard.js';
 import { createDeviceHealth } from './devices/health/device-health.module.js';
 
@@ -81,6 +82,9 @@ export function createServices(ctx: AppContext) {
   const heartbeat = HeartbeatService.fromContext(ctx);
   ctx.lifecycle.push(heartbeat);
   ctx.lifecycle.push(new AuthHousekeeping(ctx.orm, ctx.log, sessions, loginThrottle));
+  // Every connection to a tenant-set target (connectors, OAuth providers) goes through this door:
+  // SSRF protection with STELLWERK_OUTGOING_ALLOW_PRIVATE.
+  const dial = new DialOut(new TargetGuard(ctx.config.outgoingAllowPrivate), ctx.log);
   const loginStates = new LoginStateService(ctx.em, ctx.clock);
   const federatedUsers = new FederatedUserService(ctx.em, users, roles);
   const oidc = new OidcService(
@@ -91,6 +95,7 @@ export function createServices(ctx: AppContext) {
     sessions,
     loginStates,
     federatedUsers,
+    dial,
   );
   // Every front door appends here: acknowledged once on disk; the ingest worker moves packets into
   // PostgreSQL and processes them (ADR 0103).
@@ -112,13 +117,12 @@ export function createServices(ctx: AppContext) {
     sink: packets,
     telemetry: connectorTelemetry,
     secretBox: ctx.secretBox,
+    dial,
     log: ctx.log,
   });
-  // SSRF protection of outgoing connectors (STELLWERK_OUTGOING_ALLOW_PRIVATE).
-  const targetGuard = new TargetGuard(ctx.config.outgoingAllowPrivate);
   const connectorKinds = createConnectorKinds({
     mqttIn: { start: (c) => mqttIn.startClient(c), stop: (id) => mqttIn.stopClient(id) },
-    outgoing: { secretBox: ctx.secretBox, guard: targetGuard, log: ctx.log },
+    outgoing: { secretBox: ctx.secretBox, dial, log: ctx.log },
   });
   const connectors = new ConnectorService(
     ctx.em,
@@ -261,7 +265,7 @@ export function createServices(ctx: AppContext) {
     connectorKinds,
     connectorTelemetry,
     ingest: ingest as never,
-    guard: targetGuard,
+    dial,
     alarmEntries: alarmsAndRules.alarmLogs,
   });
   alarmsAndRules.outgoing.use(outgoingAndFlows.outgoingDispatcher);

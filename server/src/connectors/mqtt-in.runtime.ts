@@ -1,7 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import { PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { couldNotConnect, refusalOf } from '../outgoing/dial/connect-failure.js';
+import type { DialOut } from '../outgoing/dial/dial-out.js';
+import { TARGET_REFUSED } from '../outgoing/target-guard.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { Connector } from './connector.entity.js';
@@ -23,6 +26,12 @@ import type { MqttInConfig } from './kinds/mqtt-in.kind.js';
  *   redelivering it would never succeed.
  * - QoS 0 messages go the same way; there is just no acknowledgement to hold back.
  * Reconnects back off from 1 s to 60 s; connection changes go to the connector log.
+ *
+ * The broker URL is the tenant's, so the client connects through DialOut (SSRF protection at every
+ * (re)connect). The connector log tells a tenant what the broker answered (a refused login) and
+ * when the SSRF protection refused the target; an attempt that never reached an MQTT answer reads
+ * the same whatever the network did (refused, timed out, reset, TLS, not MQTT): the cause goes to
+ * the server's log at debug level.
  */
 
 const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -35,7 +44,10 @@ interface Running {
   connected: boolean;
   /** Connected and the broker answered the SUBSCRIBE. */
   subscribed: boolean;
+  /** The last message logged for a failed attempt: a run of equal failures is logged once. */
   lastError: string | undefined;
+  /** This attempt's failure is logged already (a refusal by the broker or by the guard). */
+  attemptLogged: boolean;
 }
 
 export class MqttInRuntime implements Lifecycle {
@@ -49,6 +61,7 @@ export class MqttInRuntime implements Lifecycle {
       sink: PacketSink;
       telemetry: ConnectorTelemetry;
       secretBox: SecretBox;
+      dial: DialOut;
       log: FastifyBaseLogger;
     },
   ) {}
@@ -77,15 +90,20 @@ export class MqttInRuntime implements Lifecycle {
     const config = connector.config as unknown as MqttInConfig;
     const id = connector.id;
     const qos = config.qos ?? 1;
-    let options: IClientOptions;
+    let client: MqttClient;
     try {
-      options = this.options(connector, config);
+      client = this.deps.dial.mqtt(config.url, this.options(connector, config));
     } catch (error) {
       void this.deps.telemetry.write(id, 'error', `Cannot use the settings: ${(error as Error).message}`);
       return;
     }
-    const client = mqtt.connect(config.url, options);
-    const running: Running = { client, connected: false, subscribed: false, lastError: undefined };
+    const running: Running = {
+      client,
+      connected: false,
+      subscribed: false,
+      lastError: undefined,
+      attemptLogged: false,
+    };
     this.clients.set(id, running);
     // mqtt.js calls handleMessage one packet at a time and sends the PUBACK only after its callback
     // (customHandleAcks would do the same, but mqtt.js honours it for MQTT 5 only).
@@ -122,17 +140,33 @@ export class MqttInRuntime implements Lifecycle {
     });
     client.on('close', () => {
       if (running.connected) void this.deps.telemetry.write(id, 'warn', `Disconnected from ${config.url}`);
+      else if (!running.attemptLogged)
+        this.attemptFailed(id, running, couldNotConnect('the broker'), 'CONNECT_FAILED');
+      running.attemptLogged = false;
       running.connected = false;
       running.subscribed = false;
       const next = Math.min((client.options.reconnectPeriod ?? MIN_BACKOFF_MS) * 2, MAX_BACKOFF_MS);
       client.options.reconnectPeriod = next;
     });
     client.on('error', (error) => {
-      // The same failure on every retry is logged once, not every backoff step.
-      if (running.lastError === error.message) return;
-      running.lastError = error.message;
-      void this.deps.telemetry.write(id, 'error', `Connection error: ${error.message}`);
+      const refused = refusalOf(error);
+      if (refused) return this.attemptFailed(id, running, refused.message, TARGET_REFUSED);
+      // mqtt.js gives a broker's CONNACK refusal its MQTT reason code (a number), network errors a string.
+      if (typeof (error as { code?: unknown }).code === 'number') {
+        return this.attemptFailed(id, running, `Connection error: ${error.message}`);
+      }
+      // The network's story (refused port, timeout, TLS, not MQTT) is the operators' alone.
+      // Host and port only: a URL may carry the broker password.
+      this.deps.dial.connectFailed(error, { connectorId: id, target: new URL(config.url).host });
     });
+  }
+
+  /** Logs why an attempt failed, once for a run of equal failures. */
+  private attemptFailed(id: string, running: Running, message: string, code?: string): void {
+    running.attemptLogged = true;
+    if (running.lastError === message) return;
+    running.lastError = message;
+    void this.deps.telemetry.write(id, 'error', message, code ? { code } : undefined);
   }
 
   async stopClient(connectorId: string): Promise<void> {

@@ -3,7 +3,9 @@ import type { Connector } from '../connectors/connector.entity.js';
 import type { ConfigCheck } from '../connectors/kinds/config-fields.js';
 import type { OutgoingMessage } from '../integration/ports.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
-import type { TargetGuard } from './target-guard.js';
+import { couldNotConnect, refusalOf } from './dial/connect-failure.js';
+import type { DialOut } from './dial/dial-out.js';
+import { TARGET_REFUSED } from './target-guard.js';
 
 /**
  * What an outgoing connector kind plugs into the dispatcher (outgoing.dispatcher.ts): it delivers
@@ -24,7 +26,8 @@ export class DeliveryError extends Error {
 
 export interface DeliveryContext {
   secretBox: SecretBox;
-  guard: TargetGuard;
+  /** The only way kinds connect to their targets (SSRF protection included). */
+  dial: DialOut;
   log: FastifyBaseLogger;
 }
 
@@ -92,4 +95,21 @@ export function encodeBody(body: unknown): { text: string; contentType: string }
   if (typeof body === 'string') return { text: body, contentType: 'text/plain; charset=utf-8' };
   if (Buffer.isBuffer(body)) return { text: body.toString('utf8'), contentType: 'application/octet-stream' };
   return { text: JSON.stringify(body ?? null), contentType: 'application/json' };
+}
+
+/**
+ * The DeliveryError for a connection that did not come about: final when the SSRF protection
+ * refused the target, else retryable with one message whatever the cause (the cause goes to the
+ * server's log only; dial/connect-failure.ts says why).
+ */
+export function connectionFailed(
+  ctx: DeliveryContext,
+  error: unknown,
+  target: string,
+  context: Record<string, unknown>,
+): DeliveryError {
+  const refused = refusalOf(error);
+  if (refused) return new DeliveryError(refused.message, false, TARGET_REFUSED);
+  ctx.dial.connectFailed(error, context);
+  return new DeliveryError(couldNotConnect(target), true, 'CONNECT_FAILED');
 }

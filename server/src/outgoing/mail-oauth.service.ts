@@ -8,7 +8,9 @@ import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { randomToken } from '../platform/crypto/tokens.js';
 import { AppError, errors } from '../platform/errors.js';
 import { oauthEndpoints } from './mail-oauth.providers.js';
-import type { TargetGuard } from './target-guard.js';
+import { couldNotConnect, refusalOf } from './dial/connect-failure.js';
+import type { DialOut } from './dial/dial-out.js';
+import { TARGET_REFUSED } from './target-guard.js';
 
 /**
  * OAuth 2.0 consent for smtp-mail connectors that log in to a hosted mail service (XOAUTH2).
@@ -17,7 +19,8 @@ import type { TargetGuard } from './target-guard.js';
  * is stored sealed in the connector's settings (never returned: the API shows it masked).
  *
  * The `state` is the connector id, provider and expiry sealed with the server key: it cannot be
- * forged or altered, and it expires after STATE_TTL_MS, so no table is needed for it.
+ * forged or altered, and it expires after STATE_TTL_MS, so no table is needed for it. The token
+ * endpoint is tenant-set, so it is called through DialOut (SSRF protection).
  */
 
 const STATE_TTL_MS = 10 * 60_000;
@@ -35,7 +38,7 @@ export class MailOAuthService {
       orm: MikroORM;
       connectors: ConnectorService;
       secretBox: SecretBox;
-      guard: TargetGuard;
+      dial: DialOut;
       publicUrl: string;
     },
   ) {}
@@ -138,16 +141,12 @@ export class MailOAuthService {
     code: string,
   ): Promise<string> {
     const { tokenUrl } = oauthEndpoints(config);
-    try {
-      await this.deps.guard.check(new URL(tokenUrl).hostname);
-    } catch (error) {
-      throw errors.unprocessable('OUTGOING_TARGET_REFUSED', (error as Error).message);
-    }
     let response: Response;
+    let body: { refresh_token?: unknown; error?: unknown };
     try {
-      response = await fetch(tokenUrl, {
+      response = await this.deps.dial.fetch(tokenUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        headers: { accept: 'application/json' },
         body: new URLSearchParams({
           grant_type: 'authorization_code',
           code,
@@ -159,14 +158,13 @@ export class MailOAuthService {
         redirect: 'error',
         signal: AbortSignal.timeout(10_000),
       });
+      body = (await response.json().catch(() => ({}))) as typeof body;
     } catch (error) {
-      throw new AppError(
-        'OAUTH_PROVIDER_UNREACHABLE',
-        502,
-        `The token endpoint did not answer: ${(error as Error).message}`,
-      );
+      const refused = refusalOf(error);
+      if (refused) throw errors.unprocessable(TARGET_REFUSED, refused.message);
+      this.deps.dial.connectFailed(error, { connectorId: connector.id, target: new URL(tokenUrl).origin });
+      throw new AppError('OAUTH_PROVIDER_UNREACHABLE', 502, couldNotConnect('the token endpoint'));
     }
-    const body = (await response.json().catch(() => ({}))) as { refresh_token?: unknown; error?: unknown };
     if (!response.ok || typeof body.refresh_token !== 'string') {
       throw new AppError(
         'OAUTH_PROVIDER_REJECTED',

@@ -12,7 +12,7 @@ import type { IngestPipeline } from '../ingest/pipeline.js';
 import type { AlarmEntryEvents } from '../integration/ports.js';
 import { MailOAuthService } from './mail-oauth.service.js';
 import { OutgoingDispatcher } from './outgoing.dispatcher.js';
-import type { TargetGuard } from './target-guard.js';
+import type { DialOut } from './dial/dial-out.js';
 
 /**
  * Outgoing connectors' dispatcher and integration flows (issue 6, sections 4 and 5), built once.
@@ -27,7 +27,7 @@ export function createOutgoingAndFlows(
     connectorKinds: ConnectorKinds;
     connectorTelemetry: ConnectorTelemetry;
     ingest: IngestPipeline;
-    guard: TargetGuard;
+    dial: DialOut;
     alarmEntries?: AlarmEntryEvents;
   },
 ) {
@@ -65,7 +65,7 @@ export function createOutgoingAndFlows(
     orm: ctx.orm,
     connectors: deps.connectors,
     secretBox: ctx.secretBox,
-    guard: deps.guard,
+    dial: deps.dial,
     publicUrl: ctx.config.publicUrl,
   });
   // Stopped in reverse: the runner (and its last runs) before the dispatcher it sends through.

@@ -21,6 +21,7 @@ describe('TargetGuard (SSRF protection)', () => {
       'fe80::1',
       '::ffff:127.0.0.1',
       '::ffff:7f00:1',
+      'fe80::1%eth0',
     ]) {
       expect(strict.refuses('h', address), address).toBe(true);
     }
@@ -40,10 +41,36 @@ describe('TargetGuard (SSRF protection)', () => {
     expect(new TargetGuard(['*']).refuses('h', '127.0.0.1')).toBe(false);
   });
 
+  /** The guard's `lookup` as net.connect calls it (all addresses, either family). */
+  const lookup = (guard: TargetGuard, host: string) =>
+    new Promise<unknown>((resolve, reject) =>
+      guard.lookup(host, { all: true, family: 0 }, (error, addresses) =>
+        error ? reject(error) : resolve(addresses),
+      ),
+    );
+
   it('resolves names before judging them', async () => {
-    await expect(strict.check('localhost')).rejects.toBeInstanceOf(TargetRefusedError);
-    await expect(strict.check('[::1]')).rejects.toBeInstanceOf(TargetRefusedError);
-    await expect(new TargetGuard(['127.0.0.0/8', '::1']).check('127.0.0.1')).resolves.toBeUndefined();
+    await expect(lookup(strict, 'localhost')).rejects.toBeInstanceOf(TargetRefusedError);
+    await expect(lookup(new TargetGuard(['127.0.0.0/8', '::1']), 'localhost')).resolves.toContainEqual({
+      address: '127.0.0.1',
+      family: 4,
+    });
+  });
+
+  it('refuses a name when any of its addresses is refused, and says where only in its log fields', async () => {
+    const names: Record<string, string[]> = {
+      'plant-broker.test': ['203.0.113.7', '10.20.30.40'],
+      'public.test': ['203.0.113.8'],
+    };
+    const guard = new TargetGuard([], (host) =>
+      Promise.resolve((names[host] ?? []).map((address) => ({ address, family: 4 }))),
+    );
+    const refused = await lookup(guard, 'plant-broker.test').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TargetRefusedError);
+    expect(refused).toMatchObject({ host: 'plant-broker.test', address: '10.20.30.40' });
+    expect((refused as Error).message).not.toContain('10.20.30.40');
+    await expect(lookup(guard, 'public.test')).resolves.toEqual([{ address: '203.0.113.8', family: 4 }]);
+    await expect(lookup(guard, 'nowhere.test')).rejects.toMatchObject({ code: 'ENOTFOUND' });
   });
 
   it('refuses malformed allow lists at start', () => {

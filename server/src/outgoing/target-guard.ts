@@ -1,3 +1,4 @@
+import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import net, { type LookupFunction } from 'node:net';
 import { ConfigError } from '../config-values.js';
@@ -9,9 +10,9 @@ import { ConfigError } from '../config-values.js';
  * unique-local, carrier-grade NAT, multicast or unspecified, unless the administrator allowed it
  * (STELLWERK_OUTGOING_ALLOW_PRIVATE: on-site installations talk to machines next door).
  *
- * Webhooks connect through `lookup` below, so the address checked is the address connected to
- * (no DNS rebinding between check and connect). MQTT, Kafka and SMTP clients are checked with
- * `check` right before they connect.
+ * The guard only judges; connections are opened by dial/dial-out.ts, which connects through
+ * `lookup` below, so the address checked is the address connected to (no DNS rebinding between
+ * check and connect).
  */
 
 const REFUSED = new net.BlockList();
@@ -43,19 +44,28 @@ for (const [network, prefix] of [
   REFUSED.addSubnet(network, prefix, 'ipv6');
 }
 
+/** The error code of a refused target, wherever it is reported. */
+export const TARGET_REFUSED = 'OUTGOING_TARGET_REFUSED';
+
 export class TargetRefusedError extends Error {
-  readonly code = 'OUTGOING_TARGET_REFUSED';
+  readonly code = TARGET_REFUSED;
   constructor(
     readonly host: string,
+    /** For the server's log only: tenants are not told where internal names point. */
     readonly address: string,
   ) {
     super(
-      `The target ${host} resolves to ${address}, a loopback, private or link-local address; ` +
+      `The target ${host} ${net.isIP(host) ? 'is' : 'resolves to'} a loopback, private or link-local address; ` +
         'an administrator can allow it with STELLWERK_OUTGOING_ALLOW_PRIVATE',
     );
     this.name = 'TargetRefusedError';
   }
 }
+
+/** Resolves a host name to all its addresses (the system resolver unless a test hands in another). */
+export type Resolve = (hostname: string, family: 0 | 4 | 6) => Promise<LookupAddress[]>;
+
+const systemResolve: Resolve = (hostname, family) => dnsLookup(hostname, { all: true, family });
 
 /** Parses `STELLWERK_OUTGOING_ALLOW_PRIVATE`: `*`, CIDR ranges, addresses and host names. */
 export function parseAllowList(raw: string, name: string): string[] {
@@ -104,7 +114,10 @@ export class TargetGuard {
   private readonly allowedRanges = new net.BlockList();
   private readonly allowedHosts = new Set<string>();
 
-  constructor(allow: readonly string[]) {
+  constructor(
+    allow: readonly string[],
+    private readonly resolve: Resolve = systemResolve,
+  ) {
     this.allowAll = allow.includes('*');
     for (const entry of allow) {
       if (entry === '*') continue;
@@ -124,30 +137,33 @@ export class TargetGuard {
   refuses(host: string, rawAddress: string): boolean {
     if (this.allowAll || this.allowedHosts.has(host.toLowerCase().replace(/\.$/, ''))) return false;
     const { address, family } = normalise(rawAddress);
-    if (!REFUSED.check(address, family)) return false;
-    return !this.allowedRanges.check(address, family);
-  }
-
-  /** Resolves `host` and throws TargetRefusedError when any of its addresses is refused. */
-  async check(host: string): Promise<void> {
-    const bare = host.replace(/^\[(.*)\]$/, '$1');
-    const addresses = net.isIP(bare) ? [{ address: bare }] : await dnsLookup(bare, { all: true });
-    for (const { address } of addresses) {
-      if (this.refuses(bare, address)) throw new TargetRefusedError(host, address);
+    try {
+      if (!REFUSED.check(address, family)) return false;
+      return !this.allowedRanges.check(address, family);
+    } catch {
+      // An address BlockList cannot read (an IPv6 zone index, say) is not one to connect to.
+      return true;
     }
   }
 
   /**
-   * A `lookup` for `http.request`/`net.connect`: resolves like the system and fails with
-   * TargetRefusedError for a refused address. (IP literals skip `lookup`; call `check` first.)
+   * A `lookup` for `net.connect`/`tls.connect`: resolves once and fails with TargetRefusedError
+   * when any address is refused, so no connection is attempted and the socket connects to exactly
+   * the addresses judged here. (IP literals skip `lookup`: judge them with `refuses` first.)
    */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { all: true, family: options.family ?? 0 }).then(
+    const family = options.family === 4 || options.family === 6 ? options.family : 0;
+    this.resolve(hostname, family).then(
       (addresses) => {
         const refused = addresses.find((a) => this.refuses(hostname, a.address));
         if (refused) return callback(new TargetRefusedError(hostname, refused.address), '', 0);
+        const first = addresses[0];
+        if (!first) {
+          const error: NodeJS.ErrnoException = new Error(`${hostname} has no address`);
+          error.code = 'ENOTFOUND';
+          return callback(error, '', 0);
+        }
         if (options.all) return callback(null, addresses);
-        const first = addresses[0]!;
         callback(null, first.address, first.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),

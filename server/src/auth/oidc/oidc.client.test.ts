@@ -1,5 +1,9 @@
+import * as client from 'openid-client';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { StoredOAuthConfig } from '../../accounts/account.entity.js';
+import { DialOut } from '../../outgoing/dial/dial-out.js';
+import { TargetGuard } from '../../outgoing/target-guard.js';
 import {
   assertTransportAllowed,
   hasOpenIdScope,
@@ -18,6 +22,8 @@ const config = (base: string, extra: Partial<StoredOAuthConfig> = {}): StoredOAu
   redirect_uri: 'https://iot.example.com/api/v1/oauth2/callback',
   ...extra,
 });
+
+const dial = new DialOut(new TargetGuard([]), pino({ enabled: false }));
 
 describe('oidc client', () => {
   it('treats only loopback names and addresses as loopback', () => {
@@ -50,12 +56,29 @@ describe('oidc client', () => {
 
   it('validates ID tokens only with the openid scope and a configured issuer', () => {
     const base = 'https://login.example.com';
-    expect(providerClient(config(base, { issuer: base }), 's').validatesIdToken).toBe(true);
-    expect(providerClient(config(base), 's').validatesIdToken).toBe(false);
-    expect(providerClient(config(base, { issuer: base, scope: 'read:user user:email' }), 's').oidc).toBe(
-      false,
-    );
+    expect(providerClient(config(base, { issuer: base }), 's', dial).validatesIdToken).toBe(true);
+    expect(providerClient(config(base), 's', dial).validatesIdToken).toBe(false);
+    expect(
+      providerClient(config(base, { issuer: base, scope: 'read:user user:email' }), 's', dial).oidc,
+    ).toBe(false);
     expect(hasOpenIdScope('email openid  profile')).toBe(true);
     expect(hasOpenIdScope('openidx')).toBe(false);
+  });
+
+  it('never lets openid-client use the global fetch: every call goes through DialOut', async () => {
+    for (const extra of [{ issuer: 'https://login.example.com' }, {}, { scope: 'read:user' }]) {
+      const { config: configuration } = providerClient(config('http://127.0.0.1:9', extra), 's', dial);
+      const fetch = configuration[client.customFetch];
+      expect(fetch).toBeTypeOf('function');
+      // Refused by the guard (no allowance here) before any connection; openid-client sees a TypeError.
+      const failure = await fetch!('http://127.0.0.1:9/token', {
+        method: 'POST',
+        headers: {},
+        body: 'x=1',
+        redirect: 'manual',
+      }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(TypeError);
+      expect((failure as Error).cause).toMatchObject({ code: 'OUTGOING_TARGET_REFUSED' });
+    }
   });
 });

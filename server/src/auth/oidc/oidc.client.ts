@@ -1,5 +1,7 @@
 import * as client from 'openid-client';
 import type { StoredOAuthConfig } from '../../accounts/account.entity.js';
+import { refusalOf } from '../../outgoing/dial/connect-failure.js';
+import type { DialOut } from '../../outgoing/dial/dial-out.js';
 import { errors } from '../../platform/errors.js';
 
 /** Loopback hosts: the only ones openid-client may reach over plain http (not `*.localhost`: DNS may answer those). */
@@ -10,6 +12,8 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /** How long a provider may take for one call before the login fails. */
 const PROVIDER_TIMEOUT_SECONDS = 10;
+/** Token and userinfo answers are small; a provider that sends more is not one. */
+const MAX_PROVIDER_ANSWER_BYTES = 256 * 1024;
 
 /** What Stellwerk needs to talk to one account's provider. */
 export interface ProviderClient {
@@ -52,8 +56,16 @@ export function assertTransportAllowed(oauth: StoredOAuthConfig): boolean {
 export const identityIssuer = (oauth: StoredOAuthConfig): string =>
   oauth.issuer?.replace(/\/+$/, '') ?? new URL(oauth.user_info_uri).origin;
 
-/** Builds the openid-client configuration from the account's OAuth configuration (no discovery). */
-export function providerClient(oauth: StoredOAuthConfig, clientSecret: string): ProviderClient {
+/**
+ * Builds the openid-client configuration from the account's OAuth configuration (no discovery, no
+ * JWKS: only the token and userinfo endpoints are called). The endpoints are the tenant's, so
+ * openid-client fetches through DialOut (SSRF protection with STELLWERK_OUTGOING_ALLOW_PRIVATE).
+ */
+export function providerClient(
+  oauth: StoredOAuthConfig,
+  clientSecret: string,
+  dial: DialOut,
+): ProviderClient {
   const insecure = assertTransportAllowed(oauth);
   const oidc = hasOpenIdScope(oauth.scope);
   const validatesIdToken = oidc && oauth.issuer !== undefined;
@@ -73,8 +85,35 @@ export function providerClient(oauth: StoredOAuthConfig, clientSecret: string): 
   );
   config.timeout = PROVIDER_TIMEOUT_SECONDS;
   if (insecure) client.allowInsecureRequests(config);
-  if (oidc && !validatesIdToken) config[client.customFetch] = withoutIdToken(oauth.token_uri);
+  const throughDial = providerFetch(dial);
+  config[client.customFetch] =
+    oidc && !validatesIdToken ? withoutIdToken(throughDial, oauth.token_uri) : throughDial;
   return { config, issuer, validatesIdToken, oidc };
+}
+
+/**
+ * openid-client's fetch, through DialOut. Every failure becomes `TypeError('fetch failed')` (a
+ * refusal by the guard is its `cause`): openid-client passes TypeErrors on untouched, so a closed
+ * port, a timeout, a TLS failure and a peer that is no HTTP server give the one 502 answer.
+ */
+function providerFetch(dial: DialOut): client.CustomFetch {
+  return async (url, options) => {
+    try {
+      if (options.body instanceof ReadableStream) throw new Error('streamed request bodies are not sent');
+      return await dial.fetch(url, {
+        method: options.method,
+        headers: options.headers,
+        body: options.body ?? null,
+        redirect: options.redirect,
+        signal: options.signal ?? null,
+        maxResponseBytes: MAX_PROVIDER_ANSWER_BYTES,
+      });
+    } catch (error) {
+      if (!refusalOf(error))
+        dial.connectFailed(error, { target: new URL(url).origin, purpose: 'oauth provider' });
+      throw error instanceof TypeError ? error : new TypeError('fetch failed', { cause: error });
+    }
+  };
 }
 
 /**
@@ -82,9 +121,9 @@ export function providerClient(oauth: StoredOAuthConfig, clientSecret: string): 
  * compared with), so it is dropped and the identity comes from the userinfo endpoint alone,
  * called with the access token this very token endpoint returned.
  */
-function withoutIdToken(tokenUri: string): client.CustomFetch {
+function withoutIdToken(inner: client.CustomFetch, tokenUri: string): client.CustomFetch {
   return async (url, options) => {
-    const response = await fetch(url, options);
+    const response = await inner(url, options);
     if (url !== new URL(tokenUri).href || !response.ok) return response;
     const body = (await response.json()) as Record<string, unknown>;
     delete body.id_token;

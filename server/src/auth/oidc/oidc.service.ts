@@ -3,6 +3,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account, StoredOAuthConfig } from '../../accounts/account.entity.js';
 import type { AccountService } from '../../accounts/account.service.js';
 import type { Config } from '../../config.js';
+import { refusalOf } from '../../outgoing/dial/connect-failure.js';
+import type { DialOut } from '../../outgoing/dial/dial-out.js';
+import { TARGET_REFUSED } from '../../outgoing/target-guard.js';
 import { randomToken, safeEqual, sha256 } from '../../platform/crypto/tokens.js';
 import { AppError, errors } from '../../platform/errors.js';
 import type { User } from '../../users/user.entity.js';
@@ -50,13 +53,14 @@ export class OidcService {
     private readonly sessions: SessionService,
     private readonly states: LoginStateService,
     private readonly federatedUsers: FederatedUserService,
+    private readonly dial: DialOut,
   ) {}
 
   /** Stores state, nonce and PKCE verifier and returns the provider's authorization URL. */
   async start(input: StartInput): Promise<{ redirectUrl: string; binding: string }> {
     const returnTo = safeReturnTo(input.returnTo, this.config.publicUrl);
     const { account, oauth } = await this.oauthAccount(input.accountId);
-    const provider = providerClient(oauth, this.clientSecret(account));
+    const provider = providerClient(oauth, this.clientSecret(account), this.dial);
     const binding = input.binding && input.binding.length <= 100 ? input.binding : randomToken();
     const codeVerifier = client.randomPKCECodeVerifier();
     const nonce = provider.validatesIdToken ? client.randomNonce() : null;
@@ -96,7 +100,7 @@ export class OidcService {
     }
 
     const { account, oauth } = await this.oauthAccount(pending.accountId);
-    const provider = providerClient(oauth, this.clientSecret(account));
+    const provider = providerClient(oauth, this.clientSecret(account), this.dial);
     const callbackUrl = new URL(oauth.redirect_uri);
     for (const name of ['code', 'state', ...(provider.validatesIdToken ? ['iss'] : [])]) {
       const value = query[name];
@@ -181,13 +185,21 @@ const claimText = (value: unknown): string | undefined =>
 
 /**
  * Runs calls to the provider and turns their failures into coded errors: a refusal by the
- * provider or an invalid answer is 401 (the login failed), an unreachable provider 502.
+ * provider or an invalid answer is 401 (the login failed), an unreachable provider 502, and so is
+ * a provider address the SSRF protection refuses.
  */
 async function providerCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof AppError) throw error;
+    if (refusalOf(error)) {
+      throw new AppError(
+        TARGET_REFUSED,
+        502,
+        "The OAuth provider's address is loopback, private or link-local; an administrator can allow it with STELLWERK_OUTGOING_ALLOW_PRIVATE",
+      );
+    }
     if (error instanceof client.ResponseBodyError || error instanceof client.AuthorizationResponseError) {
       throw new AppError('OAUTH_PROVIDER_REJECTED', 401, `The provider refused the login: ${error.error}`, [
         { error: error.error, error_description: error.error_description ?? null },

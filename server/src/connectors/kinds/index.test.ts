@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { DialOut } from '../../outgoing/dial/dial-out.js';
 import { TargetGuard } from '../../outgoing/target-guard.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
 import { CONNECTOR_TYPES, createConnectorKinds } from './index.js';
@@ -10,7 +11,7 @@ describe('connector kind registry', () => {
     mqttIn: { start: async () => {}, stop: async () => {} },
     outgoing: {
       secretBox: new SecretBox(randomBytes(32)),
-      guard: new TargetGuard([]),
+      dial: new DialOut(new TargetGuard([]), pino({ enabled: false })),
       log: pino({ enabled: false }),
     },
   });

@@ -24,7 +24,7 @@ const PLANNED: Array<[string, 'incoming' | 'outgoing']> = [
 /** Every connector kind, by `type`. Adding a kind means adding a line here and its own file. */
 export function createConnectorKinds(deps: {
   mqttIn: Parameters<typeof mqttInKind>[0];
-  /** What outgoing kinds deliver with (sealed secrets, the SSRF guard). */
+  /** What outgoing kinds deliver with (sealed secrets, the door to their targets). */
   outgoing: DeliveryContext;
 }): ConnectorKinds {
   const kinds: ConnectorKind[] = [

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { DialOut } from '../../outgoing/dial/dial-out.js';
 import { DeliveryError } from '../../outgoing/delivery.js';
 import { TargetGuard } from '../../outgoing/target-guard.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
@@ -16,7 +17,8 @@ import { buildKafkaRecord, kafkaDeliveryError, kafkaOutKind, type KafkaOutConfig
 
 const config: KafkaOutConfig = { brokers: ['kafka-1:9092'], topic: 'plant.alerts', keyField: 'device' };
 const secretBox = new SecretBox(randomBytes(32));
-const ctx = { secretBox, guard: new TargetGuard(['127.0.0.0/8']), log: pino({ enabled: false }) };
+const log = pino({ enabled: false });
+const ctx = { secretBox, dial: new DialOut(new TargetGuard(['127.0.0.0/8']), log), log };
 
 describe('kafka-out record building', () => {
   it('JSON-encodes the body, takes the key from the body field, adds headers and acks', () => {
@@ -65,7 +67,7 @@ describe('kafka-out error handling', () => {
       Object.assign(new Error(`${name} happened`), { name, ...extra });
     expect(kafkaDeliveryError(named('KafkaJSConnectionError'))).toMatchObject({
       retryable: true,
-      code: 'KAFKA_CONNECTION',
+      code: 'CONNECT_FAILED',
     });
     expect(kafkaDeliveryError(named('KafkaJSNumberOfRetriesExceeded'))).toMatchObject({ retryable: true });
     expect(kafkaDeliveryError(named('KafkaJSRequestTimeoutError'))).toMatchObject({ retryable: true });
@@ -81,6 +83,11 @@ describe('kafka-out error handling', () => {
       kafkaDeliveryError(named('KafkaJSProtocolError', { type: 'LEADER_NOT_AVAILABLE', retriable: true })),
     ).toMatchObject({ retryable: true });
     expect(kafkaDeliveryError(named('KafkaJSSASLAuthenticationError'))).toMatchObject({ retryable: false });
+    // A protocol error the retrier gave up on is still the broker's answer.
+    const protocol = named('KafkaJSProtocolError', { type: 'LEADER_NOT_AVAILABLE', retriable: true });
+    expect(kafkaDeliveryError(named('KafkaJSNumberOfRetriesExceeded', { cause: protocol }))).toMatchObject({
+      code: 'KAFKA_NUMBEROFRETRIESEXCEEDED',
+    });
     expect(kafkaDeliveryError(new Error('boom')).message).toBe('Kafka: boom');
   });
 
@@ -106,8 +113,8 @@ describe('kafka-out error handling', () => {
     expect(kind.publicConfig!(sealed).saslPassword).toBe('********');
   });
 
-  async function deliverTo(brokers: string[], guard = ctx.guard) {
-    const kind = kafkaOutKind({ ...ctx, guard });
+  async function deliverTo(brokers: string[], dial = ctx.dial) {
+    const kind = kafkaOutKind({ ...ctx, dial });
     const connector = new Connector();
     connector.type = 'kafka-out';
     connector.config = { brokers, topic: 'plant.alerts', connectionTimeoutMs: 500 };
@@ -121,31 +128,40 @@ describe('kafka-out error handling', () => {
     }
   }
 
-  it('turns an unreachable broker into a retryable DeliveryError', async () => {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    const error = await deliverTo([`127.0.0.1:${port}`]);
-    expect(error).toBeInstanceOf(DeliveryError);
-    expect(error).toMatchObject({ retryable: true });
-    expect(error!.message).toMatch(/^Kafka: /);
-  }, 20_000);
-
-  it('turns a peer that hangs up into a retryable DeliveryError', async () => {
-    const server = net.createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
+  it('turns a broker it cannot reach into one retryable DeliveryError, whatever the network did', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const peers: net.Socket[] = [];
+    const listen = async (onConnection: (socket: net.Socket) => void) => {
+      const server = net.createServer((socket) => {
+        peers.push(socket.on('error', () => undefined));
+        onConnection(socket);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return server;
+    };
+    const hangsUp = await listen((socket) => socket.destroy());
+    const notKafka = await listen((socket) => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n'));
+    const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
     try {
-      const error = await deliverTo([`127.0.0.1:${port}`]);
-      expect(error).toMatchObject({ retryable: true });
+      const errors = await Promise.all(
+        [closedPort, portOf(hangsUp), portOf(notKafka)].map((port) => deliverTo([`127.0.0.1:${port}`])),
+      );
+      for (const error of errors) {
+        expect(error).toBeInstanceOf(DeliveryError);
+        expect(error).toMatchObject({ retryable: true, code: 'CONNECT_FAILED', message: errors[0]!.message });
+      }
+      expect(errors[0]!.message).not.toMatch(/ECONN|closed|timeout|127\.0\.0\.1/i);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      for (const socket of peers) socket.destroy();
+      await Promise.all([hangsUp, notKafka].map((server) => new Promise((resolve) => server.close(resolve))));
     }
   }, 20_000);
 
   it('refuses a private broker address without the administrator allowing it (final)', async () => {
-    const error = await deliverTo(['10.9.8.7:9092'], new TargetGuard([]));
+    const error = await deliverTo(['10.9.8.7:9092'], new DialOut(new TargetGuard([]), log));
     expect(error).toMatchObject({ retryable: false, code: 'OUTGOING_TARGET_REFUSED' });
   });
 });

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Message, type Producer, type SASLOptions } from 'kafkajs';
+import type { Kafka, Message, Producer, SASLOptions } from 'kafkajs';
 import type { OutgoingMessage } from '../../integration/ports.js';
 import {
   checkDeliveryOptions,
@@ -7,7 +7,7 @@ import {
   type DeliveryContext,
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
-import { TargetRefusedError } from '../../outgoing/target-guard.js';
+import { couldNotConnect } from '../../outgoing/dial/connect-failure.js';
 import type { ConnectorKind } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
 import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
@@ -19,6 +19,7 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * default), 1 or 0. TLS (`ssl`, `serverCa`, client certificate and key, `rejectUnauthorized`)
  * and SASL (plain, scram-sha-256, scram-sha-512). kafkajs's own retries are off: the dispatcher
  * retries, so a broker outage fills the bounded queue instead of piling up inside kafkajs.
+ * Every broker connection goes through DialOut (SSRF protection), the ones the cluster names too.
  */
 
 const SECRETS = ['saslPassword', 'clientKey'] as const;
@@ -85,10 +86,55 @@ const RETRYABLE_NAMES = new Set([
   'KafkaJSTimeout',
 ]);
 
+/** kafkajs's words for "the connection did not work", which a tenant is not told apart. */
+const CONNECTION_NAMES = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSNumberOfRetriesExceeded',
+  'KafkaJSTimeout',
+]);
+
+interface KafkaJsError {
+  name?: string;
+  message?: string;
+  retriable?: boolean;
+  type?: string;
+  code?: unknown;
+  cause?: unknown;
+}
+
+/** The error and the causes it wraps, outermost first. */
+function chainOf(error: unknown): KafkaJsError[] {
+  const chain: KafkaJsError[] = [];
+  for (
+    let e = error;
+    e !== null && typeof e === 'object' && chain.length < 5;
+    e = (e as KafkaJsError).cause
+  ) {
+    chain.push(e);
+  }
+  return chain;
+}
+
 /** Turns what kafkajs threw into a DeliveryError, retryable or final. */
 export function kafkaDeliveryError(error: unknown): DeliveryError {
   if (error instanceof DeliveryError) return error;
-  const e = error as { name?: string; message?: string; retriable?: boolean; type?: string };
+  const chain = chainOf(error);
+  // kafkajs rewraps socket errors, keeping their code: the guard's refusal shows as it is.
+  const refused = chain.find((e) => e.code === 'OUTGOING_TARGET_REFUSED');
+  if (refused) {
+    return new DeliveryError(
+      (refused.message ?? '').replace(/^Connection error: /, ''),
+      false,
+      'OUTGOING_TARGET_REFUSED',
+    );
+  }
+  const root = chain.at(-1) ?? {};
+  if (CONNECTION_NAMES.has(root.name ?? '')) {
+    return new DeliveryError(couldNotConnect('the Kafka brokers'), true, 'CONNECT_FAILED');
+  }
+  const e = (error ?? {}) as KafkaJsError;
   const name = e.name ?? 'Error';
   const retryable = RETRYABLE_NAMES.has(name) || e.retriable === true;
   const code =
@@ -138,7 +184,7 @@ function validate(config: Record<string, unknown>) {
   return check.problems;
 }
 
-/** The kafkajs client for a connector's settings. */
+/** The kafkajs client for a connector's settings, connecting through DialOut. */
 export function kafkaClient(connector: Connector, ctx: DeliveryContext): Kafka {
   const config = connector.config as unknown as KafkaOutConfig;
   const key = openSecret(connector.config, 'clientKey', ctx);
@@ -150,13 +196,12 @@ export function kafkaClient(connector: Connector, ctx: DeliveryContext): Kafka {
         password: openSecret(connector.config, 'saslPassword', ctx) ?? '',
       }
     : undefined;
-  return new Kafka({
+  return ctx.dial.kafka({
     clientId: config.clientId || `stellwerk-${connector.id.slice(-12)}`,
     brokers: config.brokers,
     connectionTimeout: config.connectionTimeoutMs ?? 5000,
     requestTimeout: 15_000,
     retry: { retries: 0 },
-    logLevel: logLevel.NOTHING,
     ...(tls
       ? {
           ssl: {
@@ -177,16 +222,6 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   async function producerFor(connector: Connector): Promise<Producer> {
     const existing = producers.get(connector.id);
     if (existing) return existing;
-    const config = connector.config as unknown as KafkaOutConfig;
-    for (const broker of config.brokers) {
-      const host = broker.replace(/:\d+$/, '');
-      try {
-        await ctx.guard.check(host);
-      } catch (error) {
-        if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
-        throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
-      }
-    }
     const producer = kafkaClient(connector, ctx).producer({
       allowAutoTopicCreation: false,
       retry: { retries: 0 },
@@ -211,7 +246,11 @@ function sender(ctx: DeliveryContext): OutgoingSender {
       } catch (error) {
         // A fresh connection for the next attempt: kafkajs may hold a half-broken one.
         await release(connector.id);
-        throw kafkaDeliveryError(error);
+        const failure = kafkaDeliveryError(error);
+        if (failure.code === 'CONNECT_FAILED') {
+          ctx.dial.connectFailed(error, { connectorId: connector.id, brokers: connector.config.brokers });
+        }
+        throw failure;
       }
     },
     release,

@@ -1,12 +1,14 @@
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import {
   checkDeliveryOptions,
+  connectionFailed,
   DeliveryError,
   encodeBody,
   type DeliveryContext,
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
-import { TargetRefusedError } from '../../outgoing/target-guard.js';
+import { refusalOf } from '../../outgoing/dial/connect-failure.js';
+import type { TargetRefusedError } from '../../outgoing/target-guard.js';
 import type { ConnectorKind } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
 import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
@@ -16,7 +18,8 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * and `retain`, on `topic` (the message's own topic, else the connector's), a template whose
  * `{{name}}` placeholders take the message body's fields (`stellwerk/{{deviceId}}/out`).
  * Username/password or TLS with server CA, client certificate and key; `rejectUnauthorized: false`
- * accepts self-signed broker certificates. One client per connector, kept open and reconnecting;
+ * accepts self-signed broker certificates. One client per connector, kept open and reconnecting
+ * through DialOut (SSRF protection at every connect);
  * while the broker is away a delivery fails (retryable) and the dispatcher's bounded queue fills up
  * until its overflow policy (`drop-newest` or `drop-oldest`, `queueSize`) drops messages.
  */
@@ -90,6 +93,13 @@ function validate(config: Record<string, unknown>) {
   return check.problems;
 }
 
+interface Held {
+  client: MqttClient;
+  /** The guard's refusal, when that is why the last attempt failed. */
+  refused: () => TargetRefusedError | undefined;
+  lastError: () => unknown;
+}
+
 function clientOptions(connector: Connector, config: MqttOutConfig, ctx: DeliveryContext): IClientOptions {
   const key = openSecret(connector.config, 'clientKey', ctx);
   return {
@@ -112,51 +122,61 @@ function clientOptions(connector: Connector, config: MqttOutConfig, ctx: Deliver
 }
 
 function sender(ctx: DeliveryContext): OutgoingSender {
-  const clients = new Map<string, MqttClient>();
+  const clients = new Map<string, Held>();
 
-  const connected = (client: MqttClient) =>
+  /** Connected within CONNECT_WAIT_MS, refused by the guard, or neither. */
+  const connected = ({ client, refused }: Held) =>
     client.connected
       ? Promise.resolve(true)
       : new Promise<boolean>((resolve) => {
           const done = (ok: boolean) => {
             clearTimeout(timer);
             client.off('connect', onConnect);
+            client.off('error', onError);
             resolve(ok);
           };
           const onConnect = () => done(true);
+          const onError = () => (refused() ? done(false) : undefined);
           const timer = setTimeout(() => done(false), CONNECT_WAIT_MS);
+          if (refused()) return done(false);
           client.on('connect', onConnect);
+          client.on('error', onError);
         });
 
-  async function clientFor(connector: Connector): Promise<MqttClient> {
+  function clientFor(connector: Connector): Held {
     const existing = clients.get(connector.id);
     if (existing) return existing;
     const config = connector.config as unknown as MqttOutConfig;
-    const host = new URL(config.url).hostname;
-    try {
-      await ctx.guard.check(host);
-    } catch (error) {
-      if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
-      throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
-    }
-    const client = mqtt.connect(config.url, clientOptions(connector, config, ctx));
+    const client = ctx.dial.mqtt(config.url, clientOptions(connector, config, ctx));
+    let lastError: unknown;
     // Errors surface as failed deliveries; the listener keeps mqtt.js from throwing them.
-    client.on('error', () => undefined);
-    clients.set(connector.id, client);
-    return client;
+    client.on('error', (error) => (lastError = error));
+    client.on('connect', () => (lastError = undefined));
+    const held: Held = { client, refused: () => refusalOf(lastError), lastError: () => lastError };
+    clients.set(connector.id, held);
+    return held;
   }
+
+  const release = async (connectorId: string) => {
+    const held = clients.get(connectorId);
+    clients.delete(connectorId);
+    if (held) await held.client.endAsync(true).catch(() => undefined);
+  };
 
   return {
     async deliver(connector, message) {
       const config = connector.config as unknown as MqttOutConfig;
       const topic = mqttTopic(message.topic ?? config.topic, message.body, connector.id);
-      const client = await clientFor(connector);
-      if (!(await connected(client))) {
-        throw new DeliveryError(
-          `The broker ${new URL(config.url).host} is not reachable`,
-          true,
-          'BROKER_UNREACHABLE',
-        );
+      const held = clientFor(connector);
+      const { client } = held;
+      if (!(await connected(held))) {
+        // A refused target gets a new client next time: the name may point elsewhere by then.
+        if (held.refused()) await release(connector.id);
+        throw connectionFailed(ctx, held.lastError(), 'the broker', {
+          connectorId: connector.id,
+          // Host and port only: a URL may carry the broker password.
+          target: new URL(config.url).host,
+        });
       }
       const { text } = encodeBody(message.body);
       await new Promise<void>((resolve, reject) => {
@@ -172,13 +192,9 @@ function sender(ctx: DeliveryContext): OutgoingSender {
         });
       });
     },
-    async release(connectorId) {
-      const client = clients.get(connectorId);
-      clients.delete(connectorId);
-      if (client) await client.endAsync(true).catch(() => undefined);
-    },
+    release,
     async close() {
-      await Promise.all([...clients.keys()].map((id) => this.release(id)));
+      await Promise.all([...clients.keys()].map(release));
     },
   };
 }

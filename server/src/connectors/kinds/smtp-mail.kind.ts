@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import {
   MAIL_OAUTH_PROVIDERS,
@@ -7,11 +7,13 @@ import {
 } from '../../outgoing/mail-oauth.providers.js';
 import {
   checkDeliveryOptions,
+  connectionFailed,
   DeliveryError,
   type DeliveryContext,
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
-import { TargetRefusedError } from '../../outgoing/target-guard.js';
+import { refusalOf } from '../../outgoing/dial/connect-failure.js';
+import { refreshingAccessTokens } from '../../outgoing/mail-oauth.refresh.js';
 import type { ConnectorKind } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
 import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
@@ -24,6 +26,8 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * callback `/api/v1/oauth2/<mail_provider>/callback`) and is stored sealed like every secret.
  * A message's `subject` and `to` win over the connector's; its body is the text part (JSON unless
  * a string). SMTP 5xx answers, refused logins and bad addresses are final; the rest is retried.
+ * The mail server and the token endpoint are reached through DialOut (SSRF protection); what the
+ * mail server answered is logged, failing to reach it reads the same whatever the cause.
  */
 
 export const SMTP_SECRETS = ['password', 'oauth2ClientSecret', 'oauth2RefreshToken'] as const;
@@ -116,20 +120,34 @@ function authOf(connector: Connector, ctx: DeliveryContext): SMTPTransport.Optio
   return {
     type: 'OAuth2',
     user: config.username ?? '',
-    clientId: config.oauth2ClientId ?? '',
-    clientSecret: openSecret(connector.config, 'oauth2ClientSecret', ctx) ?? '',
-    refreshToken,
-    accessUrl: oauthEndpoints(config).tokenUrl,
+    provisionCallback: refreshingAccessTokens(ctx.dial, {
+      tokenUrl: oauthEndpoints(config).tokenUrl,
+      clientId: config.oauth2ClientId ?? '',
+      clientSecret: openSecret(connector.config, 'oauth2ClientSecret', ctx) ?? '',
+      refreshToken,
+    }),
   };
 }
 
-/** nodemailer's error → final (5xx, login refused, bad envelope) or retryable (the rest). */
-export function smtpDeliveryError(error: unknown): DeliveryError {
+/** nodemailer codes of failures that are not about reaching the server. */
+const ANSWERED = ['EAUTH', 'EENVELOPE', 'EMESSAGE'];
+
+/**
+ * nodemailer's error → final (5xx, login refused, bad envelope) or retryable (the rest); one
+ * message for every way of not reaching a mail server (connectionFailed).
+ */
+export function smtpDeliveryError(
+  error: unknown,
+  ctx: DeliveryContext,
+  context: Record<string, unknown> = {},
+): DeliveryError {
   if (error instanceof DeliveryError) return error;
   const e = error as { message?: string; code?: string; responseCode?: number };
-  const final =
-    (e.responseCode !== undefined && e.responseCode >= 500) ||
-    ['EAUTH', 'EENVELOPE', 'EMESSAGE'].includes(e.code ?? '');
+  // nodemailer re-codes what it is handed (a refused token endpoint becomes EAUTH): refusals first.
+  if (refusalOf(error) || (e.responseCode === undefined && !ANSWERED.includes(e.code ?? ''))) {
+    return connectionFailed(ctx, error, 'the mail server', context);
+  }
+  const final = (e.responseCode !== undefined && e.responseCode >= 500) || ANSWERED.includes(e.code ?? '');
   return new DeliveryError(
     `SMTP: ${e.message ?? String(error)}`,
     !final,
@@ -140,23 +158,13 @@ export function smtpDeliveryError(error: unknown): DeliveryError {
 function sender(ctx: DeliveryContext): OutgoingSender {
   const transports = new Map<string, Transporter>();
 
-  async function transportFor(connector: Connector): Promise<Transporter> {
+  function transportFor(connector: Connector): Transporter {
     const existing = transports.get(connector.id);
     if (existing) return existing;
     const config = connector.config as unknown as SmtpMailConfig;
     const auth = authOf(connector, ctx);
-    const hosts = [config.host];
-    if (config.auth === 'oauth2') hosts.push(new URL(oauthEndpoints(config).tokenUrl).hostname);
-    for (const host of hosts) {
-      try {
-        await ctx.guard.check(host);
-      } catch (error) {
-        if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
-        throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
-      }
-    }
     const security = config.security ?? 'starttls';
-    const transport = nodemailer.createTransport({
+    const transport = ctx.dial.smtp({
       host: config.host,
       port: config.port ?? (security === 'tls' ? 465 : 587),
       secure: security === 'tls',
@@ -167,7 +175,7 @@ function sender(ctx: DeliveryContext): OutgoingSender {
       greetingTimeout: 10_000,
       socketTimeout: 30_000,
       ...(auth ? { auth } : {}),
-    } as SMTPTransport.Options);
+    });
     transports.set(connector.id, transport);
     return transport;
   }
@@ -187,7 +195,7 @@ function sender(ctx: DeliveryContext): OutgoingSender {
           false,
           'NO_RECIPIENTS',
         );
-      const transport = await transportFor(connector);
+      const transport = transportFor(connector);
       const text = typeof message.body === 'string' ? message.body : JSON.stringify(message.body, null, 2);
       try {
         await transport.sendMail({
@@ -199,7 +207,10 @@ function sender(ctx: DeliveryContext): OutgoingSender {
         });
       } catch (error) {
         await release(connector.id);
-        throw smtpDeliveryError(error);
+        throw smtpDeliveryError(error, ctx, {
+          connectorId: connector.id,
+          target: `${config.host}:${config.port ?? ''}`,
+        });
       }
     },
     release,

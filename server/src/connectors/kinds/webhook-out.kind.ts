@@ -1,15 +1,13 @@
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
 import { SECRET_MASK } from '../../accounts/account.service.js';
 import {
   checkDeliveryOptions,
+  connectionFailed,
   DeliveryError,
   encodeBody,
   type DeliveryContext,
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
-import { TargetRefusedError } from '../../outgoing/target-guard.js';
 import type { ConnectorKind } from '../connector-kind.js';
 import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
 
@@ -18,8 +16,9 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * DELETE) and extra `headers`. With a `signingSecret` (`whsec_` + base64, Standard Webhooks) each
  * request carries `webhook-id` (the same for every retry of a message), `webhook-timestamp`
  * (seconds, new per attempt) and `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`.
- * 2xx is delivered; 408, 429, 5xx, timeouts and network errors are retried by the dispatcher;
- * other statuses and refused targets (SSRF, target-guard.ts) are final. Redirects are not followed.
+ * 2xx is delivered; 408, 429, 5xx and targets that cannot be reached (one message whatever the
+ * cause, delivery.ts connectionFailed) are retried by the dispatcher; other statuses and targets the
+ * SSRF protection refuses (dial/dial-out.ts) are final. Redirects are not followed.
  */
 
 export const WEBHOOK_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -29,7 +28,6 @@ const RESERVED_HEADERS =
   /^(host|content-length|content-type|transfer-encoding|connection|webhook-(id|timestamp|signature))$/i;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 const SECRET_FORMAT = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
-const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export interface WebhookOutConfig {
   url: string;
@@ -96,21 +94,13 @@ function sender(ctx: DeliveryContext): OutgoingSender {
     async deliver(connector, message, { messageId }) {
       const config = connector.config as unknown as WebhookOutConfig;
       const url = new URL(config.url);
-      const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-      // IP literals never reach `lookup`: check them (and fail fast on names) before connecting.
-      try {
-        await ctx.guard.check(host);
-      } catch (error) {
-        if (error instanceof TargetRefusedError) throw new DeliveryError(error.message, false, error.code);
-        throw new DeliveryError(`Cannot resolve ${host}: ${(error as Error).message}`, true);
-      }
+      const method = config.method ?? 'POST';
       const { text, contentType } = encodeBody(message.body);
       const headers: Record<string, string> = {
         'user-agent': 'Stellwerk-Webhook/1',
         ...config.headers,
         ...message.headers,
         'content-type': contentType,
-        'content-length': String(Buffer.byteLength(text)),
       };
       const secret = openSecret(connector.config, 'signingSecret', ctx);
       if (secret) {
@@ -119,18 +109,25 @@ function sender(ctx: DeliveryContext): OutgoingSender {
         headers['webhook-timestamp'] = String(timestamp);
         headers['webhook-signature'] = signWebhook(secret, messageId, timestamp, text);
       }
-      const status = await request(
-        url,
-        config.method ?? 'POST',
-        headers,
-        text,
-        config.timeoutMs ?? 10_000,
-        ctx,
-      );
+      let status: number;
+      try {
+        const response = await ctx.dial.fetch(url, {
+          method,
+          headers,
+          body: text,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(config.timeoutMs ?? 10_000),
+        });
+        status = response.status;
+        // Only the status counts; the body is not waited for.
+        await response.body?.cancel();
+      } catch (error) {
+        throw connectionFailed(ctx, error, url.origin, { connectorId: connector.id, target: url.origin });
+      }
       if (status >= 200 && status < 300) return;
       const retryable = status === 408 || status === 429 || status >= 500;
       throw new DeliveryError(
-        `${config.method ?? 'POST'} ${url.origin}${url.pathname} answered ${status}`,
+        `${method} ${url.origin}${url.pathname} answered ${status}`,
         retryable,
         `HTTP_${status}`,
       );
@@ -138,43 +135,6 @@ function sender(ctx: DeliveryContext): OutgoingSender {
     release: async () => undefined,
     close: async () => undefined,
   };
-}
-
-function request(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-  ctx: DeliveryContext,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const client = url.protocol === 'https:' ? https : http;
-    const req = client.request(
-      url,
-      // The guard's lookup: the address checked is the address connected to (no DNS rebinding).
-      { method, headers, timeout: timeoutMs, lookup: ctx.guard.lookup },
-      (res) => {
-        let seen = 0;
-        res.on('data', (chunk: Buffer) => {
-          seen += chunk.length;
-          if (seen > MAX_RESPONSE_BYTES) res.destroy();
-        });
-        res.on('close', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('timeout', () =>
-      req.destroy(new DeliveryError(`No answer within ${timeoutMs} ms`, true, 'TIMEOUT')),
-    );
-    req.on('error', (error) => {
-      if (error instanceof DeliveryError) return reject(error);
-      if (error instanceof TargetRefusedError)
-        return reject(new DeliveryError(error.message, false, error.code));
-      reject(new DeliveryError(`${method} ${url.origin} failed: ${error.message}`, true, 'NETWORK_ERROR'));
-    });
-    req.end(body);
-  });
 }
 
 export function webhookOutKind(ctx: DeliveryContext): ConnectorKind {
