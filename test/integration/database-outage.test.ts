@@ -20,13 +20,17 @@ interface Credentials {
   credentials: { username: string; password: string };
 }
 
+const MAX_PENDING = 100;
 const proxy = new TcpProxy();
 let t: BrokerTestApp;
 let token: string;
 
 beforeAll(async () => {
   await proxy.listen();
-  t = await startBrokerApp({ databaseUrl: (url) => proxy.route(url) });
+  t = await startBrokerApp({
+    databaseUrl: (url) => proxy.route(url),
+    env: { STELLWERK_INGEST_MAX_PENDING: String(MAX_PENDING) },
+  });
   await t.ctx.database.start();
   const login = await t.app.inject({
     method: 'POST',
@@ -124,6 +128,25 @@ describe('an external database that becomes unreachable', () => {
       );
     }
     await (client as mqtt.MqttClient).endAsync();
+    // The spool's backlog stays bounded: beyond STELLWERK_INGEST_MAX_PENDING it refuses (no PUBACK).
+    const refusals: string[] = [];
+    for (let i = 0; i < MAX_PENDING; i++) {
+      const id = newId();
+      await t.services.packets
+        .append({
+          connectorId: device.id,
+          deviceKey: 'outage-device',
+          payload: Buffer.from(JSON.stringify({ id })),
+          source: 'mqtt',
+          receivedAt: new Date(),
+        })
+        .then(
+          () => ids.push(id),
+          (error: { code?: string }) => refusals.push(error.code ?? 'unknown'),
+        );
+    }
+    expect(ids).toHaveLength(MAX_PENDING);
+    expect(refusals).toEqual(Array(20).fill('INGEST_BUSY'));
     // Nobody else: a wrong password, a connector deactivated here, one never verified (3: server unavailable).
     expect(await connect(device.credentials.username, `${device.credentials.password}x`)).toBe(3);
     expect(await connect(deactivated.credentials.username, deactivated.credentials.password)).toBe(3);
