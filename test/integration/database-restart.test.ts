@@ -3,6 +3,7 @@ import path from 'node:path';
 import mqtt from 'mqtt';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PACKET_STATUS_SQL } from '../../server/src/ingest/commit-batch.stage.js';
 import { freePort } from '../../server/src/platform/db/embedded-postgres.js';
 import {
   isAlive,
@@ -207,6 +208,19 @@ describe('embedded PostgreSQL supervision', () => {
       );
       expect(lost).toEqual([]);
       expect(ackedDuringOutage).toBeGreaterThan(0);
+
+      // The pipeline's connections recovered too: every stored packet gets processed.
+      await waitFor(
+        async () => {
+          const { rows: open } = await sqlAfter.query<{ n: string }>(
+            `SELECT count(*) AS n FROM packets p WHERE connector_id = $1 AND ${PACKET_STATUS_SQL} IS NULL`,
+            [connector.id],
+          );
+          return Number(open[0]!.n) === 0 ? true : undefined;
+        },
+        20_000,
+        { intervalMs: 250, what: 'every stored packet processed' },
+      );
 
       // Leader-only work took its session advisory locks again.
       await waitFor(
