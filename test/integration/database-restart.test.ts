@@ -25,7 +25,11 @@ import { waitFor } from './support/wait.js';
 const ADMIN = { email: 'restart@stellwerk.test', password: 'database restart test password' };
 const PUBLISHERS = 3;
 
-afterAll(() => killSpawnedServers());
+const dirs: string[] = [];
+afterAll(async () => {
+  killSpawnedServers();
+  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+});
 
 interface Reply {
   status: number;
@@ -85,6 +89,7 @@ async function advisoryLocks(sql: pg.Client): Promise<Set<string>> {
 describe('embedded PostgreSQL supervision', () => {
   it('restarts a killed postmaster by itself and loses no acknowledged QoS 1 message', async () => {
     const dataDir = await tempDataDir('stellwerk-db-restart-');
+    dirs.push(dataDir);
     const pgPort = await freePort();
     const mqttPort = await freePort();
     const server: ServerProcess = await startServer({
@@ -243,6 +248,7 @@ describe('embedded PostgreSQL supervision', () => {
 
   it('exits with code 1 when PostgreSQL may not be restarted, so the service manager takes over', async () => {
     const dataDir = await tempDataDir('stellwerk-db-giveup-');
+    dirs.push(dataDir);
     const server = await startServer({
       STELLWERK_DATA_DIR: dataDir,
       STELLWERK_PG_PORT: '0',
