@@ -13,6 +13,7 @@ import { csrfGuard } from './auth/csrf.js';
 import { createRequestAuth } from './auth/request-auth.js';
 import { newId } from './platform/crypto/ids.js';
 import type { SecretBox } from './platform/crypto/secret-box.js';
+import { DatabaseAvailability } from './platform/db/database-availability.js';
 import { errors } from './platform/errors.js';
 import { registerErrorHandling, toErrorReply } from './platform/http/error-handler.js';
 import { assertSafeInput } from './platform/http/input-guard.js';
@@ -55,16 +56,24 @@ export async function buildServer(
   }).withTypeProvider<TypeBoxTypeProvider>();
   const app = fastify as unknown as App;
 
+  const metrics = new Metrics({ node: config.nodeName });
+  const database = new DatabaseAvailability({
+    databaseUrl: String(orm.config.get('clientUrl')),
+    log: app.log,
+    metrics,
+  });
   const ctx: AppContext = {
     config,
     orm,
     em: () => orm.em,
+    database,
     log: app.log,
     secretBox: deps.secretBox,
-    metrics: new Metrics({ node: config.nodeName }),
+    metrics,
     clock: deps.clock ?? (() => new Date()),
     nodeId: deps.nodeId ?? newId(),
-    lifecycle: [],
+    // First to start, last to stop: the other parts' failures are read against it.
+    lifecycle: [database],
     routes: [],
   };
 
@@ -83,7 +92,7 @@ export async function buildServer(
   // like form and multipart bodies, is what a cross-site form or no-cors fetch can send: 415.
   app.removeContentTypeParser('text/plain');
   registerValidation(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, database);
   app.addSchema(ErrorBody);
   app.decorateRequest('principal', null);
   ctx.metrics.register(app);
@@ -146,9 +155,16 @@ export async function buildServer(
     assertSafeInput(request.params, 'params');
   });
 
-  app.get('/health', { config: { auth: 'public', rateLimit: false }, schema: { hide: true } }, () => ({
-    status: 'ok',
-  }));
+  // Liveness without a query: the availability probe's last answer, so it stays instant.
+  app.get('/health', { config: { auth: 'public', rateLimit: false }, schema: { hide: true } }, (_r, reply) =>
+    database.up
+      ? { status: 'ok' }
+      : reply.status(503).send({
+          status: 'unavailable',
+          database: 'unreachable',
+          message: 'The database is unreachable; Stellwerk keeps accepting packets and retries.',
+        }),
+  );
 
   const services = await registerDomains(app, ctx);
   return { app, ctx, services };

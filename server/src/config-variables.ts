@@ -21,6 +21,7 @@ import {
 } from './timeseries/timeseries-targets.config.js';
 import { variable } from './config-variable.js';
 import { MQTT_VARIABLES } from './config-variables.mqtt.js';
+import { DATABASE_VARIABLES } from './config-variables.database.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -76,6 +77,7 @@ export const ENV_VARIABLES = [
     default: constant(undefined),
     parse: optionalUrl(['postgres:', 'postgresql:']),
   }),
+  ...DATABASE_VARIABLES,
   variable({
     name: 'STELLWERK_PUBLIC_URL',
     key: 'publicUrl',

@@ -23,6 +23,7 @@ export interface Config {
   mqttConnectTimeoutMs: number;
   pgPort: number;
   databaseUrl: string | undefined;
+  pgRestartAttempts: number;
   publicUrl: string;
   adminEmail: string | undefined;
   adminPassword: string | undefined;

