@@ -7,8 +7,10 @@ import { topicAcl } from './topic-acl.js';
 /**
  * The broker's hooks: who may connect, publish, subscribe and receive. Failure behaviour:
  * - CONNECT: unknown or inactive credentials → "bad user name or password"; a will outside the
- *   client's own up topics → "not authorized"; a client id live under another connector → "identifier
- *   rejected" (no takeover across tenants); the credential store failing → "server unavailable".
+ *   client's own up topics → "not authorized"; the credential store failing → "server unavailable".
+ *   Client ids are per connector (Aedes knows a client as `{connectorId}/{clientId}`): the same id
+ *   under another connector is another client and session, so no tenant can end, replace or resume
+ *   another's; within a connector a second connection with an id replaces the first (MQTT-3.1.4-2).
  * - PUBLISH: allowed only to the connector's own `…/devices/{device_id}/up`; the packet is appended to
  *   the durable packet store and only then authorized, so Aedes' PUBACK (QoS 1) follows the commit.
  *   Refused (topic, over MAX_ARRAY_ITEMS, store busy or failed): MQTT 3.1.1 has no negative
@@ -67,8 +69,9 @@ export function jsonArrayLength(payload: Buffer): number | null {
 
 export class BrokerPolicy {
   private readonly sessions = new WeakMap<Client, BrokerSession>();
-  /** Client id as sent → the live client holding it, across connectors. */
-  private readonly live = new Map<string, { connectorId: string; client: Client }>();
+  /** Live clients per connector. */
+  private readonly live = new Map<string, Set<Client>>();
+  private liveCount = 0;
   private readonly wills = new WeakMap<Client, string | null>();
   private readonly logged = new Map<string, { at: number; suppressed: number }>();
 
@@ -87,11 +90,11 @@ export class BrokerPolicy {
 
   /** Live clients of a connector (deactivated, deleted, credentials rotated → they are closed). */
   clientsOf(connectorId: string): Client[] {
-    return [...this.live.values()].filter((l) => l.connectorId === connectorId).map((l) => l.client);
+    return [...(this.live.get(connectorId) ?? [])];
   }
 
   get liveClients(): number {
-    return this.live.size;
+    return this.liveCount;
   }
 
   readonly preConnect = (
@@ -114,6 +117,8 @@ export class BrokerPolicy {
     this.deps.connectors.authenticateBroker(username, password.toString('utf8')).then(
       (connector) => {
         if (!connector) return done(authError(4, 'bad user name or password'), false);
+        // Gone while its credentials were checked: Aedes drops the answer; it must not be counted live.
+        if (client.closed) return done(authError(3, 'connection closed'), false);
         const willTopic = this.wills.get(client);
         if (willTopic != null && topicAcl.uplinkDevice(connector.id, willTopic) === null) {
           this.logRefusal(connector.id, 'WILL_NOT_ALLOWED', 'Connection refused: will topic not allowed', {
@@ -122,25 +127,10 @@ export class BrokerPolicy {
           });
           return done(authError(5, 'will topic not allowed'), false);
         }
-        const holder = this.live.get(clientId);
-        if (holder && holder.connectorId !== connector.id && !holder.client.closed) {
-          this.logRefusal(
-            connector.id,
-            'CLIENT_ID_IN_USE',
-            'Connection refused: client id in use by another connector',
-            {
-              clientId,
-            },
-          );
-          return done(authError(2, 'client id in use'), false);
-        }
         // Sessions are kept per connector: the same client id under another connector is another session.
         client.id = `${connector.id}/${clientId}`;
         this.sessions.set(client, { connectorId: connector.id, clientId });
-        this.live.set(clientId, { connectorId: connector.id, client });
-        client.conn.once('close', () => {
-          if (this.live.get(clientId)?.client === client) this.live.delete(clientId);
-        });
+        this.track(connector.id, client);
         done(null, true);
       },
       (error: unknown) => {
@@ -149,6 +139,19 @@ export class BrokerPolicy {
       },
     );
   };
+
+  /** Counts the client as live until its connection closes. */
+  private track(connectorId: string, client: Client): void {
+    let clients = this.live.get(connectorId);
+    if (!clients) this.live.set(connectorId, (clients = new Set()));
+    clients.add(client);
+    this.liveCount++;
+    client.conn.once('close', () => {
+      clients.delete(client);
+      this.liveCount--;
+      if (clients.size === 0 && this.live.get(connectorId) === clients) this.live.delete(connectorId);
+    });
+  }
 
   readonly authorizePublish = (
     client: Client | null,
