@@ -62,4 +62,22 @@ export const MQTT_VARIABLES = [
     default: constant(10_000),
     parse: integer(100, 600_000),
   }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_CONNECTIONS_PER_CONNECTOR',
+    key: 'mqttMaxConnectionsPerConnector',
+    description:
+      'MQTT clients one `mqtt-broker` connector may have connected at once; a connector\'s `maxConnections` setting replaces it for that connector. Beyond it CONNECT is refused ("server unavailable"; MQTT 5: 0x97 quota exceeded) and the connector log says why.',
+    defaultText: '`5000`',
+    default: constant(5000),
+    parse: integer(1, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_CONNECTIONS_PER_ACCOUNT',
+    key: 'mqttMaxConnectionsPerAccount',
+    description:
+      "MQTT clients the connectors of one account and its sub-accounts may have connected at once (the top-level account is bounded by the broker's cap instead). Refused as the per-connector limit.",
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(1, 10_000_000),
+  }),
 ] as const;

@@ -21,6 +21,8 @@ export interface Config {
   mqttTlsKey: string | undefined;
   mqttMaxPacketBytes: number;
   mqttConnectTimeoutMs: number;
+  mqttMaxConnectionsPerConnector: number;
+  mqttMaxConnectionsPerAccount: number;
   pgPort: number;
   databaseUrl: string | undefined;
   publicUrl: string;

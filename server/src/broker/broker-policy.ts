@@ -1,6 +1,7 @@
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
 import { MAX_ARRAY_ITEMS, PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { LiveClients, type ConnectionLimits, type LimitRefusal } from './live-clients.js';
 import { Mqtt5Bridge, ReasonCode } from './mqtt5-bridge.js';
 import { topicAcl } from './topic-acl.js';
 
@@ -11,6 +12,8 @@ import { topicAcl } from './topic-acl.js';
  *   Client ids are per connector (Aedes knows a client as `{connectorId}/{clientId}`): the same id
  *   under another connector is another client and session, so no tenant can end, replace or resume
  *   another's; within a connector a second connection with an id replaces the first (MQTT-3.1.4-2).
+ *   A connector or account at its connection limit (live-clients.ts) → "server unavailable" (MQTT 5:
+ *   0x97 quota exceeded), so devices retry later; the connector log says why, at most once per window.
  * - PUBLISH: allowed only to the connector's own `…/devices/{device_id}/up`; the packet is appended to
  *   the durable packet store and only then authorized, so Aedes' PUBACK (QoS 1) follows the commit.
  *   Refused (topic, over MAX_ARRAY_ITEMS, store busy or failed): MQTT 3.1.1 has no negative
@@ -22,8 +25,8 @@ import { topicAcl } from './topic-acl.js';
 
 /** What the broker needs from the connectors domain. */
 export interface BrokerConnectors {
-  /** An active `mqtt-broker` connector with these credentials, or null. */
-  authenticateBroker(username: string, password: string): Promise<{ id: string } | null>;
+  /** An active `mqtt-broker` connector with these credentials (its account loaded), or null. */
+  authenticateBroker(username: string, password: string): Promise<BrokerConnector | null>;
   log(
     connectorId: string,
     level: 'debug' | 'info' | 'warn' | 'error',
@@ -32,6 +35,12 @@ export interface BrokerConnectors {
   ): Promise<void> | void;
   recordPackets?(connectorId: string, result: 'in' | 'failed', count?: number): void;
   onDeactivated?(listener: (connectorId: string) => void): void;
+}
+
+export interface BrokerConnector {
+  id: string;
+  account: { path: readonly string[] };
+  config: Record<string, unknown>;
 }
 
 export interface BrokerSession {
@@ -49,6 +58,10 @@ const LOG_WINDOW_MS = 10_000;
 
 const authError = (returnCode: AuthenticateError['returnCode'], message: string): AuthenticateError =>
   Object.assign(new Error(message), { returnCode });
+
+/** The connector's own connection limit (`maxConnections` in its settings), if it sets one. */
+const maxConnectionsOf = (connector: BrokerConnector): number | undefined =>
+  typeof connector.config.maxConnections === 'number' ? connector.config.maxConnections : undefined;
 
 /** Items of a payload that is a JSON array; null for anything else (objects, binary). */
 export function jsonArrayLength(payload: Buffer): number | null {
@@ -69,9 +82,7 @@ export function jsonArrayLength(payload: Buffer): number | null {
 
 export class BrokerPolicy {
   private readonly sessions = new WeakMap<Client, BrokerSession>();
-  /** Live clients per connector. */
-  private readonly live = new Map<string, Set<Client>>();
-  private liveCount = 0;
+  private readonly live: LiveClients<Client>;
   private readonly wills = new WeakMap<Client, string | null>();
   private readonly logged = new Map<string, { at: number; suppressed: number }>();
 
@@ -81,8 +92,13 @@ export class BrokerPolicy {
       packets: PacketSink;
       log: FastifyBaseLogger;
       clock: () => Date;
+      limits: ConnectionLimits;
+      /** Counts a connection refused at CONNECT (metrics), by reason. */
+      countRefusal?: (reason: string) => void;
     },
-  ) {}
+  ) {
+    this.live = new LiveClients(deps.limits);
+  }
 
   session(client: Client | null): BrokerSession | undefined {
     return client ? this.sessions.get(client) : undefined;
@@ -90,11 +106,15 @@ export class BrokerPolicy {
 
   /** Live clients of a connector (deactivated, deleted, credentials rotated → they are closed). */
   clientsOf(connectorId: string): Client[] {
-    return [...(this.live.get(connectorId) ?? [])];
+    return this.live.of(connectorId);
+  }
+
+  clientCount(connectorId: string): number {
+    return this.live.count(connectorId);
   }
 
   get liveClients(): number {
-    return this.liveCount;
+    return this.live.size;
   }
 
   readonly preConnect = (
@@ -128,9 +148,16 @@ export class BrokerPolicy {
           return done(authError(5, 'will topic not allowed'), false);
         }
         // Sessions are kept per connector: the same client id under another connector is another session.
-        client.id = `${connector.id}/${clientId}`;
+        const key = `${connector.id}/${clientId}`;
+        const refusal = this.live.admit(client, key, {
+          id: connector.id,
+          accountPath: connector.account.path,
+          maxConnections: maxConnectionsOf(connector),
+        });
+        if (refusal) return this.refuseConnection(client, connector.id, clientId, refusal, done);
+        client.conn.once('close', () => this.live.release(client));
+        client.id = key;
         this.sessions.set(client, { connectorId: connector.id, clientId });
-        this.track(connector.id, client);
         done(null, true);
       },
       (error: unknown) => {
@@ -140,17 +167,25 @@ export class BrokerPolicy {
     );
   };
 
-  /** Counts the client as live until its connection closes. */
-  private track(connectorId: string, client: Client): void {
-    let clients = this.live.get(connectorId);
-    if (!clients) this.live.set(connectorId, (clients = new Set()));
-    clients.add(client);
-    this.liveCount++;
-    client.conn.once('close', () => {
-      clients.delete(client);
-      this.liveCount--;
-      if (clients.size === 0 && this.live.get(connectorId) === clients) this.live.delete(connectorId);
-    });
+  private refuseConnection(
+    client: Client,
+    connectorId: string,
+    clientId: string,
+    refusal: LimitRefusal,
+    done: (error: AuthenticateError | null, success: boolean | null) => void,
+  ): void {
+    this.deps.countRefusal?.(`${refusal.scope}-limit`);
+    this.logRefusal(
+      connectorId,
+      'CONNECTION_LIMIT',
+      refusal.scope === 'connector'
+        ? `Connection refused: this connector's limit of ${refusal.limit} connected clients is reached`
+        : `Connection refused: the account's limit of ${refusal.limit} connected MQTT clients is reached`,
+      { clientId, scope: refusal.scope, limit: refusal.limit },
+    );
+    // 3.1.1 has no "quota exceeded"; "server unavailable" makes clients retry later, as they should.
+    if (client.conn instanceof Mqtt5Bridge) client.conn.refuseConnect(ReasonCode.quotaExceeded);
+    done(authError(3, 'connection limit reached'), false);
   }
 
   readonly authorizePublish = (

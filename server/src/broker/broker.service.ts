@@ -21,7 +21,8 @@ import { coalesceWrites } from './write-coalescer.js';
  * on the HTTP port (broker.routes.ts hands those streams to `accept`). Every connection is looked at
  * before Aedes sees it: MQTT 5 CONNECTs go through the Mqtt5Bridge, every packet header is checked
  * against the size limit, and a connection without a CONNECT in time is closed. The hooks (credentials,
- * ACL, durable append before PUBACK) are in broker-policy.ts.
+ * per-connector and per-account connection limits, ACL, durable append before PUBACK) are in
+ * broker-policy.ts.
  */
 
 export interface BrokerPorts {
@@ -57,6 +58,11 @@ export class BrokerService implements Lifecycle {
       packets: deps.packets,
       log: deps.log,
       clock: deps.clock,
+      limits: {
+        perConnector: deps.config.mqttMaxConnectionsPerConnector,
+        perAccount: deps.config.mqttMaxConnectionsPerAccount,
+      },
+      countRefusal: (reason) => this.refusedConnections.inc({ reason }),
     });
     deps.connectors.onDeactivated?.((connectorId) => this.disconnectConnector(connectorId));
     this.connections = deps.metrics.counter(
@@ -197,7 +203,7 @@ export class BrokerService implements Lifecycle {
 
   /** Clients of a connector connected now (connector monitoring: connected/disconnected). */
   clientCount(connectorId: string): number {
-    return this.policy.clientsOf(connectorId).length;
+    return this.policy.clientCount(connectorId);
   }
 
   /** Closes every client of a connector (deactivated, deleted, credentials rotated). */

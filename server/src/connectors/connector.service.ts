@@ -200,9 +200,14 @@ export class ConnectorService {
    */
   async authenticateBroker(username: string, password: string): Promise<Connector | null> {
     const hash = sha256(password);
+    // The account comes along: the broker counts connections per account subtree (its path).
     const connector = await this.orm.em
       .fork()
-      .findOne(Connector, { brokerUsername: username, type: 'mqtt-broker', active: true });
+      .findOne(
+        Connector,
+        { brokerUsername: username, type: 'mqtt-broker', active: true },
+        { populate: ['account'] },
+      );
     const stored = connector?.brokerPasswordHash ?? '0'.repeat(64);
     const matches = safeEqual(hash, stored);
     return connector && matches ? connector : null;
