@@ -80,4 +80,22 @@ export const MQTT_VARIABLES = [
     default: constant(10_000),
     parse: integer(1, 10_000_000),
   }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_CONNECTIONS',
+    key: 'mqttMaxConnections',
+    description:
+      'Broker sockets (TCP, TLS, WebSocket, before and after CONNECT) at once, across all tenants. The open-file limit minus `STELLWERK_MQTT_RESERVED_FILES` caps it anyway; beyond the cap new connections are closed at once.',
+    defaultText: 'unset: the open-file limit minus the reserve',
+    default: constant(undefined),
+    parse: (raw, name) => (raw.trim() === '' ? undefined : integer(1, 10_000_000)(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_RESERVED_FILES',
+    key: 'mqttReservedFiles',
+    description:
+      'File descriptors MQTT connections never take: kept for PostgreSQL connections, HTTP, the packet spool and logs. The open-file limit in force is shown by `GET /xapi/v1/health` (`openFiles`).',
+    defaultText: 'unset: `1024`, or half the open-file limit when that is lower',
+    default: constant(undefined),
+    parse: (raw, name) => (raw.trim() === '' ? undefined : integer(1, 10_000_000)(raw, name)),
+  }),
 ] as const;

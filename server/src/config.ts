@@ -23,6 +23,8 @@ export interface Config {
   mqttConnectTimeoutMs: number;
   mqttMaxConnectionsPerConnector: number;
   mqttMaxConnectionsPerAccount: number;
+  mqttMaxConnections: number | undefined;
+  mqttReservedFiles: number | undefined;
   pgPort: number;
   databaseUrl: string | undefined;
   publicUrl: string;

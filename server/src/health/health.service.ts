@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
+import { openFileLimit, type OpenFileLimit } from '../platform/open-files.js';
 
 export type NodeStatus = 'ok' | 'faulty' | 'stopped';
 
@@ -24,6 +25,8 @@ export interface HealthReport {
   checkedBy: string;
   database: { status: 'ok' | 'failed'; latencyMs: number; message?: string };
   nodes: NodeHealth[];
+  /** The answering node's open-file limit now; null where the platform has none (Windows). */
+  openFiles: OpenFileLimit | null;
 }
 
 interface NodeRow {
@@ -99,6 +102,7 @@ export class HealthService {
   }
 
   async check(): Promise<HealthReport> {
+    const openFiles = await openFileLimit();
     const began = performance.now();
     let rows: NodeRow[];
     try {
@@ -112,6 +116,7 @@ export class HealthService {
         checkedBy: this.nodeId,
         database: { status: 'failed', latencyMs: elapsed(began), message: 'database query failed' },
         nodes: [],
+        openFiles,
       };
     }
     const latencyMs = elapsed(began);
@@ -136,6 +141,7 @@ export class HealthService {
       checkedBy: this.nodeId,
       database: { status: 'ok', latencyMs },
       nodes,
+      openFiles,
     };
   }
 }
