@@ -1,3 +1,5 @@
+import net from 'node:net';
+import mqttPacket from 'mqtt-packet';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, caller, expectStatus, login } from './support/identity.js';
@@ -17,8 +19,9 @@ import { waitFor } from './support/wait.js';
 /**
  * Per-connector and per-account MQTT connection limits (small ones here: 3 per connector, 5 per
  * account): CONNECT beyond them is refused with "server unavailable" (MQTT 5: 0x97 quota exceeded),
- * the connector log says why at most once per window, and other tenants keep connecting. The
- * broker-wide cap derived from the open-file limit is broker-connection-cap.test.ts.
+ * the connector log says why at most once per window, and other tenants keep connecting. A CONNECT
+ * flood's credential checks take at most 4 database connections at once. The broker-wide cap derived
+ * from the open-file limit is broker-connection-cap.test.ts.
  */
 
 let t: BrokerTestApp;
@@ -192,5 +195,52 @@ describe('per account', () => {
     }
     expect(await storedPackets(t, other.connectorId)).toHaveLength(3);
     expect(json<{ status: string }>(await t.app.inject({ url: '/xapi/v1/health' })).status).toBe('ok');
+  });
+});
+
+describe('credential checks', () => {
+  it('runs at most 4 at once, so a CONNECT flood leaves the database pool to everything else', async () => {
+    const c = await createBrokerConnector(t, { accountId: await account('Tenant 6') });
+    const connectors = t.services.connectors;
+    const check = connectors.authenticateBroker.bind(connectors);
+    let inFlight = 0;
+    let most = 0;
+    // Counts the real checks in flight; each still goes to the database.
+    connectors.authenticateBroker = async (username, password) => {
+      most = Math.max(most, ++inFlight);
+      try {
+        return await check(username, password);
+      } finally {
+        inFlight--;
+      }
+    };
+    try {
+      const connacks = Array.from({ length: 60 }, (_, i) => {
+        const socket = net.connect(t.mqttPort, '127.0.0.1');
+        socket.on('error', () => undefined);
+        const parser = mqttPacket.parser();
+        const code = new Promise<number>((resolve) =>
+          parser.on('packet', (p) => p.cmd === 'connack' && resolve(p.returnCode ?? -1)),
+        );
+        socket.on('data', (data: Buffer) => parser.parse(data));
+        socket.write(
+          mqttPacket.generate({
+            ...{ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, keepalive: 0 },
+            clientId: `flood-${i}`,
+            username: c.username,
+            password: Buffer.from(i % 2 ? c.password : 'wrong'),
+          }),
+        );
+        return code.finally(() => socket.destroy());
+      });
+      // The API answers while the flood waits for its turn.
+      expect((await call('GET', `/xapi/v1/connectors/${c.connectorId}`)).statusCode).toBe(200);
+      const codes = await Promise.all(connacks);
+      expect(codes.filter((code) => code === 4)).toHaveLength(30);
+      expect(codes.filter((code) => code === 0 || code === 3)).toHaveLength(30);
+      expect(most).toBe(4);
+    } finally {
+      connectors.authenticateBroker = check;
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
 import { MAX_ARRAY_ITEMS, PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { ConcurrencyLimit } from '../platform/concurrency-limit.js';
 import { LiveClients, type ConnectionLimits, type LimitRefusal } from './live-clients.js';
 import { Mqtt5Bridge, ReasonCode } from './mqtt5-bridge.js';
 import { topicAcl } from './topic-acl.js';
@@ -14,6 +15,7 @@ import { topicAcl } from './topic-acl.js';
  *   another's; within a connector a second connection with an id replaces the first (MQTT-3.1.4-2).
  *   A connector or account at its connection limit (live-clients.ts) → "server unavailable" (MQTT 5:
  *   0x97 quota exceeded), so devices retry later; the connector log says why, at most once per window.
+ *   Credentials are checked AUTH_CONCURRENCY at a time; further CONNECTs wait in arrival order.
  * - PUBLISH: allowed only to the connector's own `…/devices/{device_id}/up`; the packet is appended to
  *   the durable packet store and only then authorized, so Aedes' PUBACK (QoS 1) follows the commit.
  *   Refused (topic, over MAX_ARRAY_ITEMS, store busy or failed): MQTT 3.1.1 has no negative
@@ -55,6 +57,9 @@ type Refusal = { reasonCode: number; code: string; message: string; details?: Re
 const REFUSED_TOPIC = '$stellwerk/refused';
 // One connector log entry per connector and refusal code in this window; the rest are counted.
 const LOG_WINDOW_MS = 10_000;
+// Credential checks in flight at once: each holds one of the ORM pool's 10 connections, and a CONNECT
+// flood must leave the rest to the API. The others wait in the broker, in arrival order.
+const AUTH_CONCURRENCY = 4;
 
 const authError = (returnCode: AuthenticateError['returnCode'], message: string): AuthenticateError =>
   Object.assign(new Error(message), { returnCode });
@@ -85,6 +90,7 @@ export class BrokerPolicy {
   private readonly live: LiveClients<Client>;
   private readonly wills = new WeakMap<Client, string | null>();
   private readonly logged = new Map<string, { at: number; suppressed: number }>();
+  private readonly authChecks = new ConcurrencyLimit(AUTH_CONCURRENCY);
 
   constructor(
     private readonly deps: {
@@ -134,37 +140,41 @@ export class BrokerPolicy {
   ) => {
     const clientId = client.id;
     if (!username || !password) return done(authError(4, 'bad user name or password'), false);
-    this.deps.connectors.authenticateBroker(username, password.toString('utf8')).then(
-      (connector) => {
-        if (!connector) return done(authError(4, 'bad user name or password'), false);
-        // Gone while its credentials were checked: Aedes drops the answer; it must not be counted live.
-        if (client.closed) return done(authError(3, 'connection closed'), false);
-        const willTopic = this.wills.get(client);
-        if (willTopic != null && topicAcl.uplinkDevice(connector.id, willTopic) === null) {
-          this.logRefusal(connector.id, 'WILL_NOT_ALLOWED', 'Connection refused: will topic not allowed', {
-            clientId,
-            topic: willTopic,
+    const secret = password.toString('utf8');
+    // A client that gave up while waiting for its turn needs no database query.
+    this.authChecks
+      .run(async () => (client.closed ? null : this.deps.connectors.authenticateBroker(username, secret)))
+      .then(
+        (connector) => {
+          if (!connector) return done(authError(4, 'bad user name or password'), false);
+          // Gone while its credentials were checked: Aedes drops the answer; it must not be counted live.
+          if (client.closed) return done(authError(3, 'connection closed'), false);
+          const willTopic = this.wills.get(client);
+          if (willTopic != null && topicAcl.uplinkDevice(connector.id, willTopic) === null) {
+            this.logRefusal(connector.id, 'WILL_NOT_ALLOWED', 'Connection refused: will topic not allowed', {
+              clientId,
+              topic: willTopic,
+            });
+            return done(authError(5, 'will topic not allowed'), false);
+          }
+          // Sessions are kept per connector: the same client id under another connector is another session.
+          const key = `${connector.id}/${clientId}`;
+          const refusal = this.live.admit(client, key, {
+            id: connector.id,
+            accountPath: connector.account.path,
+            maxConnections: maxConnectionsOf(connector),
           });
-          return done(authError(5, 'will topic not allowed'), false);
-        }
-        // Sessions are kept per connector: the same client id under another connector is another session.
-        const key = `${connector.id}/${clientId}`;
-        const refusal = this.live.admit(client, key, {
-          id: connector.id,
-          accountPath: connector.account.path,
-          maxConnections: maxConnectionsOf(connector),
-        });
-        if (refusal) return this.refuseConnection(client, connector.id, clientId, refusal, done);
-        client.conn.once('close', () => this.live.release(client));
-        client.id = key;
-        this.sessions.set(client, { connectorId: connector.id, clientId });
-        done(null, true);
-      },
-      (error: unknown) => {
-        this.deps.log.error({ err: error }, 'broker authentication failed');
-        done(authError(3, 'server unavailable'), false);
-      },
-    );
+          if (refusal) return this.refuseConnection(client, connector.id, clientId, refusal, done);
+          client.conn.once('close', () => this.live.release(client));
+          client.id = key;
+          this.sessions.set(client, { connectorId: connector.id, clientId });
+          done(null, true);
+        },
+        (error: unknown) => {
+          this.deps.log.error({ err: error }, 'broker authentication failed');
+          done(authError(3, 'server unavailable'), false);
+        },
+      );
   };
 
   private refuseConnection(
