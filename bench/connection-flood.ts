@@ -169,6 +169,13 @@ function startFlood(w: Awaited<ReturnType<typeof setUp>>) {
   return { child, ready: message('ready'), ramped: message('ramped'), done: message('done') };
 }
 
+/** CPU seconds (user + system) a process used so far, from /proc. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function metricLines(baseUrl: string, name: string): Promise<string[]> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
   return text
@@ -187,7 +194,9 @@ async function main(): Promise<void> {
   const health = await w.api<{ openFiles: unknown }>('GET', '/xapi/v1/health');
   console.log(`server open-file limit ${JSON.stringify(health.openFiles)}`);
 
+  const cpu0 = await cpuSeconds(w.server.pid);
   const baseline = await victimRun(w, 'baseline');
+  const cpu1 = await cpuSeconds(w.server.pid);
   const flood = startFlood(w);
   await flood.ready;
   const began = now();
@@ -196,6 +205,7 @@ async function main(): Promise<void> {
   const ramped = await flood.ramped;
   const rampedAt = now() - began;
   const victim = await during;
+  const cpu2 = await cpuSeconds(w.server.pid);
   flood.child.send('stop');
   const floodEnd = await flood.done;
   const logs = await w.api<{ data: Array<{ details: { code?: string } }> }>(
@@ -209,6 +219,9 @@ async function main(): Promise<void> {
     console.log(
       `  ${label.padEnd(13)} PUBACK p50 ${ms(pct(r.latencies, 50))} p99 ${ms(pct(r.latencies, 99))} max ${ms(pct(r.latencies, 100))} (${r.acked}/${r.sent} acked); API p50 ${ms(pct(r.api.latencies, 50))} p99 ${ms(pct(r.api.latencies, 99))} (${r.api.latencies.length} requests, ${r.api.failed} failed)`,
     );
+  console.log(
+    `\nserver CPU: ${(cpu1 - cpu0).toFixed(1)} s during the baseline, ${(cpu2 - cpu1).toFixed(1)} s during the flood run (load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs: other processes share them)`,
+  );
   console.log('\n## victim tenant');
   row('baseline', baseline);
   row('during flood', victim);
@@ -219,6 +232,7 @@ async function main(): Promise<void> {
   console.log(
     `  after the ramp: ${floodEnd.retries} retries; in total ${floodEnd.connected} connected, ${floodEnd.refused} refused, ${floodEnd.failed} failed`,
   );
+  if (floodEnd.failed) console.log(`  failed: ${JSON.stringify(floodEnd.failures)}`);
   console.log(
     `  connector log: ${logs.data.filter((l) => l.details.code === 'CONNECTION_LIMIT').length} CONNECTION_LIMIT entries`,
   );

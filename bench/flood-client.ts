@@ -20,14 +20,27 @@ export interface FloodReport {
   refused: number;
   /** Anything but a CONNACK refusal (resets, timeouts): the broker closing sockets instead of answering. */
   failed: number;
+  /** Why the failed ones failed, by message. */
+  failures: Record<string, number>;
   rampMs: number;
   retries: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function attempt(job: FloodJob, clientId: string): Promise<'connected' | 'refused' | 'failed'> {
+function attempt(
+  job: FloodJob,
+  clientId: string,
+  failures: Record<string, number>,
+): Promise<'connected' | 'refused' | 'failed'> {
   return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: 'connected' | 'refused' | 'failed', why?: string) => {
+      if (settled) return;
+      settled = true;
+      if (why) failures[why] = (failures[why] ?? 0) + 1;
+      resolve(result);
+    };
     const client = mqtt.connect(job.url, {
       clientId,
       username: job.username,
@@ -36,13 +49,14 @@ function attempt(job: FloodJob, clientId: string): Promise<'connected' | 'refuse
       connectTimeout: 30_000,
     });
     open.push(client);
-    client.once('connect', () => resolve('connected'));
-    client.once('error', (error: Error & { code?: number }) => {
+    client.once('connect', () => settle('connected'));
+    client.once('error', (error: Error & { code?: number | string }) => {
       client.end(true);
       // CONNACK return code 3 (server unavailable): the tenant's limit.
-      resolve(error.code === 3 ? 'refused' : 'failed');
+      if (error.code === 3) settle('refused');
+      else settle('failed', error.message);
     });
-    client.once('close', () => resolve('failed'));
+    client.once('close', () => settle('failed', 'closed before CONNACK'));
   });
 }
 
@@ -51,14 +65,14 @@ const open: mqtt.MqttClient[] = [];
 async function run(job: FloodJob): Promise<void> {
   process.send?.({ ready: true });
   await new Promise<void>((resolve) => process.once('message', () => resolve()));
-  const report: FloodReport = { connected: 0, refused: 0, failed: 0, rampMs: 0, retries: 0 };
+  const report: FloodReport = { connected: 0, refused: 0, failed: 0, failures: {}, rampMs: 0, retries: 0 };
   const count = (result: 'connected' | 'refused' | 'failed') => {
     report[result]++;
   };
   const began = performance.now();
   const ramp: Array<Promise<void>> = [];
   for (let i = 0; i < job.attempts; i++) {
-    ramp.push(attempt(job, `flood-${i}`).then(count));
+    ramp.push(attempt(job, `flood-${i}`, report.failures).then(count));
     // Waves of 100: a thousand CONNECTs at once measure the TCP backlog, not the broker.
     if (i % 100 === 99) await sleep(50);
   }
@@ -70,7 +84,7 @@ async function run(job: FloodJob): Promise<void> {
   process.once('message', () => (stopping = true));
   const retries: Array<Promise<void>> = [];
   while (!stopping) {
-    retries.push(attempt(job, `flood-retry-${report.retries++}`).then(count));
+    retries.push(attempt(job, `flood-retry-${report.retries++}`, report.failures).then(count));
     await sleep(1000 / job.retryRate);
   }
   await Promise.all(retries);
