@@ -62,4 +62,40 @@ export const MQTT_VARIABLES = [
     default: constant(10_000),
     parse: integer(100, 600_000),
   }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_CONNECTIONS_PER_CONNECTOR',
+    key: 'mqttMaxConnectionsPerConnector',
+    description:
+      'MQTT clients one `mqtt-broker` connector may have connected at once; a connector\'s `maxConnections` setting replaces it for that connector. Beyond it CONNECT is refused ("server unavailable"; MQTT 5: 0x97 quota exceeded) and the connector log says why.',
+    defaultText: '`5000`',
+    default: constant(5000),
+    parse: integer(1, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_CONNECTIONS_PER_ACCOUNT',
+    key: 'mqttMaxConnectionsPerAccount',
+    description:
+      "MQTT clients the connectors of one account and its sub-accounts may have connected at once (the top-level account is bounded by the broker's cap instead). Refused as the per-connector limit.",
+    defaultText: '`10000`',
+    default: constant(10_000),
+    parse: integer(1, 10_000_000),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_MAX_CONNECTIONS',
+    key: 'mqttMaxConnections',
+    description:
+      'Broker sockets (TCP, TLS, WebSocket, before and after CONNECT) at once, across all tenants. The open-file limit minus `STELLWERK_MQTT_RESERVED_FILES` caps it anyway; beyond the cap new connections are closed at once.',
+    defaultText: 'unset: the open-file limit minus the reserve',
+    default: constant(undefined),
+    parse: (raw, name) => (raw.trim() === '' ? undefined : integer(1, 10_000_000)(raw, name)),
+  }),
+  variable({
+    name: 'STELLWERK_MQTT_RESERVED_FILES',
+    key: 'mqttReservedFiles',
+    description:
+      'File descriptors MQTT connections never take: kept for PostgreSQL connections, HTTP, the packet spool and logs. The open-file limit in force is shown by `GET /xapi/v1/health` (`openFiles`).',
+    defaultText: 'unset: `1024`, or half the open-file limit when that is lower',
+    default: constant(undefined),
+    parse: (raw, name) => (raw.trim() === '' ? undefined : integer(1, 10_000_000)(raw, name)),
+  }),
 ] as const;

@@ -21,6 +21,10 @@ export interface Config {
   mqttTlsKey: string | undefined;
   mqttMaxPacketBytes: number;
   mqttConnectTimeoutMs: number;
+  mqttMaxConnectionsPerConnector: number;
+  mqttMaxConnectionsPerAccount: number;
+  mqttMaxConnections: number | undefined;
+  mqttReservedFiles: number | undefined;
   pgPort: number;
   databaseUrl: string | undefined;
   pgRestartAttempts: number;

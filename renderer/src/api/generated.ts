@@ -1952,6 +1952,7 @@ export interface ApiOperations {
         status: 'ok' | 'faulty' | 'stopped';
         silentForMs: number;
       }[];
+      openFiles: { soft: number | null; hard: number | null } | null;
     };
   };
   /** Integration flows of an account: search in the title, sort (title, createdAt, updatedAt), paging */

@@ -1,14 +1,21 @@
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
 import { MAX_ARRAY_ITEMS, PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { ConcurrencyLimit } from '../platform/concurrency-limit.js';
+import { LiveClients, type ConnectionLimits, type LimitRefusal } from './live-clients.js';
 import { Mqtt5Bridge, ReasonCode } from './mqtt5-bridge.js';
 import { topicAcl } from './topic-acl.js';
 
 /**
  * The broker's hooks: who may connect, publish, subscribe and receive. Failure behaviour:
  * - CONNECT: unknown or inactive credentials → "bad user name or password"; a will outside the
- *   client's own up topics → "not authorized"; a client id live under another connector → "identifier
- *   rejected" (no takeover across tenants); the credential store failing → "server unavailable".
+ *   client's own up topics → "not authorized"; the credential store failing → "server unavailable".
+ *   Client ids are per connector (Aedes knows a client as `{connectorId}/{clientId}`): the same id
+ *   under another connector is another client and session, so no tenant can end, replace or resume
+ *   another's; within a connector a second connection with an id replaces the first (MQTT-3.1.4-2).
+ *   A connector or account at its connection limit (live-clients.ts) → "server unavailable" (MQTT 5:
+ *   0x97 quota exceeded), so devices retry later; the connector log says why, at most once per window.
+ *   Credentials are checked AUTH_CONCURRENCY at a time; further CONNECTs wait in arrival order.
  * - PUBLISH: allowed only to the connector's own `…/devices/{device_id}/up`; the packet is appended to
  *   the durable packet store and only then authorized, so Aedes' PUBACK (QoS 1) follows the commit.
  *   Refused (topic, over MAX_ARRAY_ITEMS, store busy or failed): MQTT 3.1.1 has no negative
@@ -20,8 +27,8 @@ import { topicAcl } from './topic-acl.js';
 
 /** What the broker needs from the connectors domain. */
 export interface BrokerConnectors {
-  /** An active `mqtt-broker` connector with these credentials, or null. */
-  authenticateBroker(username: string, password: string): Promise<{ id: string } | null>;
+  /** An active `mqtt-broker` connector with these credentials (its account loaded), or null. */
+  authenticateBroker(username: string, password: string): Promise<BrokerConnector | null>;
   log(
     connectorId: string,
     level: 'debug' | 'info' | 'warn' | 'error',
@@ -30,6 +37,12 @@ export interface BrokerConnectors {
   ): Promise<void> | void;
   recordPackets?(connectorId: string, result: 'in' | 'failed', count?: number): void;
   onDeactivated?(listener: (connectorId: string) => void): void;
+}
+
+export interface BrokerConnector {
+  id: string;
+  account: { path: readonly string[] };
+  config: Record<string, unknown>;
 }
 
 export interface BrokerSession {
@@ -44,9 +57,16 @@ type Refusal = { reasonCode: number; code: string; message: string; details?: Re
 const REFUSED_TOPIC = '$stellwerk/refused';
 // One connector log entry per connector and refusal code in this window; the rest are counted.
 const LOG_WINDOW_MS = 10_000;
+// Credential checks in flight at once: each holds one of the ORM pool's 10 connections, and a CONNECT
+// flood must leave the rest to the API. The others wait in the broker, in arrival order.
+const AUTH_CONCURRENCY = 4;
 
 const authError = (returnCode: AuthenticateError['returnCode'], message: string): AuthenticateError =>
   Object.assign(new Error(message), { returnCode });
+
+/** The connector's own connection limit (`maxConnections` in its settings), if it sets one. */
+const maxConnectionsOf = (connector: BrokerConnector): number | undefined =>
+  typeof connector.config.maxConnections === 'number' ? connector.config.maxConnections : undefined;
 
 /** Items of a payload that is a JSON array; null for anything else (objects, binary). */
 export function jsonArrayLength(payload: Buffer): number | null {
@@ -67,10 +87,10 @@ export function jsonArrayLength(payload: Buffer): number | null {
 
 export class BrokerPolicy {
   private readonly sessions = new WeakMap<Client, BrokerSession>();
-  /** Client id as sent → the live client holding it, across connectors. */
-  private readonly live = new Map<string, { connectorId: string; client: Client }>();
+  private readonly live: LiveClients<Client>;
   private readonly wills = new WeakMap<Client, string | null>();
   private readonly logged = new Map<string, { at: number; suppressed: number }>();
+  private readonly authChecks = new ConcurrencyLimit(AUTH_CONCURRENCY);
 
   constructor(
     private readonly deps: {
@@ -78,8 +98,13 @@ export class BrokerPolicy {
       packets: PacketSink;
       log: FastifyBaseLogger;
       clock: () => Date;
+      limits: ConnectionLimits;
+      /** Counts a connection refused at CONNECT (metrics), by reason. */
+      countRefusal?: (reason: string) => void;
     },
-  ) {}
+  ) {
+    this.live = new LiveClients(deps.limits);
+  }
 
   session(client: Client | null): BrokerSession | undefined {
     return client ? this.sessions.get(client) : undefined;
@@ -87,7 +112,11 @@ export class BrokerPolicy {
 
   /** Live clients of a connector (deactivated, deleted, credentials rotated → they are closed). */
   clientsOf(connectorId: string): Client[] {
-    return [...this.live.values()].filter((l) => l.connectorId === connectorId).map((l) => l.client);
+    return this.live.of(connectorId);
+  }
+
+  clientCount(connectorId: string): number {
+    return this.live.count(connectorId);
   }
 
   get liveClients(): number {
@@ -111,44 +140,63 @@ export class BrokerPolicy {
   ) => {
     const clientId = client.id;
     if (!username || !password) return done(authError(4, 'bad user name or password'), false);
-    this.deps.connectors.authenticateBroker(username, password.toString('utf8')).then(
-      (connector) => {
-        if (!connector) return done(authError(4, 'bad user name or password'), false);
-        const willTopic = this.wills.get(client);
-        if (willTopic != null && topicAcl.uplinkDevice(connector.id, willTopic) === null) {
-          this.logRefusal(connector.id, 'WILL_NOT_ALLOWED', 'Connection refused: will topic not allowed', {
-            clientId,
-            topic: willTopic,
-          });
-          return done(authError(5, 'will topic not allowed'), false);
-        }
-        const holder = this.live.get(clientId);
-        if (holder && holder.connectorId !== connector.id && !holder.client.closed) {
-          this.logRefusal(
-            connector.id,
-            'CLIENT_ID_IN_USE',
-            'Connection refused: client id in use by another connector',
-            {
+    const secret = password.toString('utf8');
+    // A client that gave up while waiting for its turn needs no database query.
+    this.authChecks
+      .run(async () => (client.closed ? null : this.deps.connectors.authenticateBroker(username, secret)))
+      .then(
+        (connector) => {
+          if (!connector) return done(authError(4, 'bad user name or password'), false);
+          // Gone while its credentials were checked: Aedes drops the answer; it must not be counted live.
+          if (client.closed) return done(authError(3, 'connection closed'), false);
+          const willTopic = this.wills.get(client);
+          if (willTopic != null && topicAcl.uplinkDevice(connector.id, willTopic) === null) {
+            this.logRefusal(connector.id, 'WILL_NOT_ALLOWED', 'Connection refused: will topic not allowed', {
               clientId,
-            },
-          );
-          return done(authError(2, 'client id in use'), false);
-        }
-        // Sessions are kept per connector: the same client id under another connector is another session.
-        client.id = `${connector.id}/${clientId}`;
-        this.sessions.set(client, { connectorId: connector.id, clientId });
-        this.live.set(clientId, { connectorId: connector.id, client });
-        client.conn.once('close', () => {
-          if (this.live.get(clientId)?.client === client) this.live.delete(clientId);
-        });
-        done(null, true);
-      },
-      (error: unknown) => {
-        this.deps.log.error({ err: error }, 'broker authentication failed');
-        done(authError(3, 'server unavailable'), false);
-      },
-    );
+              topic: willTopic,
+            });
+            return done(authError(5, 'will topic not allowed'), false);
+          }
+          // Sessions are kept per connector: the same client id under another connector is another session.
+          const key = `${connector.id}/${clientId}`;
+          const refusal = this.live.admit(client, key, {
+            id: connector.id,
+            accountPath: connector.account.path,
+            maxConnections: maxConnectionsOf(connector),
+          });
+          if (refusal) return this.refuseConnection(client, connector.id, clientId, refusal, done);
+          client.conn.once('close', () => this.live.release(client));
+          client.id = key;
+          this.sessions.set(client, { connectorId: connector.id, clientId });
+          done(null, true);
+        },
+        (error: unknown) => {
+          this.deps.log.error({ err: error }, 'broker authentication failed');
+          done(authError(3, 'server unavailable'), false);
+        },
+      );
   };
+
+  private refuseConnection(
+    client: Client,
+    connectorId: string,
+    clientId: string,
+    refusal: LimitRefusal,
+    done: (error: AuthenticateError | null, success: boolean | null) => void,
+  ): void {
+    this.deps.countRefusal?.(`${refusal.scope}-limit`);
+    this.logRefusal(
+      connectorId,
+      'CONNECTION_LIMIT',
+      refusal.scope === 'connector'
+        ? `Connection refused: this connector's limit of ${refusal.limit} connected clients is reached`
+        : `Connection refused: the account's limit of ${refusal.limit} connected MQTT clients is reached`,
+      { clientId, scope: refusal.scope, limit: refusal.limit },
+    );
+    // 3.1.1 has no "quota exceeded"; "server unavailable" makes clients retry later, as they should.
+    if (client.conn instanceof Mqtt5Bridge) client.conn.refuseConnect(ReasonCode.quotaExceeded);
+    done(authError(3, 'connection limit reached'), false);
+  }
 
   readonly authorizePublish = (
     client: Client | null,

@@ -10,7 +10,9 @@ import type { PacketSink } from '../ingest/ingest.types.js';
 import { StartupError } from '../platform/db/startup-error.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
+import { openFileLimit } from '../platform/open-files.js';
 import { BrokerPolicy, type BrokerConnectors } from './broker-policy.js';
+import { brokerConnectionCap, SocketBudget, type BrokerConnectionCap } from './connection-cap.js';
 import { connectProtocolVersion, FrameSizeGuard } from './mqtt-framing.js';
 import { Mqtt5Bridge } from './mqtt5-bridge.js';
 import { downlinkTopic } from './topic-acl.js';
@@ -20,9 +22,14 @@ import { coalesceWrites } from './write-coalescer.js';
  * The embedded MQTT broker (Aedes): TCP on STELLWERK_MQTT_PORT, optional TLS, and WebSocket at `/mqtt`
  * on the HTTP port (broker.routes.ts hands those streams to `accept`). Every connection is looked at
  * before Aedes sees it: MQTT 5 CONNECTs go through the Mqtt5Bridge, every packet header is checked
- * against the size limit, and a connection without a CONNECT in time is closed. The hooks (credentials,
- * ACL, durable append before PUBACK) are in broker-policy.ts.
+ * against the size limit, and a connection without a CONNECT in time is closed. Sockets beyond the
+ * broker's connection cap (connection-cap.ts: the open-file limit minus a reserve for PostgreSQL, HTTP
+ * and the rest of the server) are closed as they arrive. The hooks (credentials, per-connector and
+ * per-account connection limits, ACL, durable append before PUBACK) are in broker-policy.ts.
  */
+
+// At most one server-log warning about the full broker per window.
+const OVER_CAPACITY_LOG_MS = 10_000;
 
 export interface BrokerPorts {
   mqtt: number | undefined;
@@ -50,6 +57,11 @@ export class BrokerService implements Lifecycle {
   private readonly refusedConnections;
   /** The ports actually bound (0 in the configuration picks a free one). */
   readonly ports: BrokerPorts = { mqtt: undefined, mqtts: undefined };
+  /** Set at start: the cap on broker sockets and what it was derived from. */
+  cap: BrokerConnectionCap | undefined;
+  private budget = new SocketBudget(null);
+  private overCapacityLoggedAt = 0;
+  private overCapacitySince = 0;
 
   constructor(private readonly deps: BrokerDeps) {
     this.policy = new BrokerPolicy({
@@ -57,6 +69,11 @@ export class BrokerService implements Lifecycle {
       packets: deps.packets,
       log: deps.log,
       clock: deps.clock,
+      limits: {
+        perConnector: deps.config.mqttMaxConnectionsPerConnector,
+        perAccount: deps.config.mqttMaxConnectionsPerAccount,
+      },
+      countRefusal: (reason) => this.refusedConnections.inc({ reason }),
     });
     deps.connectors.onDeactivated?.((connectorId) => this.disconnectConnector(connectorId));
     this.connections = deps.metrics.counter(
@@ -72,10 +89,27 @@ export class BrokerService implements Lifecycle {
     deps.metrics.gauge('stellwerk_broker_clients', 'MQTT clients connected and authenticated', [], (gauge) =>
       gauge.set(this.policy.liveClients),
     );
+    deps.metrics.gauge(
+      'stellwerk_broker_sockets',
+      'Broker sockets open (TCP, TLS, WebSocket; before and after CONNECT)',
+      [],
+      (gauge) => gauge.set(this.budget.open),
+    );
+    deps.metrics.gauge(
+      'stellwerk_broker_connection_cap',
+      'Broker sockets allowed at once (open-file limit minus the reserve); -1: no cap',
+      [],
+      (gauge) => gauge.set(this.budget.max ?? -1),
+    );
   }
 
   async start(): Promise<void> {
     const { config } = this.deps;
+    this.cap = brokerConnectionCap(await openFileLimit(), {
+      maxConnections: config.mqttMaxConnections,
+      reservedFiles: config.mqttReservedFiles,
+    });
+    this.budget = new SocketBudget(this.cap.max);
     const aedes = new Aedes({
       connectTimeout: config.mqttConnectTimeoutMs,
       // Keep-alive is honoured as the client asks (1.5 × its interval); 0 means none, as in MQTT.
@@ -93,7 +127,9 @@ export class BrokerService implements Lifecycle {
     );
     this.aedes = aedes;
 
-    this.tcp = net.createServer((socket) => this.accept(socket, 'tcp'));
+    this.tcp = net.createServer((socket) => {
+      if (this.admit(socket)) this.accept(socket, 'tcp');
+    });
     this.ports.mqtt = await listen(this.tcp, config.mqttHost, config.mqttPort, 'STELLWERK_MQTT_PORT');
     if (config.mqttTlsPort !== undefined) {
       const [cert, key] = await Promise.all([
@@ -102,6 +138,8 @@ export class BrokerService implements Lifecycle {
       ]);
       try {
         this.tls = tls.createServer({ cert, key }, (socket) => this.accept(socket, 'tls'));
+        // Counted from the raw socket on: a TLS handshake holds a descriptor too.
+        this.tls.on('connection', (socket: net.Socket) => this.admit(socket));
       } catch (error) {
         throw new StartupError(
           `STELLWERK_MQTT_TLS_CERT / STELLWERK_MQTT_TLS_KEY: not a usable certificate and key (${(error as Error).message})`,
@@ -114,8 +152,16 @@ export class BrokerService implements Lifecycle {
         'STELLWERK_MQTT_TLS_PORT',
       );
     }
+    const { max, openFiles, reserved } = this.cap;
     this.deps.log.info(
-      { mqttPort: this.ports.mqtt, mqttTlsPort: this.ports.mqtts, mqttHost: config.mqttHost },
+      {
+        mqttPort: this.ports.mqtt,
+        mqttTlsPort: this.ports.mqtts,
+        mqttHost: config.mqttHost,
+        mqttConnectionCap: max,
+        openFiles,
+        reservedFiles: reserved,
+      },
       `MQTT broker listening on ${config.mqttHost}:${this.ports.mqtt}${this.ports.mqtts ? ` (TLS ${this.ports.mqtts})` : ''}`,
     );
   }
@@ -136,6 +182,8 @@ export class BrokerService implements Lifecycle {
   accept(stream: Duplex, transport: 'tcp' | 'tls' | 'ws', request?: IncomingMessage): void {
     const aedes = this.aedes;
     if (!aedes) return void stream.destroy();
+    // TCP and TLS sockets were counted as they arrived; a WebSocket is counted from its upgrade.
+    if (transport === 'ws' && !this.admit(stream)) return;
     const { mqttConnectTimeoutMs, mqttMaxPacketBytes } = this.deps.config;
     this.pending.add(stream);
     let buffered: Buffer = Buffer.alloc(0);
@@ -164,6 +212,25 @@ export class BrokerService implements Lifecycle {
     stream.on('data', onData);
     stream.on('error', () => stream.destroy());
     stream.once('close', cleanup);
+  }
+
+  /** Counts a new broker socket against the cap, or closes it at once when the broker is full. */
+  private admit(socket: Duplex): boolean {
+    if (this.budget.admit(socket)) return true;
+    socket.destroy();
+    this.refusedConnections.inc({ reason: 'over-capacity' });
+    // A flood must not become one log line per socket: one warning per window, with the count.
+    this.overCapacitySince++;
+    const now = Date.now();
+    if (now - this.overCapacityLoggedAt >= OVER_CAPACITY_LOG_MS) {
+      this.deps.log.warn(
+        { refused: this.overCapacitySince, ...this.cap },
+        `MQTT connections refused: the broker's cap of ${this.budget.max} sockets is reached`,
+      );
+      this.overCapacityLoggedAt = now;
+      this.overCapacitySince = 0;
+    }
+    return false;
   }
 
   private handOver(
@@ -197,7 +264,7 @@ export class BrokerService implements Lifecycle {
 
   /** Clients of a connector connected now (connector monitoring: connected/disconnected). */
   clientCount(connectorId: string): number {
-    return this.policy.clientsOf(connectorId).length;
+    return this.policy.clientCount(connectorId);
   }
 
   /** Closes every client of a connector (deactivated, deleted, credentials rotated). */

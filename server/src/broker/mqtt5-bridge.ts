@@ -9,7 +9,8 @@ import mqttPacket, { type Packet } from 'mqtt-packet';
  * decoded as MQTT 5 and re-encoded as 3.1.1 without their properties; Aedes' replies are decoded as
  * 3.1.1 and re-encoded as MQTT 5 with reason codes (CONNACK return codes, SUBACK 0x80 → 0x87,
  * UNSUBACK success per filter). What MQTT 5 adds that 3.1.1 cannot carry is either answered here
- * (assigned client identifier, maximum packet size, negative PUBACKs set through `refuse()`) or refused
+ * (assigned client identifier, maximum packet size, negative PUBACKs set through `refuse()`, CONNACK
+ * reason codes set through `refuseConnect()`) or refused
  * (topic aliases, which the CONNACK does not grant; AUTH exchanges). 3.1.1 clients never pass through
  * here: the cost is paid by MQTT 5 connections only.
  */
@@ -41,6 +42,8 @@ export class Mqtt5Bridge extends Duplex {
   private readonly unsubscribes = new Map<number, number>();
   /** Publish message id → reason code of its negative PUBACK. */
   private readonly refusals = new Map<number, number>();
+  /** The reason code of a refused CONNECT when 3.1.1 has no return code for it (quota exceeded). */
+  private connectRefusal: number | undefined;
   /** Set while a write to the client socket hit its buffer limit: Aedes then waits for drain. */
   private clientFull = false;
 
@@ -64,6 +67,11 @@ export class Mqtt5Bridge extends Duplex {
   /** Answers the PUBACK for `messageId` with `reasonCode` instead of success. */
   refuse(messageId: number, reasonCode: number): void {
     this.refusals.set(messageId, reasonCode);
+  }
+
+  /** Answers a refused CONNECT with `reasonCode` instead of the one mapped from Aedes' return code. */
+  refuseConnect(reasonCode: number): void {
+    this.connectRefusal = reasonCode;
   }
 
   override _read(): void {
@@ -163,7 +171,8 @@ export class Mqtt5Bridge extends Duplex {
   private brokerPacket(packet: Packet): void {
     switch (packet.cmd) {
       case 'connack': {
-        const reasonCode = CONNACK_REASON[packet.returnCode ?? 0] ?? ReasonCode.unspecifiedError;
+        const mapped = CONNACK_REASON[packet.returnCode ?? 0] ?? ReasonCode.unspecifiedError;
+        const reasonCode = mapped !== 0 && this.connectRefusal !== undefined ? this.connectRefusal : mapped;
         return this.toClient({
           cmd: 'connack',
           reasonCode,

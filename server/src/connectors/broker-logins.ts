@@ -4,10 +4,11 @@ import { safeEqual } from '../platform/crypto/tokens.js';
 export const OFFLINE_LOGIN_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_ENTRIES = 100_000;
 
-interface VerifiedLogin {
+interface VerifiedLogin<T> {
   /** SHA-256 of the password, as the connectors table stores it. */
   hash: string;
-  connectorId: string;
+  /** What the database answered for this login (the connector, its settings and account). */
+  login: T;
   verifiedAt: number;
 }
 
@@ -22,8 +23,8 @@ interface VerifiedLogin {
  * such a login is honoured for at most OFFLINE_LOGIN_TTL_MS after this node last verified it, and
  * only during an outage. Holds password hashes only, at most MAX_ENTRIES (oldest first out).
  */
-export class BrokerLogins {
-  private readonly logins = new Map<string, VerifiedLogin>();
+export class BrokerLogins<T extends { id: string } = { id: string }> {
+  private readonly logins = new Map<string, VerifiedLogin<T>>();
 
   constructor(
     private readonly ttlMs = OFFLINE_LOGIN_TTL_MS,
@@ -31,10 +32,10 @@ export class BrokerLogins {
   ) {}
 
   /** The database accepted this login. */
-  verified(username: string, hash: string, connectorId: string): void {
+  verified(username: string, hash: string, login: T): void {
     // Re-inserted, so the map's order stays oldest verification first.
     this.logins.delete(username);
-    this.logins.set(username, { hash, connectorId, verifiedAt: this.now() });
+    this.logins.set(username, { hash, login, verifiedAt: this.now() });
     if (this.logins.size > MAX_ENTRIES) this.logins.delete(this.logins.keys().next().value!);
   }
 
@@ -45,14 +46,14 @@ export class BrokerLogins {
 
   /** Deactivated, deleted or given new credentials. */
   forgetConnector(connectorId: string): void {
-    for (const [username, login] of this.logins)
-      if (login.connectorId === connectorId) this.logins.delete(username);
+    for (const [username, verified] of this.logins)
+      if (verified.login.id === connectorId) this.logins.delete(username);
   }
 
-  /** The connector of a login verified within the TTL with this very password, else null. */
-  whileOffline(username: string, hash: string): { id: string } | null {
-    const login = this.logins.get(username);
-    if (!login || this.now() - login.verifiedAt > this.ttlMs) return null;
-    return safeEqual(hash, login.hash) ? { id: login.connectorId } : null;
+  /** The login verified within the TTL with this very password, else null. */
+  whileOffline(username: string, hash: string): T | null {
+    const verified = this.logins.get(username);
+    if (!verified || this.now() - verified.verifiedAt > this.ttlMs) return null;
+    return safeEqual(hash, verified.hash) ? verified.login : null;
   }
 }

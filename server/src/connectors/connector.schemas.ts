@@ -11,7 +11,8 @@ const Config = Type.Record(Type.String(), Type.Unknown(), {
   description:
     'Settings of the kind. mqtt-in: url, topics, qos, protocolVersion, clientId, username, password, ' +
     'serverCa, clientCert, clientKey, rejectUnauthorized, deviceIdSource, deviceIdTopicSegment, deviceIdField. ' +
-    'webhook-in: deviceIdField. tts-uplink: deviceIdFrom (dev_eui | device_id). Secrets come back masked.',
+    'webhook-in: deviceIdField. tts-uplink: deviceIdFrom (dev_eui | device_id). ' +
+    'mqtt-broker: maxConnections (clients connected at once). Secrets come back masked.',
 });
 
 export const ConnectorCreate = Type.Object(

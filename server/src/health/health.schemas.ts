@@ -29,4 +29,21 @@ export const HealthReply = Type.Object({
     message: Type.Optional(Type.String()),
   }),
   nodes: Type.Array(NodeHealthReply),
+  openFiles: Type.Union(
+    [
+      Type.Object({
+        soft: Type.Union([Type.Integer(), Type.Null()], {
+          description: 'The limit in force; null: unlimited.',
+        }),
+        hard: Type.Union([Type.Integer(), Type.Null()], {
+          description: 'The ceiling (LimitNOFILE= / ulimit -Hn); Node raises the soft limit to it at start.',
+        }),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        "The answering node's open-file limit (RLIMIT_NOFILE); null where the platform has none (Windows). MQTT connections are capped below it (STELLWERK_MQTT_RESERVED_FILES).",
+    },
+  ),
 });

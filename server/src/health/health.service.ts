@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { DatabaseAvailability } from '../platform/db/database-availability.js';
 import { isDatabaseUnavailable } from '../platform/db/database-availability.js';
+import { openFileLimit, type OpenFileLimit } from '../platform/open-files.js';
 
 export type NodeStatus = 'ok' | 'faulty' | 'stopped';
 
@@ -26,6 +27,8 @@ export interface HealthReport {
   checkedBy: string;
   database: { status: 'ok' | 'failed'; latencyMs: number; message?: string };
   nodes: NodeHealth[];
+  /** The answering node's open-file limit now; null where the platform has none (Windows). */
+  openFiles: OpenFileLimit | null;
 }
 
 interface NodeRow {
@@ -108,6 +111,7 @@ export class HealthService {
   }
 
   async check(): Promise<HealthReport> {
+    const openFiles = await openFileLimit();
     const began = performance.now();
     const failed = (message: string): HealthReport => ({
       status: 'degraded',
@@ -115,6 +119,7 @@ export class HealthService {
       checkedBy: this.nodeId,
       database: { status: 'failed', latencyMs: elapsed(began), message },
       nodes: [],
+      openFiles,
     });
     // Known to be down: answer at once instead of waiting for a connection that cannot come.
     if (this.database?.up === false) return failed('database unreachable');
@@ -150,6 +155,7 @@ export class HealthService {
       checkedBy: this.nodeId,
       database: { status: 'ok', latencyMs },
       nodes,
+      openFiles,
     };
   }
 }

@@ -55,8 +55,16 @@ export function killSpawnedServers(): void {
   for (const child of running) child.kill('SIGKILL');
 }
 
+export interface SpawnOptions {
+  /** Open-file limits to start the server with (set by `sh` with `ulimit`, which then execs node). */
+  openFiles?: { soft: number; hard: number };
+}
+
 /** Spawns `node --import tsx server/src/main.ts`: one process, so signals reach the server itself. */
-export function spawnServer(env: Record<string, string>): {
+export function spawnServer(
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): {
   child: ChildProcess;
   output: () => string;
   exited: Promise<Exit>;
@@ -64,15 +72,25 @@ export function spawnServer(env: Record<string, string>): {
   // The bench passes e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the server under load, or
   // `--import ./bench/stall-probe.ts` (after tsx's own --import, so TypeScript loads).
   const extra = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(
-    process.execPath,
-    [...SERVER_NODE_FLAGS, '--import', 'tsx', ...extra, 'server/src/main.ts'],
-    {
-      cwd: REPO_ROOT,
-      env: serverEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const args = [...SERVER_NODE_FLAGS, '--import', 'tsx', ...extra, 'server/src/main.ts'];
+  const { openFiles } = options;
+  // `exec` replaces the shell: the child's pid is the server's, and signals reach it.
+  const [command, commandArgs] = openFiles
+    ? [
+        '/bin/sh',
+        [
+          '-c',
+          `ulimit -n ${openFiles.hard} && ulimit -S -n ${openFiles.soft} && exec "$0" "$@"`,
+          process.execPath,
+          ...args,
+        ],
+      ]
+    : [process.execPath, args];
+  const child = spawn(command, commandArgs, {
+    cwd: REPO_ROOT,
+    env: serverEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -87,8 +105,12 @@ export function spawnServer(env: Record<string, string>): {
 }
 
 /** Starts a server and resolves once it logged "Stellwerk is ready" (JSON line with `httpPort`). */
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const { child, output, exited } = spawnServer(env);
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  options: SpawnOptions = {},
+): Promise<ServerProcess> {
+  const { child, output, exited } = spawnServer(env, options);
   const deadline = Date.now() + timeoutMs;
   let exit: Exit | undefined;
   void exited.then((e) => (exit = e));
