@@ -62,6 +62,7 @@ export async function buildServer(
     log: app.log,
     metrics,
   });
+  const clock = deps.clock ?? (() => new Date());
   const ctx: AppContext = {
     config,
     orm,
@@ -70,7 +71,12 @@ export async function buildServer(
     log: app.log,
     secretBox: deps.secretBox,
     metrics,
-    clock: deps.clock ?? (() => new Date()),
+    clock,
+    credentialFailures: new CredentialFailureLimiter(
+      config.authFailuresPerAddress,
+      config.rateLimitWindowMs,
+      () => clock().getTime(),
+    ),
     nodeId: deps.nodeId ?? newId(),
     // First to start, last to stop: the other parts' failures are read against it.
     lifecycle: [database],
@@ -120,10 +126,7 @@ export async function buildServer(
   // Each request gets its own EntityManager; identity maps never leak between requests.
   app.addHook('onRequest', (_request, _reply, done) => RequestContext.create(orm.em, done));
 
-  const failures = new CredentialFailureLimiter(config.authFailuresPerAddress, config.rateLimitWindowMs, () =>
-    ctx.clock().getTime(),
-  );
-  const requestAuth = createRequestAuth(createAuthenticator(ctx.em, ctx.clock), failures);
+  const requestAuth = createRequestAuth(createAuthenticator(ctx.em, ctx.clock), ctx.credentialFailures);
   // Global, so before the per-route rate limiter and auth hook: a forged request costs no lookup.
   app.addHook('onRequest', csrfGuard(config.publicUrl));
   await app.register(rateLimit, {

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { CredentialFailureLimiter } from './auth/credential-failures.js';
 import type { Config } from './config.js';
 import type { SecretBox } from './platform/crypto/secret-box.js';
 import type { DatabaseAvailability } from './platform/db/database-availability.js';
@@ -27,6 +28,11 @@ export interface AppContext {
   log: FastifyBaseLogger;
   secretBox: SecretBox;
   metrics: Metrics;
+  /**
+   * Refused credentials per client address: every credential check (headers, webhook URL tokens)
+   * counts here, and an address over its budget is refused before its next lookup.
+   */
+  credentialFailures: CredentialFailureLimiter;
   /** Injectable so tests control time (TOTP, expiry, heartbeats). */
   clock: () => Date;
   /** This server process's id in `server_nodes`. */

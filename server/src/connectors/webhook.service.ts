@@ -1,5 +1,6 @@
 import { PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
 import { AppError, errors } from '../platform/errors.js';
+import type { Connector } from './connector.entity.js';
 import type { ConnectorService } from './connector.service.js';
 
 /**
@@ -14,8 +15,8 @@ export class WebhookService {
     private readonly sink: PacketSink,
   ) {}
 
-  async receive(token: string, body: unknown): Promise<{ accepted: number }> {
-    const connector = await this.connectors.findByWebhookToken(token);
+  /** `connector`: the one the request's URL token names (null: no such token). */
+  async receive(connector: Connector | null, body: unknown): Promise<{ accepted: number }> {
     const kind = connector && this.connectors.kind(connector.type);
     if (!connector || !kind?.webhookItems) throw errors.notFound('Webhook');
     if (!connector.active) {
