@@ -4,6 +4,7 @@ import { PacketSpool } from './ingest/spool/packet-spool.js';
 import { SystemSetting } from './setup/system-setting.entity.js';
 import type { AppContext } from './context.js';
 import { AccountService } from './accounts/account.service.js';
+import { AuditService } from './audit/audit.service.js';
 import { AnnouncementService } from './accounts/announcement.service.js';
 import { AuthService } from './auth/auth.service.js';
 import { FederatedUserService } from './auth/oidc/federated-user.service.js';
@@ -58,6 +59,7 @@ import { createDeviceHealth } from './devices/health/device-health.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
+  const audit = new AuditService(ctx.em, ctx.clock, ctx.log);
   const accounts = new AccountService(ctx.em, ctx.secretBox, ctx.config.publicUrl);
   const announcements = new AnnouncementService(ctx.em, accounts);
   const sessions = new SessionService(ctx.em, ctx.clock);
@@ -296,6 +298,7 @@ export function createServices(ctx: AppContext) {
     mqttIn,
     webhooks,
     hubDevices,
+    audit,
     accounts,
     announcements,
     sessions,

@@ -709,6 +709,31 @@ export interface ApiOperations {
     body: never;
     reply: null;
   };
+  /** Security-relevant changes (identity configuration, …) of an account, or of the caller’s account and all below; newest first */
+  'GET /xapi/v1/audit-events': {
+    path: never;
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      action?: string;
+    };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        occurredAt: string;
+        actor: { kind: 'user' | 'apiKey' | 'system'; id: string | null };
+        action: string;
+        target: { type: string; id: string } | null;
+        details: Record<string, unknown>;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
   /** Log in with e-mail and password (and a 2FA code when enabled); returns a bearer token */
   'POST /xapi/v1/auth/login': {
     path: never;

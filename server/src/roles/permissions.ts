@@ -40,6 +40,8 @@ export const PERMISSIONS: readonly string[] = [
   'IotHub.manage',
   'IotHub.read',
   'UserManagement.create',
+  // Read only: the audit log is written by the server, never changed through the API.
+  'auditEvent.read',
   ...RESOURCES.flatMap((r) => [`${r}.read`, `${r}.manage`]),
 ];
 
@@ -134,6 +136,7 @@ export const BUILT_IN_ROLES: BuiltInRole[] = [
       'role.manage',
       'permissionScope.manage',
       'account.read',
+      'auditEvent.read',
     ],
   },
 ];
