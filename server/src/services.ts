@@ -60,7 +60,7 @@ import { createDeviceHealth } from './devices/health/device-health.module.js';
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
   const audit = new AuditService(ctx.em, ctx.clock, ctx.log);
-  const accounts = new AccountService(ctx.em, ctx.secretBox, ctx.config.publicUrl);
+  const accounts = new AccountService(ctx.em, ctx.secretBox, ctx.config.publicUrl, audit, ctx.clock);
   const announcements = new AnnouncementService(ctx.em, accounts);
   const sessions = new SessionService(ctx.em, ctx.clock);
   const loginThrottle = new LoginThrottleService(ctx.em, ctx.clock, { lockMs: ctx.config.loginLockMs });

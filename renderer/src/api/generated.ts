@@ -223,6 +223,7 @@ export interface ApiOperations {
         user_info_uri: string;
         issuer?: string;
         default_role?: string;
+        trust_provider_mfa?: boolean;
       } | null;
       parentId?: string;
     };
@@ -295,6 +296,7 @@ export interface ApiOperations {
         user_info_uri: string;
         issuer?: string;
         default_role?: string;
+        trust_provider_mfa?: boolean;
       } | null;
       parentId?: string;
     };

@@ -69,6 +69,20 @@ export class AuditService {
 
   /** Persists the event and flushes `em` (with whatever else is pending there), then logs it. */
   async record(input: AuditRecord, em: EntityManager = this.em()): Promise<AuditEvent> {
+    const [event] = await this.recordAll([input], em);
+    return event!;
+  }
+
+  /** Several events in one flush, together with whatever else is pending on `em`. */
+  async recordAll(inputs: readonly AuditRecord[], em: EntityManager = this.em()): Promise<AuditEvent[]> {
+    const events = inputs.map((input) => this.build(input, em));
+    for (const event of events) em.persist(event);
+    await em.flush();
+    events.forEach((event, i) => this.logLine(event, inputs[i]!));
+    return events;
+  }
+
+  private build(input: AuditRecord, em: EntityManager): AuditEvent {
     const event = new AuditEvent();
     event.occurredAt = this.clock();
     event.account = em.getReference(Account, input.accountId);
@@ -79,7 +93,10 @@ export class AuditService {
     event.targetType = input.target?.type.slice(0, 40) ?? null;
     event.targetId = input.target?.id.slice(0, 100) ?? null;
     event.details = withoutSecrets(input.details ?? {}) as Record<string, unknown>;
-    await em.persistAndFlush(event);
+    return event;
+  }
+
+  private logLine(event: AuditEvent, input: AuditRecord): void {
     this.log.info(
       {
         audit: {
@@ -93,7 +110,6 @@ export class AuditService {
       },
       `audit: ${event.action}`,
     );
-    return event;
   }
 
   /** Events of `account` (reachable, checked by the caller) or else of the principal's whole tree. */
@@ -109,7 +125,11 @@ export class AuditService {
     if (params.search) where.action = { $ilike: likePattern(params.search) };
     const [rows, total] = await this.em().findAndCount(AuditEvent, where, {
       populate: ['account'],
-      orderBy: [...params.orderBy.map((o) => ({ [o.field]: o.direction })), { id: 'desc' }],
+      // Ids are time-ordered: events of one instant keep the order they were recorded in.
+      orderBy: [
+        ...params.orderBy.map((o) => ({ [o.field]: o.direction })),
+        { id: params.orderBy[0]?.direction ?? 'desc' },
+      ],
       limit: params.pageSize,
       offset: params.offset,
     });

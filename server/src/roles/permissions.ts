@@ -42,6 +42,8 @@ export const PERMISSIONS: readonly string[] = [
   'UserManagement.create',
   // Read only: the audit log is written by the server, never changed through the API.
   'auditEvent.read',
+  // Who may become which user through federated login; account.manage does not imply it.
+  'identityProvider.manage',
   ...RESOURCES.flatMap((r) => [`${r}.read`, `${r}.manage`]),
 ];
 
