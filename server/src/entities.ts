@@ -4,6 +4,7 @@ import { ApiKeySchema } from './api-keys/api-key.entity.js';
 import { AuditEventSchema } from './audit/audit-event.entity.js';
 import { LoginThrottleSchema, SessionSchema } from './auth/session.entity.js';
 import { OAuthLoginStateSchema } from './auth/oidc/login-state.entity.js';
+import { OAuthSecondFactorStateSchema } from './auth/oidc/second-factor-state.entity.js';
 import { ServerNodeSchema } from './health/node.entity.js';
 import { PermissionScopeSchema } from './permission-scopes/permission-scope.entity.js';
 import { RoleSchema } from './roles/role.entity.js';
@@ -70,4 +71,5 @@ export const ENTITIES = [
   UserInvitationSchema,
   OAuthLoginStateSchema,
   AuditEventSchema,
+  OAuthSecondFactorStateSchema,
 ];

@@ -7,6 +7,7 @@ import { AccountService } from './accounts/account.service.js';
 import { AuditService } from './audit/audit.service.js';
 import { AnnouncementService } from './accounts/announcement.service.js';
 import { AuthService } from './auth/auth.service.js';
+import { FederatedCompletion } from './auth/oidc/federated-completion.service.js';
 import { FederatedUserService } from './auth/oidc/federated-user.service.js';
 import { LoginStateService } from './auth/oidc/login-state.service.js';
 import { OidcService } from './auth/oidc/oidc.service.js';
@@ -84,16 +85,16 @@ export function createServices(ctx: AppContext) {
   ctx.lifecycle.push(heartbeat);
   ctx.lifecycle.push(new AuthHousekeeping(ctx.orm, ctx.log, sessions, loginThrottle));
   const loginStates = new LoginStateService(ctx.em, ctx.clock);
-  const federatedUsers = new FederatedUserService(ctx.em, users, roles);
-  const oidc = new OidcService(
+  const federatedUsers = new FederatedUserService(ctx.em, users, roles, audit);
+  const federatedCompletion = new FederatedCompletion(
     ctx.em,
     ctx.clock,
     ctx.config,
-    accounts,
     sessions,
-    loginStates,
+    auth,
     federatedUsers,
   );
+  const oidc = new OidcService(ctx.config, accounts, loginStates, federatedUsers, federatedCompletion);
   // Every front door appends here: acknowledged once on disk; the ingest worker moves packets into
   // PostgreSQL and processes them (ADR 0103).
   const packets = new PacketSpool({
@@ -315,6 +316,7 @@ export function createServices(ctx: AppContext) {
     health,
     heartbeat,
     oidc,
+    federatedCompletion,
   };
 }
 

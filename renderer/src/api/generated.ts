@@ -55,6 +55,25 @@ export interface ApiOperations {
     body: never;
     reply: unknown;
   };
+  /** Finish a federated login that waits for the user’s Stellwerk code: sets the session cookie */
+  'POST /api/v1/oauth2/second-factor': {
+    path: never;
+    query: never;
+    body: { otp?: string; recoveryCode?: string };
+    reply: {
+      returnTo: string;
+      expiresAt: string;
+      user: {
+        id: string;
+        accountId: string;
+        email: string;
+        name: string;
+        locale: string;
+        twoFactorEnabled: boolean;
+        permissions: string[];
+      };
+    };
+  };
   /** Redirect target of a mail provider: stores the refresh token of the consent, sealed */
   'GET /api/v1/oauth2/{provider}/callback': {
     path: { provider: 'google' | 'microsoft' | 'custom' };

@@ -12,7 +12,7 @@ import {
 } from './login-throttle.service.js';
 import type { SessionKind } from './session.entity.js';
 import type { ClientInfo, IssuedSession, SessionService } from './session.service.js';
-import { invalidTwoFactorCode, type TwoFactorService } from './two-factor.service.js';
+import { invalidTwoFactorCode, type SecondFactor, type TwoFactorService } from './two-factor.service.js';
 
 export type { ClientInfo } from './session.service.js';
 
@@ -101,6 +101,20 @@ export class AuthService {
     user.lastLoginAt = this.clock();
     await this.em().flush();
     return { ...issued, user, permissions: await this.permissionsOf(user) };
+  }
+
+  /**
+   * The second factor of a login whose first factor was checked elsewhere (federated login),
+   * throttled like a password: wrong codes count against the user's e-mail and the client.
+   */
+  async checkSecondFactor(user: User, factor: SecondFactor, client: ClientInfo): Promise<void> {
+    const keys = this.throttleKeys(user.email, client);
+    await this.throttle.assertOpen(keys);
+    if (!(await this.twoFactor.verifyFactor(user, factor))) {
+      await this.throttle.recordFailure(keys);
+      throw invalidTwoFactorCode(401);
+    }
+    await this.throttle.reset(emailThrottleKey(user.email));
   }
 
   /**
