@@ -352,7 +352,7 @@ export interface ApiOperations {
     reply: {
       data: {
         id: string;
-        accountId: string;
+        accountId: string | null;
         title: string;
         message: string;
         severity: 'info' | 'warning' | 'critical';
@@ -371,7 +371,7 @@ export interface ApiOperations {
     body: { title: string; message: string; severity?: 'info' | 'warning' | 'critical'; active?: boolean };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       message: string;
       severity: 'info' | 'warning' | 'critical';
@@ -592,7 +592,7 @@ export interface ApiOperations {
     reply: {
       data: {
         id: string;
-        accountId: string;
+        accountId: string | null;
         title: string;
         message: string;
         severity: 'info' | 'warning' | 'critical';
@@ -611,7 +611,7 @@ export interface ApiOperations {
     body: { title?: string; message?: string; severity?: 'info' | 'warning' | 'critical'; active?: boolean };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       message: string;
       severity: 'info' | 'warning' | 'critical';
@@ -636,7 +636,7 @@ export interface ApiOperations {
     body: { dismissed: boolean };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       message: string;
       severity: 'info' | 'warning' | 'critical';
@@ -1202,7 +1202,7 @@ export interface ApiOperations {
     reply: {
       data: {
         id: string;
-        accountId: string;
+        accountId: string | null;
         title: string;
         description: string;
         shared: boolean;
@@ -1248,7 +1248,7 @@ export interface ApiOperations {
     };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       description: string;
       shared: boolean;
@@ -1292,7 +1292,7 @@ export interface ApiOperations {
     body: never;
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       description: string;
       shared: boolean;
@@ -1335,7 +1335,7 @@ export interface ApiOperations {
     };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       description: string;
       shared: boolean;

@@ -126,7 +126,9 @@ export const AnnouncementUpdate = Type.Partial(AnnouncementCreate, { additionalP
 
 export const AnnouncementReply = Type.Object({
   id: Uuid,
-  accountId: Uuid,
+  accountId: Type.Union([Uuid, Type.Null()], {
+    description: 'null for announcements inherited from an account above yours',
+  }),
   title: Type.String(),
   message: Type.String(),
   severity: Severity,

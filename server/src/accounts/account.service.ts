@@ -38,6 +38,17 @@ export const canReach = (principal: Principal, account: Account): boolean =>
   account.path.includes(principal.accountId);
 
 /**
+ * An account id as shown to a principal: null for accounts above its home account, whose ids a
+ * sub-account's users and keys never learn (objects they inherit from there included).
+ */
+export const shownAccountId = (id: string, above: ReadonlySet<string>): string | null =>
+  above.has(id) ? null : id;
+
+/** The parent of a reachable account, unless that parent lies above the principal's home account. */
+export const shownParentId = (principal: Principal, account: Account): string | null =>
+  account.id === principal.accountId ? null : (account.parent?.id ?? null);
+
+/**
  * Accounts and their hierarchy. Callers have already checked the route permission; every
  * method here checks that the target account lies in the principal's subtree, and that a change
  * of the identity configuration (OAuth) is made by a holder of identityProvider.manage. Changes of
@@ -57,6 +68,12 @@ export class AccountService {
     const account = await this.em().findOne(Account, { id });
     if (!account || !canReach(principal, account)) throw errors.notFound('Account', id);
     return account;
+  }
+
+  /** Ids of the accounts above the principal's home account (see `shownAccountId`). */
+  async idsAbove(principal: Principal): Promise<ReadonlySet<string>> {
+    const home = await this.em().findOne(Account, { id: principal.accountId }, { fields: ['path'] });
+    return new Set(home?.path.slice(0, -1) ?? []);
   }
 
   /** No tenancy check: for flows without a principal yet (federated login). */

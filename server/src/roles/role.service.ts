@@ -139,7 +139,7 @@ export class RoleService {
       throw errors.forbidden(
         'INHERITED_ROLE',
         `Role ${role.name} belongs to a parent account and is changed there`,
-        [{ id: role.id, accountId: role.account.id }],
+        [{ id: role.id }],
       );
     }
     return role;

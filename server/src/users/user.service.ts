@@ -59,6 +59,17 @@ export interface UserServiceDeps {
 
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
 
+/**
+ * E-mails are unique instance-wide, so a taken address cannot be hidden, but whose it is can: the
+ * answer is the same whether the user is in the caller's accounts or in another tenant.
+ */
+const emailTaken = () =>
+  errors.conflict(
+    'EMAIL_TAKEN',
+    'This e-mail address cannot be used for a new user; if the person has a user already, find it in the user list',
+    [{ path: '/email' }],
+  );
+
 export const MIN_PASSWORD_LENGTH = 12;
 
 export function assertPasswordPolicy(password: string): void {
@@ -91,11 +102,7 @@ export class UserService {
 
   async create(input: NewUser): Promise<User> {
     const email = normaliseEmail(input.email);
-    if (await this.em().count(User, { email })) {
-      throw errors.conflict('EMAIL_TAKEN', `A user with e-mail ${email} already exists`, [
-        { path: '/email' },
-      ]);
-    }
+    if (await this.em().count(User, { email })) throw emailTaken();
     const user = new User();
     user.account = this.em().getReference(Account, input.accountId);
     user.email = email;
