@@ -4,6 +4,7 @@ import {
   ancestorIdLeaks,
   emailEnumerationViolations,
   escalationViolations,
+  inheritedObjectLeaks,
 } from './support/identity-probes.js';
 import { sampleValue, type JsonSchema } from './support/schema-sample.js';
 import { buildTenancyWorld, RELATIONS, type Relation, type TenancyWorld } from './support/tenancy-world.js';
@@ -358,6 +359,10 @@ describe('tenant isolation (generated from the route table)', () => {
   it('refuses a lesser principal on every route that grants permissions or sets the identity provider', async () => {
     expect(await escalationViolations(t, world)).toEqual([]);
   }, 120_000);
+
+  it('keeps the owner of inherited objects hidden from the sub-account', async () => {
+    expect(await inheritedObjectLeaks(t, world)).toEqual([]);
+  });
 
   it('answers alike for an e-mail taken in the caller’s account and in a sibling tenant', async () => {
     expect(await emailEnumerationViolations(t, world)).toEqual([]);

@@ -272,3 +272,39 @@ export async function emailEnumerationViolations(t: TestApp, world: TenancyWorld
   }
   return violations;
 }
+
+/**
+ * Objects a sub-account inherits from above (shared drivers; roles and announcements are in the
+ * main probe's fixtures): every list and the object itself, read from below, keep the owner's id hidden.
+ */
+export async function inheritedObjectLeaks(t: TestApp, world: TenancyWorld): Promise<string[]> {
+  const root = caller(t, { authorization: `Bearer ${world.rootToken}` });
+  const shared = await root('POST', '/xapi/v1/device-drivers', {
+    title: `shared ${Math.random().toString(36).slice(2, 10)}`,
+    shared: true,
+    accountId: world.accounts.parent,
+  });
+  if (shared.statusCode !== 201)
+    throw new Error(`shared driver fixture: ${shared.statusCode} ${shared.body}`);
+  const driverId = shared.json<{ id: string }>().id;
+  const above = [world.accounts.parent, t.rootAccountId];
+  const violations: string[] = [];
+  for (const credential of ['bearer', 'apiKey'] as const) {
+    const call = caller(t, world.credentials[credential] as Credentials);
+    const reads = [
+      `/xapi/v1/device-drivers?accountId=${world.accounts.own}`,
+      `/xapi/v1/device-drivers?accountId=${world.accounts.child}`,
+      `/xapi/v1/device-drivers/${driverId}`,
+    ];
+    for (const url of reads) {
+      const response = await call('GET', url);
+      if (response.statusCode !== 200) violations.push(`GET ${url} (${credential}) → ${response.statusCode}`);
+      if (!response.body.includes(driverId))
+        violations.push(`GET ${url} (${credential}) misses the shared driver`);
+      violations.push(...ancestorIdLeaks(`GET ${url} (${credential})`, response, above, []));
+    }
+    const change = await call('PUT', `/xapi/v1/device-drivers/${driverId}`, { title: 'mine now' });
+    violations.push(...ancestorIdLeaks(`PUT shared driver (${credential})`, change, above, []));
+  }
+  return violations;
+}
