@@ -203,7 +203,11 @@ export async function escalationViolations(t: TestApp, world: TenancyWorld): Pro
         code: 'NO_PERMISSION_IDENTITYPROVIDER.MANAGE',
       });
       // Holding the identity-provider permission is not enough to give federated users a role above one's own.
-      const idp = await principalFor([permission, 'identityProvider.manage', 'all.read']);
+      const idp = await principalFor([permission, 'identityProvider.manage', 'all.read']).catch(() => null);
+      if (!idp) {
+        violations.push(`${label}: no principal can hold identityProvider.manage`);
+        continue;
+      }
       attempts.push({
         label: `${label} default_role`,
         as: idp,
