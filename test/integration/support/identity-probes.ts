@@ -141,11 +141,9 @@ export async function escalationViolations(t: TestApp, world: TenancyWorld): Pro
     const as = await principalFor([permission, 'all.read']);
     let url = route.url;
     if (url.includes(':id')) url = url.replace(':id', await targets[route.config.resource ?? '']!());
-    const sample = (sampleValue(route.schema?.body as JsonSchema | undefined, 'body') ?? {}) as Record<
-      string,
-      unknown
-    >;
-    const body = sample;
+    // A fresh sample per attempt: unique names, so no attempt trips over an earlier one's leftovers.
+    const body = () =>
+      (sampleValue(route.schema?.body as JsonSchema | undefined, 'body') ?? {}) as Record<string, unknown>;
     const props = { ...bodyProps(route), ...paramProps(route) };
     const label = routeKey(route);
     if ('permissions' in props) {
@@ -158,7 +156,7 @@ export async function escalationViolations(t: TestApp, world: TenancyWorld): Pro
           as,
           method: route.method as 'POST',
           url,
-          body: { ...body, permissions: [grant] },
+          body: { ...body(), permissions: [grant] },
           code,
         });
       }
@@ -173,7 +171,7 @@ export async function escalationViolations(t: TestApp, world: TenancyWorld): Pro
           as,
           method: route.method as 'POST',
           url,
-          body: { ...body, roleIds: [role] },
+          body: { ...body(), roleIds: [role] },
           code,
         });
       }
@@ -199,7 +197,7 @@ export async function escalationViolations(t: TestApp, world: TenancyWorld): Pro
         as,
         method: route.method as 'POST',
         url,
-        body: { ...body, oauthConfig },
+        body: { ...body(), oauthConfig },
         code: 'NO_PERMISSION_IDENTITYPROVIDER.MANAGE',
       });
       // Holding the identity-provider permission is not enough to give federated users a role above one's own.
@@ -213,7 +211,7 @@ export async function escalationViolations(t: TestApp, world: TenancyWorld): Pro
         as: idp,
         method: route.method as 'POST',
         url,
-        body: { ...body, oauthConfig: { ...oauthConfig, default_role: 'Administrator' } },
+        body: { ...body(), oauthConfig: { ...oauthConfig, default_role: 'Administrator' } },
         code: 'NO_PERMISSION_ALL.MANAGE',
       });
     }
