@@ -67,9 +67,9 @@ export function createServices(ctx: AppContext) {
   const loginThrottle = new LoginThrottleService(ctx.em, ctx.clock, { lockMs: ctx.config.loginLockMs });
   const twoFactor = new TwoFactorService(ctx.em, ctx.secretBox, ctx.clock);
   const mailer = createMailer({ smtpUrl: ctx.config.smtpUrl, from: ctx.config.mailFrom, log: ctx.log });
-  const roles = new RoleService(ctx.em, accounts);
+  const roles = new RoleService(ctx.em, accounts, audit);
   const permissionScopes = new PermissionScopeService(ctx.em, accounts);
-  const apiKeys = new ApiKeyService(ctx.em, accounts);
+  const apiKeys = new ApiKeyService(ctx.em, accounts, audit);
   const invitations = new InvitationService({
     em: ctx.em,
     mailer,
@@ -77,7 +77,7 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
     clock: ctx.clock,
   });
-  const users = new UserService(ctx.em, { accounts, roles, permissionScopes, invitations });
+  const users = new UserService(ctx.em, { accounts, roles, permissionScopes, invitations, audit });
   const bootstrap = new BootstrapService(ctx.em, accounts, roles, users, ctx.secretBox);
   const auth = new AuthService(ctx.em, ctx.config, ctx.clock, users, sessions, loginThrottle, twoFactor);
   const health = HealthService.fromContext(ctx);

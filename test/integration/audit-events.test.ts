@@ -99,4 +99,44 @@ describe('audit events', () => {
     expect(response.statusCode).toBe(403);
     expect(errorCode(response)).toBe('NO_PERMISSION_AUDITEVENT.READ');
   });
+
+  it('records who hands out what: API keys, roles and the roles of users', async () => {
+    const admin = caller(t, world.credentials.bearer as Credentials);
+    const own = world.accounts.own;
+    const key = expectStatus<{ id: string; key: string }>(
+      await admin('POST', '/xapi/v1/api-keys', { title: 'Gateway', permissions: ['VirtualDevice.read'] }),
+      201,
+    );
+    expectStatus(await admin('PUT', `/xapi/v1/api-keys/${key.id}`, { permissions: ['IotHub.read'] }), 200);
+    expectStatus(await admin('DELETE', `/xapi/v1/api-keys/${key.id}`), 204);
+    const role = expectStatus<{ id: string }>(
+      await admin('POST', '/xapi/v1/roles', { name: 'Auditors', permissions: ['auditEvent.read'] }),
+      201,
+    );
+    expectStatus(await admin('PUT', `/xapi/v1/roles/${role.id}`, { permissions: ['all.read'] }), 200);
+    const user = expectStatus<{ id: string }>(
+      await admin('POST', '/xapi/v1/users', { email: 'audited@stellwerk.test', suppressInvitation: true }),
+      201,
+    );
+    expectStatus(await admin('PUT', `/xapi/v1/users/${user.id}/roles/${role.id}`), 200);
+    expectStatus(await admin('DELETE', `/xapi/v1/users/${user.id}/roles/${role.id}`), 200);
+
+    const events = expectStatus<ListBody<EventBody>>(
+      await list(`?accountId=${own}&sort=occurredAt&pageSize=100`),
+      200,
+    ).data.slice(-7);
+    expect(events.map((e) => [e.action, e.target?.type, e.details.permissions])).toEqual([
+      ['apiKey.create', 'apiKey', ['VirtualDevice.read']],
+      ['apiKey.change', 'apiKey', ['IotHub.read']],
+      ['apiKey.delete', 'apiKey', ['IotHub.read']],
+      ['role.create', 'role', ['auditEvent.read']],
+      ['role.change', 'role', ['all.read']],
+      ['user.role.add', 'user', ['all.read']],
+      ['user.role.remove', 'user', ['all.read']],
+    ]);
+    const ownAdmin = events[0]!.actor;
+    expect(ownAdmin.kind).toBe('user');
+    expect(ownAdmin.id).not.toBeNull();
+    expect(JSON.stringify(events)).not.toContain(key.key);
+  });
 });
