@@ -1,8 +1,10 @@
 import { AccountSchema } from './accounts/account.entity.js';
 import { AnnouncementSchema, AnnouncementStateSchema } from './accounts/announcement.entity.js';
 import { ApiKeySchema } from './api-keys/api-key.entity.js';
+import { AuditEventSchema } from './audit/audit-event.entity.js';
 import { LoginThrottleSchema, SessionSchema } from './auth/session.entity.js';
 import { OAuthLoginStateSchema } from './auth/oidc/login-state.entity.js';
+import { OAuthSecondFactorStateSchema } from './auth/oidc/second-factor-state.entity.js';
 import { ServerNodeSchema } from './health/node.entity.js';
 import { PermissionScopeSchema } from './permission-scopes/permission-scope.entity.js';
 import { RoleSchema } from './roles/role.entity.js';
@@ -68,4 +70,6 @@ export const ENTITIES = [
   FederatedIdentitySchema,
   UserInvitationSchema,
   OAuthLoginStateSchema,
+  AuditEventSchema,
+  OAuthSecondFactorStateSchema,
 ];

@@ -33,6 +33,7 @@ import { ruleRoutes } from './rules/rule.routes.js';
 import { integrationFlowRoutes } from './flows/integration-flow.routes.js';
 import { flowScriptRoutes } from './flows/flow-script.routes.js';
 import { mailOAuthRoutes } from './outgoing/mail-oauth.routes.js';
+import { auditRoutes } from './audit/audit.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -68,6 +69,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await integrationFlowRoutes(app, ctx, services);
   await flowScriptRoutes(app, ctx, services);
   await mailOAuthRoutes(app, ctx, services);
+  await auditRoutes(app, ctx, services);
   await consoleRoutes(app, ctx);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);

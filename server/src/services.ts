@@ -4,8 +4,10 @@ import { PacketSpool } from './ingest/spool/packet-spool.js';
 import { SystemSetting } from './setup/system-setting.entity.js';
 import type { AppContext } from './context.js';
 import { AccountService } from './accounts/account.service.js';
+import { AuditService } from './audit/audit.service.js';
 import { AnnouncementService } from './accounts/announcement.service.js';
 import { AuthService } from './auth/auth.service.js';
+import { FederatedCompletion } from './auth/oidc/federated-completion.service.js';
 import { FederatedUserService } from './auth/oidc/federated-user.service.js';
 import { LoginStateService } from './auth/oidc/login-state.service.js';
 import { OidcService } from './auth/oidc/oidc.service.js';
@@ -59,15 +61,16 @@ import { createDeviceHealth } from './devices/health/device-health.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
-  const accounts = new AccountService(ctx.em, ctx.secretBox, ctx.config.publicUrl);
+  const audit = new AuditService(ctx.em, ctx.clock, ctx.log);
+  const accounts = new AccountService(ctx.em, ctx.secretBox, ctx.config.publicUrl, audit, ctx.clock);
   const announcements = new AnnouncementService(ctx.em, accounts);
   const sessions = new SessionService(ctx.em, ctx.clock);
   const loginThrottle = new LoginThrottleService(ctx.em, ctx.clock, { lockMs: ctx.config.loginLockMs });
   const twoFactor = new TwoFactorService(ctx.em, ctx.secretBox, ctx.clock);
   const mailer = createMailer({ smtpUrl: ctx.config.smtpUrl, from: ctx.config.mailFrom, log: ctx.log });
-  const roles = new RoleService(ctx.em, accounts);
+  const roles = new RoleService(ctx.em, accounts, audit);
   const permissionScopes = new PermissionScopeService(ctx.em, accounts);
-  const apiKeys = new ApiKeyService(ctx.em, accounts);
+  const apiKeys = new ApiKeyService(ctx.em, accounts, audit);
   const invitations = new InvitationService({
     em: ctx.em,
     mailer,
@@ -75,7 +78,7 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
     clock: ctx.clock,
   });
-  const users = new UserService(ctx.em, { accounts, roles, permissionScopes, invitations });
+  const users = new UserService(ctx.em, { accounts, roles, permissionScopes, invitations, audit });
   const bootstrap = new BootstrapService(ctx.em, accounts, roles, users, ctx.secretBox);
   const auth = new AuthService(ctx.em, ctx.config, ctx.clock, users, sessions, loginThrottle, twoFactor);
   const health = HealthService.fromContext(ctx);
@@ -86,17 +89,16 @@ export function createServices(ctx: AppContext) {
   // SSRF protection with STELLWERK_OUTGOING_ALLOW_PRIVATE.
   const dial = new DialOut(new TargetGuard(ctx.config.outgoingAllowPrivate), ctx.log);
   const loginStates = new LoginStateService(ctx.em, ctx.clock);
-  const federatedUsers = new FederatedUserService(ctx.em, users, roles);
-  const oidc = new OidcService(
+  const federatedUsers = new FederatedUserService(ctx.em, users, roles, audit);
+  const federatedCompletion = new FederatedCompletion(
     ctx.em,
     ctx.clock,
     ctx.config,
-    accounts,
     sessions,
-    loginStates,
+    auth,
     federatedUsers,
-    dial,
   );
+  const oidc = new OidcService(ctx.config, accounts, loginStates, federatedUsers, federatedCompletion, dial);
   // Every front door appends here: acknowledged once on disk; the ingest worker moves packets into
   // PostgreSQL and processes them (ADR 0103).
   const packets = new PacketSpool({
@@ -303,6 +305,7 @@ export function createServices(ctx: AppContext) {
     mqttIn,
     webhooks,
     hubDevices,
+    audit,
     accounts,
     announcements,
     sessions,
@@ -319,6 +322,7 @@ export function createServices(ctx: AppContext) {
     health,
     heartbeat,
     oidc,
+    federatedCompletion,
   };
 }
 

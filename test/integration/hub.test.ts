@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, caller, errorCode, expectStatus, login, type Credentials } from './support/identity.js';
+import { HUB_ONLY_PERMISSIONS } from '../../server/src/roles/permissions.js';
+import {
+  bearer,
+  caller,
+  errorCode,
+  expectStatus,
+  login,
+  userWithPermissions,
+  type Credentials,
+} from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 let t: TestApp;
@@ -68,4 +77,44 @@ describe('hub API keys', () => {
       expect(errorCode(response)).toBe('INVALID_TOKEN');
     }
   });
+
+  it.each(HUB_ONLY_PERMISSIONS)(
+    'an all.read identity manager cannot hand out %s: not on a key, a role or a user',
+    async (hub) => {
+      const reader = await userWithPermissions(t, admin, `Hub reader ${hub}`, [
+        'all.read',
+        'apiKey.manage',
+        'role.manage',
+        'user.manage',
+      ]);
+      const call = caller(t, bearer(reader.token));
+      const code = `NO_PERMISSION_${hub.toUpperCase()}`;
+
+      const key = await call('POST', '/xapi/v1/api-keys', { title: 'sneaky', permissions: [hub] });
+      expect(key.statusCode, key.body).toBe(403);
+      expect(errorCode(key)).toBe(code);
+      const role = await call('POST', '/xapi/v1/roles', { name: `sneaky ${hub}`, permissions: [hub] });
+      expect(role.statusCode, role.body).toBe(403);
+      expect(errorCode(role)).toBe(code);
+
+      // A role the administrator made: the reader may neither give it to someone nor change a key holding it.
+      const hubRole = expectStatus<{ id: string }>(
+        await caller(t, admin)('POST', '/xapi/v1/roles', { name: `hub role ${hub}`, permissions: [hub] }),
+        201,
+      );
+      const created = await call('POST', '/xapi/v1/users', {
+        email: `hub-${hub.replace('.', '-').toLowerCase()}@stellwerk.test`,
+        roleIds: [hubRole.id],
+        suppressInvitation: true,
+      });
+      expect(created.statusCode, created.body).toBe(403);
+      expect(errorCode(created)).toBe(code);
+      const assigned = await call('PUT', `/xapi/v1/users/${reader.id}/roles/${hubRole.id}`);
+      expect(assigned.statusCode, assigned.body).toBe(403);
+      expect(errorCode(assigned)).toBe(code);
+      const adminKey = await keyWith([hub]);
+      const deactivated = await call('PUT', `/xapi/v1/api-keys/${adminKey.id}`, { active: false });
+      expect(deactivated.statusCode, deactivated.body).toBe(403);
+    },
+  );
 });

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteInfo } from '../../server/src/context.js';
+import {
+  ancestorIdLeaks,
+  emailEnumerationViolations,
+  escalationViolations,
+  inheritedObjectLeaks,
+} from './support/identity-probes.js';
 import { sampleValue, type JsonSchema } from './support/schema-sample.js';
 import { buildTenancyWorld, RELATIONS, type Relation, type TenancyWorld } from './support/tenancy-world.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
@@ -298,6 +304,7 @@ describe('tenant isolation (generated from the route table)', () => {
     it(`refuses every route on sibling and parent objects (${credential})`, async () => {
       const violations: string[] = [];
       const headers = world.credentials[credential];
+      const above = [world.accounts.parent, t.rootAccountId];
       for (const route of t.ctx.routes.filter(
         (r) => r.config.auth !== 'public' && !SELF_ENDING.has(key(r)),
       )) {
@@ -319,6 +326,7 @@ describe('tenant isolation (generated from the route table)', () => {
           const leaked = route.method === 'GET' ? forbidden.filter((id) => response.body.includes(id)) : [];
           if (leaked.length)
             violations.push(`${key(route)} lists objects of sibling/parent: ${leaked.join(', ')}`);
+          violations.push(...ancestorIdLeaks(key(route), response, above, []));
           continue;
         }
 
@@ -327,6 +335,9 @@ describe('tenant isolation (generated from the route table)', () => {
             ? { id: await FIXTURES[route.config.resource!]!(world.accounts[relation]) }
             : { accountId: world.accounts[relation] };
           const response = await callRoute(route, headers, target);
+          violations.push(
+            ...ancestorIdLeaks(`${key(route)} on ${relation}`, response, above, Object.values(target)),
+          );
           const want = userOnly && credential === 'apiKey' ? 'deny' : expected[relation];
           if (want === 'deny' && isOk(response.statusCode)) {
             violations.push(`${key(route)} reached a ${relation} object → ${response.statusCode}`);
@@ -344,6 +355,18 @@ describe('tenant isolation (generated from the route table)', () => {
       expect(violations).toEqual([]);
     }, 300_000);
   }
+
+  it('refuses a lesser principal on every route that grants permissions or sets the identity provider', async () => {
+    expect(await escalationViolations(t, world)).toEqual([]);
+  }, 120_000);
+
+  it('keeps the owner of inherited objects hidden from the sub-account', async () => {
+    expect(await inheritedObjectLeaks(t, world)).toEqual([]);
+  });
+
+  it('answers alike for an e-mail taken in the caller’s account and in a sibling tenant', async () => {
+    expect(await emailEnumerationViolations(t, world)).toEqual([]);
+  });
 
   it('answers 404 with the error body when a sibling object is addressed by id', async () => {
     const siblingAccount = world.accounts.sibling;

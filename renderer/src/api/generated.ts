@@ -55,6 +55,25 @@ export interface ApiOperations {
     body: never;
     reply: unknown;
   };
+  /** Finish a federated login that waits for the user’s Stellwerk code: sets the session cookie */
+  'POST /api/v1/oauth2/second-factor': {
+    path: never;
+    query: never;
+    body: { otp?: string; recoveryCode?: string };
+    reply: {
+      returnTo: string;
+      expiresAt: string;
+      user: {
+        id: string;
+        accountId: string;
+        email: string;
+        name: string;
+        locale: string;
+        twoFactorEnabled: boolean;
+        permissions: string[];
+      };
+    };
+  };
   /** Redirect target of a mail provider: stores the refresh token of the consent, sealed */
   'GET /api/v1/oauth2/{provider}/callback': {
     path: { provider: 'google' | 'microsoft' | 'custom' };
@@ -223,6 +242,7 @@ export interface ApiOperations {
         user_info_uri: string;
         issuer?: string;
         default_role?: string;
+        trust_provider_mfa?: boolean;
       } | null;
       parentId?: string;
     };
@@ -295,6 +315,7 @@ export interface ApiOperations {
         user_info_uri: string;
         issuer?: string;
         default_role?: string;
+        trust_provider_mfa?: boolean;
       } | null;
       parentId?: string;
     };
@@ -331,7 +352,7 @@ export interface ApiOperations {
     reply: {
       data: {
         id: string;
-        accountId: string;
+        accountId: string | null;
         title: string;
         message: string;
         severity: 'info' | 'warning' | 'critical';
@@ -350,7 +371,7 @@ export interface ApiOperations {
     body: { title: string; message: string; severity?: 'info' | 'warning' | 'critical'; active?: boolean };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       message: string;
       severity: 'info' | 'warning' | 'critical';
@@ -575,7 +596,7 @@ export interface ApiOperations {
     reply: {
       data: {
         id: string;
-        accountId: string;
+        accountId: string | null;
         title: string;
         message: string;
         severity: 'info' | 'warning' | 'critical';
@@ -594,7 +615,7 @@ export interface ApiOperations {
     body: { title?: string; message?: string; severity?: 'info' | 'warning' | 'critical'; active?: boolean };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       message: string;
       severity: 'info' | 'warning' | 'critical';
@@ -619,7 +640,7 @@ export interface ApiOperations {
     body: { dismissed: boolean };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       message: string;
       severity: 'info' | 'warning' | 'critical';
@@ -712,6 +733,31 @@ export interface ApiOperations {
     query: never;
     body: never;
     reply: null;
+  };
+  /** Security-relevant changes (identity configuration, …) of an account, or of the caller’s account and all below; newest first */
+  'GET /xapi/v1/audit-events': {
+    path: never;
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      action?: string;
+    };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        occurredAt: string;
+        actor: { kind: 'user' | 'apiKey' | 'system'; id: string | null };
+        action: string;
+        target: { type: string; id: string } | null;
+        details: Record<string, unknown>;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
   };
   /** Log in with e-mail and password (and a 2FA code when enabled); returns a bearer token */
   'POST /xapi/v1/auth/login': {
@@ -1160,7 +1206,7 @@ export interface ApiOperations {
     reply: {
       data: {
         id: string;
-        accountId: string;
+        accountId: string | null;
         title: string;
         description: string;
         shared: boolean;
@@ -1206,7 +1252,7 @@ export interface ApiOperations {
     };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       description: string;
       shared: boolean;
@@ -1250,7 +1296,7 @@ export interface ApiOperations {
     body: never;
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       description: string;
       shared: boolean;
@@ -1293,7 +1339,7 @@ export interface ApiOperations {
     };
     reply: {
       id: string;
-      accountId: string;
+      accountId: string | null;
       title: string;
       description: string;
       shared: boolean;

@@ -94,6 +94,9 @@ export const deAdmin: Messages['admin'] = {
     oauthIssuer: 'Aussteller (Issuer)',
     oauthDefaultRole: 'Rolle neuer Benutzer',
     oauthDefaultRoleHint: 'Wird bei der ersten Anmeldung vergeben; Standard AccountReader.',
+    oauthTrustMfa: 'Mehr-Faktor-Anmeldung des Anbieters vertrauen',
+    oauthTrustMfaHint:
+      'Benutzer mit Zwei-Faktor-Authentifizierung brauchen dann keinen Stellwerk-Code, wenn der Anbieter eine Mehr-Faktor-Anmeldung meldet (amr). Nur für Anbieter, die MFA erzwingen; ändern darf das nur, wer den Identitätsanbieter verwalten darf.',
     oauthRemove: 'OAuth-Anmeldung ausschalten und die Konfiguration verwerfen',
     announcements: 'Ankündigungen',
     announcementsIntro:

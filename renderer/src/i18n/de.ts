@@ -54,6 +54,8 @@ export const de: Messages = {
     submit: 'Anmelden',
     codeTitle: 'Zwei-Faktor-Authentifizierung',
     codeIntro: 'Geben Sie den 6-stelligen Code aus Ihrer Authenticator-App ein.',
+    federatedCodeIntro:
+      'Ihr Identitätsanbieter hat Sie angemeldet. Geben Sie zum Abschluss den 6-stelligen Code aus Ihrer Authenticator-App ein.',
     code: 'Authentifizierungscode',
     useRecoveryCode: 'Stattdessen einen Wiederherstellungscode verwenden',
     useCode: 'Stattdessen einen Code aus der App verwenden',

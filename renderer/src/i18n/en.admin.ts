@@ -89,6 +89,9 @@ export const enAdmin = {
     oauthIssuer: 'Issuer',
     oauthDefaultRole: 'Role of new users',
     oauthDefaultRoleHint: 'Given at a user’s first sign-in; default AccountReader.',
+    oauthTrustMfa: 'Trust the provider’s multi-factor sign-in',
+    oauthTrustMfaHint:
+      'Users with two-factor authentication then skip their Stellwerk code when the provider reports a multi-factor sign-in (amr). Only for providers that enforce MFA; changing this needs the identity-provider permission.',
     oauthRemove: 'Turn off OAuth sign-in and forget the configuration',
     announcements: 'Announcements',
     announcementsIntro:

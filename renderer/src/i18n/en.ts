@@ -53,6 +53,8 @@ export const en = {
     submit: 'Log in',
     codeTitle: 'Two-factor authentication',
     codeIntro: 'Enter the 6-digit code from your authenticator app.',
+    federatedCodeIntro:
+      'Your identity provider has signed you in. Enter the 6-digit code from your authenticator app to finish.',
     code: 'Authentication code',
     useRecoveryCode: 'Use a recovery code instead',
     useCode: 'Use an authenticator code instead',

@@ -10,6 +10,17 @@ export interface UiSettings {
   [key: string]: unknown;
 }
 
+/**
+ * Who saved an OAuth configuration and the (expanded) permissions they held then: a federated
+ * login never logs in or creates a user holding more (docs/adr/0030).
+ */
+export interface OAuthConfigAuthor {
+  kind: 'user' | 'apiKey';
+  id: string;
+  permissions: string[];
+  savedAt: string;
+}
+
 /** Stored form: `client_secret` is sealed with the server's secret key. */
 export interface StoredOAuthConfig {
   scope: string;
@@ -21,6 +32,10 @@ export interface StoredOAuthConfig {
   user_info_uri: string;
   issuer?: string;
   default_role?: string;
+  /** The provider's `amr` claim counts as the second factor (docs/adr/0031); absent: false. */
+  trust_provider_mfa?: boolean;
+  /** Absent on configurations saved before authors were recorded: those must be saved again. */
+  author?: OAuthConfigAuthor;
 }
 
 export class Account {

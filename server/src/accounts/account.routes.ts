@@ -6,7 +6,7 @@ import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
 import type { Account } from './account.entity.js';
 import type { Announcement } from './announcement.entity.js';
-import { ACCOUNT_SORTABLE, type AccountService } from './account.service.js';
+import { ACCOUNT_SORTABLE, shownParentId, type AccountService } from './account.service.js';
 import {
   AccountCreate,
   AccountListQuery,
@@ -23,11 +23,12 @@ const tags = ['accounts'];
 export function accountDto(
   account: Account,
   accounts: AccountService,
+  principal: Principal,
   effectiveUiSettings?: Record<string, unknown>,
 ) {
   return {
     id: account.id,
-    parentId: account.parent?.id ?? null,
+    parentId: shownParentId(principal, account),
     hierarchyLevel: account.hierarchyLevel,
     title: account.title,
     description: account.description,
@@ -44,12 +45,13 @@ export function accountDto(
   };
 }
 
+/** Inherited announcements come from an account above the reader's: its id is not shown. */
 export const announcementDto = (
   a: Announcement,
   extra: { inherited?: boolean; dismissed?: boolean } = {},
 ) => ({
   id: a.id,
-  accountId: a.account.id,
+  accountId: extra.inherited ? null : a.account.id,
   title: a.title,
   message: a.message,
   severity: a.severity,
@@ -65,8 +67,8 @@ export async function accountRoutes(
   { accounts, announcements }: Services,
 ): Promise<void> {
   const principal = (request: { principal: Principal | null }) => request.principal!;
-  const one = async (account: Account) =>
-    accountDto(account, accounts, await accounts.effectiveUiSettings(account));
+  const one = async (account: Account, caller: Principal) =>
+    accountDto(account, accounts, caller, await accounts.effectiveUiSettings(account));
 
   app.get(
     '/xapi/v1/accounts',
@@ -82,7 +84,10 @@ export async function accountRoutes(
     async (request) => {
       const params = parseListQuery(request.query, ACCOUNT_SORTABLE, 'title');
       const result = await accounts.list(principal(request), params, request.query.parentId);
-      return { data: result.data.map((a) => accountDto(a, accounts)), meta: result.meta };
+      return {
+        data: result.data.map((a) => accountDto(a, accounts, principal(request))),
+        meta: result.meta,
+      };
     },
   );
 
@@ -98,7 +103,9 @@ export async function accountRoutes(
       },
     },
     async (request, reply) =>
-      reply.status(201).send(await one(await accounts.create(principal(request), request.body))),
+      reply
+        .status(201)
+        .send(await one(await accounts.create(principal(request), request.body), principal(request))),
   );
 
   app.get(
@@ -112,7 +119,8 @@ export async function accountRoutes(
         response: { 200: AccountReply, ...errorResponses },
       },
     },
-    async (request) => one(await accounts.reachable(principal(request), request.params.id)),
+    async (request) =>
+      one(await accounts.reachable(principal(request), request.params.id), principal(request)),
   );
 
   app.put(
@@ -127,7 +135,8 @@ export async function accountRoutes(
         response: { 200: AccountReply, ...errorResponses },
       },
     },
-    async (request) => one(await accounts.update(principal(request), request.params.id, request.body)),
+    async (request) =>
+      one(await accounts.update(principal(request), request.params.id, request.body), principal(request)),
   );
 
   app.delete(

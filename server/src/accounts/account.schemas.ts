@@ -36,7 +36,14 @@ export const OAuthConfig = Type.Object({
   default_role: Type.Optional(
     Type.String({
       maxLength: 100,
-      description: 'Role given to users created at their first federated login (default AccountReader).',
+      description:
+        'Built-in role given to users created at their first federated login (default AccountReader); only a role whose permissions you hold.',
+    }),
+  ),
+  trust_provider_mfa: Type.Optional(
+    Type.Boolean({
+      description:
+        "Default false. true: a login whose `amr` claim reports multi-factor authentication counts as the second factor of users with two-factor authentication; otherwise they enter their Stellwerk code after the provider's login.",
     }),
   ),
 });
@@ -63,7 +70,12 @@ const AccountFields = {
   uiSettings: Type.Optional(UiSettings),
   metaInfo: Type.Optional(Json),
   modules: Type.Optional(Json),
-  oauthConfig: Type.Optional(Type.Union([OAuthConfig, Type.Null()])),
+  oauthConfig: Type.Optional(
+    Type.Union([OAuthConfig, Type.Null()], {
+      description:
+        'Federated login provider; null removes it. Setting or removing it needs identityProvider.manage (403 NO_PERMISSION_IDENTITYPROVIDER.MANAGE).',
+    }),
+  ),
 };
 
 export const AccountCreate = Type.Object(
@@ -76,7 +88,9 @@ export const AccountUpdate = Type.Partial(Type.Object({ ...AccountFields, parent
 
 export const AccountReply = Type.Object({
   id: Uuid,
-  parentId: Type.Union([Uuid, Type.Null()]),
+  parentId: Type.Union([Uuid, Type.Null()], {
+    description: 'null for the root account and for an account whose parent lies above the caller’s account',
+  }),
   hierarchyLevel: Type.Integer(),
   title: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
@@ -112,7 +126,9 @@ export const AnnouncementUpdate = Type.Partial(AnnouncementCreate, { additionalP
 
 export const AnnouncementReply = Type.Object({
   id: Uuid,
-  accountId: Uuid,
+  accountId: Type.Union([Uuid, Type.Null()], {
+    description: 'null for announcements inherited from an account above yours',
+  }),
   title: Type.String(),
   message: Type.String(),
   severity: Severity,

@@ -1,24 +1,24 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
+import { actorOf, type AuditRecord, type AuditService } from '../audit/audit.service.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { isUuid } from '../platform/crypto/ids.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
-import { Account, type StoredOAuthConfig, type UiSettings } from './account.entity.js';
+import { Account, type UiSettings } from './account.entity.js';
+import {
+  assertMayConfigureIdentityProvider,
+  isHttpUrl,
+  oauthConfigChange,
+  publicOAuthConfig,
+  storedOAuthConfig,
+  type OAuthConfigInput,
+  type PublicOAuthConfig,
+} from './oauth-config.js';
+
+export { SECRET_MASK, type OAuthConfigInput } from './oauth-config.js';
 
 export const ACCOUNT_SORTABLE = ['title', 'createdAt', 'updatedAt', 'hierarchyLevel'] as const;
-
-export interface OAuthConfigInput {
-  scope: string;
-  auth_uri: string;
-  client_id: string;
-  token_uri: string;
-  redirect_uri: string;
-  client_secret?: string;
-  user_info_uri: string;
-  issuer?: string;
-  default_role?: string;
-}
 
 export interface AccountInput {
   title?: string;
@@ -33,21 +33,34 @@ export interface AccountInput {
   oauthConfig?: OAuthConfigInput | null;
 }
 
-export const SECRET_MASK = '********';
-
 /** The tenancy rule: a principal works in its home account and below, never above or beside. */
 export const canReach = (principal: Principal, account: Account): boolean =>
   account.path.includes(principal.accountId);
 
 /**
+ * An account id as shown to a principal: null for accounts above its home account, whose ids a
+ * sub-account's users and keys never learn (objects they inherit from there included).
+ */
+export const shownAccountId = (id: string, above: ReadonlySet<string>): string | null =>
+  above.has(id) ? null : id;
+
+/** The parent of a reachable account, unless that parent lies above the principal's home account. */
+export const shownParentId = (principal: Principal, account: Account): string | null =>
+  account.id === principal.accountId ? null : (account.parent?.id ?? null);
+
+/**
  * Accounts and their hierarchy. Callers have already checked the route permission; every
- * method here checks that the target account lies in the principal's subtree.
+ * method here checks that the target account lies in the principal's subtree, and that a change
+ * of the identity configuration (OAuth) is made by a holder of identityProvider.manage. Changes of
+ * the identity configuration are written to the audit log in the same transaction.
  */
 export class AccountService {
   constructor(
     private readonly em: () => EntityManager,
     private readonly secretBox: SecretBox,
     private readonly publicUrl: string,
+    private readonly audit: AuditService,
+    private readonly clock: () => Date = () => new Date(),
   ) {}
 
   /** The account if the principal may reach it; otherwise NOT_FOUND, so siblings stay invisible. */
@@ -55,6 +68,12 @@ export class AccountService {
     const account = await this.em().findOne(Account, { id });
     if (!account || !canReach(principal, account)) throw errors.notFound('Account', id);
     return account;
+  }
+
+  /** Ids of the accounts above the principal's home account (see `shownAccountId`). */
+  async idsAbove(principal: Principal): Promise<ReadonlySet<string>> {
+    const home = await this.em().findOne(Account, { id: principal.accountId }, { fields: ['path'] });
+    return new Set(home?.path.slice(0, -1) ?? []);
   }
 
   /** No tenancy check: for flows without a principal yet (federated login). */
@@ -84,14 +103,16 @@ export class AccountService {
   }
 
   async create(principal: Principal, input: AccountInput): Promise<Account> {
+    if (input.oauthConfig !== undefined) assertMayConfigureIdentityProvider(principal);
     const parent = await this.actingAccount(principal, input.parentId);
     const account = new Account();
     account.parent = parent;
     account.path = [...parent.path, account.id];
     account.hierarchyLevel = parent.hierarchyLevel + 1;
     account.title = requireTitle(input.title);
-    this.apply(account, input);
-    await this.em().persistAndFlush(account);
+    const changes = this.apply(principal, account, input);
+    this.em().persist(account);
+    await this.commit(changes);
     return account;
   }
 
@@ -105,6 +126,7 @@ export class AccountService {
   }
 
   async update(principal: Principal, id: string, input: AccountInput): Promise<Account> {
+    if (input.oauthConfig !== undefined) assertMayConfigureIdentityProvider(principal);
     const account = await this.reachable(principal, id);
     if (input.parentId !== undefined && input.parentId !== account.parent?.id) {
       throw errors.validation('Moving an account to another parent is an instance-operator task', [
@@ -112,8 +134,7 @@ export class AccountService {
       ]);
     }
     if (input.title !== undefined) account.title = requireTitle(input.title);
-    this.apply(account, input);
-    await this.em().flush();
+    await this.commit(this.apply(principal, account, input));
     return account;
   }
 
@@ -155,57 +176,54 @@ export class AccountService {
   }
 
   /** Reply form of the OAuth configuration: the client secret is never returned. */
-  publicOAuthConfig(account: Account): OAuthConfigInput | null {
-    if (!account.oauthConfig) return null;
-    const { client_secret_sealed: _sealed, ...rest } = account.oauthConfig;
-    return { ...rest, client_secret: SECRET_MASK };
+  publicOAuthConfig(account: Account): PublicOAuthConfig | null {
+    return publicOAuthConfig(account.oauthConfig);
   }
 
   oauthClientSecret(account: Account): string | undefined {
     return account.oauthConfig ? this.secretBox.open(account.oauthConfig.client_secret_sealed) : undefined;
   }
 
-  private apply(account: Account, input: AccountInput): void {
+  /** Applies the input; returns the audit events of identity-configuration changes it made. */
+  private apply(principal: Principal, account: Account, input: AccountInput): AuditRecord[] {
+    const events: AuditRecord[] = [];
     if (input.description !== undefined) account.description = input.description;
-    if (input.mandatoryTwoFactor !== undefined) account.mandatoryTwoFactor = input.mandatoryTwoFactor;
+    if (input.mandatoryTwoFactor !== undefined && input.mandatoryTwoFactor !== account.mandatoryTwoFactor) {
+      events.push({
+        accountId: account.id,
+        actor: actorOf(principal),
+        action: 'account.mandatoryTwoFactor.change',
+        target: { type: 'account', id: account.id },
+        details: { from: account.mandatoryTwoFactor, to: input.mandatoryTwoFactor },
+      });
+      account.mandatoryTwoFactor = input.mandatoryTwoFactor;
+    }
     if (input.retentionMonths !== undefined)
       account.retentionMonths = parseRetentionMonths(input.retentionMonths);
     if (input.timeZone !== undefined) account.timeZone = parseTimeZone(input.timeZone);
     if (input.uiSettings !== undefined) account.uiSettings = parseUiSettings(input.uiSettings);
     if (input.metaInfo !== undefined) account.metaInfo = input.metaInfo;
     if (input.modules !== undefined) account.modules = input.modules;
-    if (input.oauthConfig !== undefined) account.oauthConfig = this.oauthConfig(account, input.oauthConfig);
+    if (input.oauthConfig !== undefined) {
+      const before = account.oauthConfig;
+      account.oauthConfig =
+        input.oauthConfig === null
+          ? null
+          : storedOAuthConfig(principal, account, input.oauthConfig, {
+              publicUrl: this.publicUrl,
+              secretBox: this.secretBox,
+              now: this.clock(),
+            });
+      const change = oauthConfigChange(principal, account, before, account.oauthConfig);
+      if (change) events.push(change);
+    }
+    return events;
   }
 
-  private oauthConfig(account: Account, input: OAuthConfigInput | null): StoredOAuthConfig | null {
-    if (input === null) return null;
-    const expected = `${this.publicUrl}/api/v1/oauth2/callback`;
-    for (const field of ['auth_uri', 'token_uri', 'user_info_uri', 'redirect_uri'] as const) {
-      if (!isHttpUrl(input[field])) {
-        throw errors.validation(`oauthConfig.${field} must be an http(s) URL`, [
-          { path: `/oauthConfig/${field}` },
-        ]);
-      }
-    }
-    if (input.issuer !== undefined && !isHttpUrl(input.issuer)) {
-      throw errors.validation('oauthConfig.issuer must be an http(s) URL', [{ path: '/oauthConfig/issuer' }]);
-    }
-    if (input.redirect_uri.replace(/\/+$/, '') !== expected) {
-      throw errors.validation(
-        `oauthConfig.redirect_uri must be ${expected}: the callback on the domain users log in through`,
-        [{ path: '/oauthConfig/redirect_uri', expected }],
-      );
-    }
-    const keepSecret = input.client_secret === undefined || input.client_secret === SECRET_MASK;
-    const sealed = keepSecret
-      ? account.oauthConfig?.client_secret_sealed
-      : this.secretBox.seal(input.client_secret!);
-    if (!sealed)
-      throw errors.validation('oauthConfig.client_secret is required', [
-        { path: '/oauthConfig/client_secret' },
-      ]);
-    const { client_secret: _secret, ...rest } = input;
-    return { ...rest, redirect_uri: expected, client_secret_sealed: sealed };
+  /** Flushes the change; audit events flush with it, so a change is never stored unrecorded. */
+  private async commit(events: AuditRecord[]): Promise<void> {
+    if (events.length === 0) return this.em().flush();
+    await this.audit.recordAll(events, this.em());
   }
 }
 
@@ -214,14 +232,6 @@ function requireTitle(title: string | undefined): string {
   if (!trimmed) throw errors.validation('title must not be empty', [{ path: '/title' }]);
   return trimmed;
 }
-
-const isHttpUrl = (value: string): boolean => {
-  try {
-    return ['http:', 'https:'].includes(new URL(value).protocol);
-  } catch {
-    return false;
-  }
-};
 
 /**
  * UI settings as given, except the map's basemap URL: http(s) or a path on this server (the

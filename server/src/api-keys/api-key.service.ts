@@ -1,6 +1,7 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
+import { actorOf, type AuditService } from '../audit/audit.service.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
@@ -34,13 +35,25 @@ export const generateApiKey = (): string => `${API_KEY_PREFIX}${randomToken(32)}
 
 /**
  * API keys of an account. Only their SHA-256 is stored (auth/authenticate.ts looks keys up by
- * it). Callers have checked the route permission; tenancy and escalation are checked here.
+ * it). Callers have checked the route permission; tenancy and escalation are checked here. What a
+ * key may do is audited with the change (`apiKey.create`, `apiKey.change`, `apiKey.delete`).
  */
 export class ApiKeyService {
   constructor(
     private readonly em: () => EntityManager,
     private readonly accounts: AccountService,
+    private readonly audit: AuditService,
   ) {}
+
+  private recorded(principal: Principal, apiKey: ApiKey, action: string): Promise<unknown> {
+    return this.audit.record({
+      accountId: apiKey.account.id,
+      actor: actorOf(principal),
+      action,
+      target: { type: 'apiKey', id: apiKey.id },
+      details: { title: apiKey.title, permissions: apiKey.permissions, active: apiKey.active },
+    });
+  }
 
   async list(principal: Principal, params: ListParams, accountId?: string): Promise<ListResult<ApiKey>> {
     const account = await this.accounts.actingAccount(principal, accountId);
@@ -78,7 +91,8 @@ export class ApiKeyService {
     apiKey.keyHash = sha256(key);
     apiKey.createdByUserId = principal.userId;
     this.apply(principal, apiKey, input);
-    await this.em().persistAndFlush(apiKey);
+    this.em().persist(apiKey);
+    await this.recorded(principal, apiKey, 'apiKey.create');
     return { apiKey, key };
   }
 
@@ -86,14 +100,19 @@ export class ApiKeyService {
     const apiKey = await this.get(principal, id);
     assertOutranks(principal, { permissions: apiKey.permissions, permissionScopeIds: null });
     this.apply(principal, apiKey, input);
-    await this.em().flush();
+    if (input.permissions !== undefined || input.active !== undefined) {
+      await this.recorded(principal, apiKey, 'apiKey.change');
+    } else {
+      await this.em().flush();
+    }
     return apiKey;
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
     const apiKey = await this.get(principal, id);
     assertOutranks(principal, { permissions: apiKey.permissions, permissionScopeIds: null });
-    await this.em().removeAndFlush(apiKey);
+    this.em().remove(apiKey);
+    await this.recorded(principal, apiKey, 'apiKey.delete');
   }
 
   private apply(principal: Principal, apiKey: ApiKey, input: ApiKeyInput): void {

@@ -115,6 +115,22 @@ export class AuthService {
   }
 
   /**
+   * The second factor of a login whose first factor was checked elsewhere (federated login),
+   * throttled like a password: wrong codes count against the user's e-mail and the client.
+   */
+  async checkSecondFactor(user: User, factor: SecondFactor, client: ClientInfo): Promise<void> {
+    // The place is taken before the code is checked, as for a password (concurrent guesses).
+    const attempt = await this.throttle.reserve(this.throttleKeys(user.email, client));
+    let outcome: AttemptOutcome = 'failed';
+    try {
+      if (!(await this.twoFactor.verifyFactor(user, factor))) throw invalidTwoFactorCode(401);
+      outcome = 'passed';
+    } finally {
+      await attempt.settle(outcome, [emailThrottleKey(user.email)]);
+    }
+  }
+
+  /**
    * The console's login: whatever session the browser presented is revoked first, so a planted
    * or stale session id never survives a login (session fixation); the new id is fresh.
    */

@@ -15,12 +15,14 @@ import {
   ParserTestReply,
 } from './device-driver.schemas.js';
 import { DRIVER_SORTABLE } from './device-driver.service.js';
+import { shownAccountId } from '../accounts/account.service.js';
 
 const tags = ['device-drivers'];
 
-export const driverDto = (driver: DeviceDriver) => ({
+/** `above`: accounts above the caller's, whose shared drivers it uses without learning their ids. */
+export const driverDto = (driver: DeviceDriver, above: ReadonlySet<string> = new Set()) => ({
   id: driver.id,
-  accountId: driver.account.id,
+  accountId: shownAccountId(driver.account.id, above),
   title: driver.title,
   description: driver.description,
   shared: driver.shared,
@@ -31,7 +33,11 @@ export const driverDto = (driver: DeviceDriver) => ({
   updatedAt: driver.updatedAt.toISOString(),
 });
 
-export async function deviceDriverRoutes(app: App, _ctx: AppContext, { drivers }: Services): Promise<void> {
+export async function deviceDriverRoutes(
+  app: App,
+  _ctx: AppContext,
+  { drivers, accounts }: Services,
+): Promise<void> {
   const principal = (request: { principal: Principal | null }) => request.principal!;
 
   app.get(
@@ -48,7 +54,8 @@ export async function deviceDriverRoutes(app: App, _ctx: AppContext, { drivers }
     async (request) => {
       const params = parseListQuery(request.query, DRIVER_SORTABLE, 'title');
       const result = await drivers.list(principal(request), params, request.query.accountId);
-      return { data: result.data.map(driverDto), meta: result.meta };
+      const above = await accounts.idsAbove(principal(request));
+      return { data: result.data.map((d) => driverDto(d, above)), meta: result.meta };
     },
   );
 
@@ -63,7 +70,11 @@ export async function deviceDriverRoutes(app: App, _ctx: AppContext, { drivers }
         response: { 200: DriverReply, ...errorResponses },
       },
     },
-    async (request) => driverDto(await drivers.get(principal(request), request.params.id)),
+    async (request) =>
+      driverDto(
+        await drivers.get(principal(request), request.params.id),
+        await accounts.idsAbove(principal(request)),
+      ),
   );
 
   app.post(

@@ -112,7 +112,9 @@ export const DriverUpdate = Type.Object(
 
 export const DriverReply = Type.Object({
   id: Uuid,
-  accountId: Uuid,
+  accountId: Type.Union([Uuid, Type.Null()], {
+    description: 'null for shared drivers of an account above yours',
+  }),
   title: Type.String(),
   description: Type.String(),
   shared: Type.Boolean(),

@@ -149,7 +149,7 @@ export class DeviceDriverService {
       throw errors.forbidden(
         'INHERITED_DEVICE_DRIVER',
         `Device driver ${driver.title} belongs to a parent account and is changed there`,
-        [{ id: driver.id, accountId: driver.account.id }],
+        [{ id: driver.id }],
       );
     }
     return driver;

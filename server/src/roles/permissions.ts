@@ -40,6 +40,10 @@ export const PERMISSIONS: readonly string[] = [
   'IotHub.manage',
   'IotHub.read',
   'UserManagement.create',
+  // Read only: the audit log is written by the server, never changed through the API.
+  'auditEvent.read',
+  // Who may become which user through federated login; account.manage does not imply it.
+  'identityProvider.manage',
   ...RESOURCES.flatMap((r) => [`${r}.read`, `${r}.manage`]),
 ];
 
@@ -77,8 +81,27 @@ export function grants(granted: ReadonlySet<string>, required: string): boolean 
   return r.endsWith('.read') && granted.has('all.read');
 }
 
+/**
+ * Permissions that count only when held (directly, through all.manage or through IotHub.manage),
+ * never through all.read: the hub API accepts only keys holding them (spec 3.6.4), so handing one
+ * out is a grant of hub access that a reader does not have.
+ */
+export const HUB_ONLY_PERMISSIONS = ['IotHub.manage', 'IotHub.read'];
+
 /** The hub API accepts only keys holding one of these (spec 3.6.4). */
-export const HUB_PERMISSIONS = ['IotHub.manage', 'IotHub.read', 'all.manage'];
+export const HUB_PERMISSIONS = [...HUB_ONLY_PERMISSIONS, 'all.manage'];
+
+const HUB_ONLY = new Set(HUB_ONLY_PERMISSIONS.map((p) => p.toLowerCase()));
+
+/**
+ * Whether the holder of an expanded permission set may hand `permission` out (to a role, a key or
+ * a user): like `grants()`, except that all.read does not cover the hub permissions.
+ */
+export function mayGrant(granted: ReadonlySet<string>, permission: string): boolean {
+  const p = permission.toLowerCase();
+  if (HUB_ONLY.has(p)) return granted.has('all.manage') || granted.has(p);
+  return grants(granted, p);
+}
 
 export interface BuiltInRole {
   name: string;
@@ -115,6 +138,7 @@ export const BUILT_IN_ROLES: BuiltInRole[] = [
       'role.manage',
       'permissionScope.manage',
       'account.read',
+      'auditEvent.read',
     ],
   },
 ];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
 import { AppError } from '../platform/errors.js';
-import { expandPermissions } from './permissions.js';
+import { expandPermissions, HUB_ONLY_PERMISSIONS, HUB_PERMISSIONS, PERMISSIONS } from './permissions.js';
 import {
   assertMayGrant,
   assertOutranks,
@@ -78,6 +78,46 @@ describe('assertMayGrant', () => {
     expect(
       missingPermissions(expandPermissions(['all.manage']), ['IotHub.manage', 'user.manage', 'all.read']),
     ).toEqual([]);
+  });
+});
+
+describe('hub permissions are granted only by holders', () => {
+  /** What the hub API checks: one of HUB_PERMISSIONS held, not merely covered by all.read. */
+  const opensHubApi = (held: ReadonlySet<string>) => HUB_PERMISSIONS.some((p) => held.has(p.toLowerCase()));
+
+  it.each(HUB_ONLY_PERMISSIONS)('all.read does not let anyone hand out %s', (hub) => {
+    for (const extra of ['user.manage', 'role.manage', 'apiKey.manage', 'UserManagement.create']) {
+      const p = principal(['all.read', extra]);
+      expect(missingPermissions(p.permissions, [hub])).toEqual([hub]);
+      expect(codeOf(() => assertMayGrant(p, [hub]))).toBe(`NO_PERMISSION_${hub.toUpperCase()}`);
+      expect(codeOf(() => assertMayGrant(p, [hub.toLowerCase()]))).toBe(`NO_PERMISSION_${hub.toUpperCase()}`);
+    }
+  });
+
+  it.each(HUB_ONLY_PERMISSIONS)('an all.read principal does not outrank a holder of %s', (hub) => {
+    const p = principal(['all.read', 'user.manage', 'apiKey.manage']);
+    expect(codeOf(() => assertOutranks(p, { permissions: [hub], permissionScopeIds: null }))).toBe(
+      `NO_PERMISSION_${hub.toUpperCase()}`,
+    );
+  });
+
+  it('lets holders hand them out: all.manage both, IotHub.manage both, IotHub.read only itself', () => {
+    expect(missingPermissions(expandPermissions(['all.manage']), HUB_ONLY_PERMISSIONS)).toEqual([]);
+    expect(missingPermissions(expandPermissions(['IotHub.manage']), HUB_ONLY_PERMISSIONS)).toEqual([]);
+    expect(missingPermissions(expandPermissions(['all.read', 'IotHub.read']), HUB_ONLY_PERMISSIONS)).toEqual([
+      'IotHub.manage',
+    ]);
+  });
+
+  it('never lets a principal the hub API refuses make something the hub API accepts', () => {
+    const candidates = [...PERMISSIONS.map((p) => [p]), ...PERMISSIONS.map((p) => ['all.read', p])];
+    for (const held of candidates) {
+      const expanded = expandPermissions(held);
+      if (opensHubApi(expanded)) continue;
+      for (const hub of HUB_PERMISSIONS) {
+        expect(missingPermissions(expanded, [hub]), `${held.join('+')} → ${hub}`).toEqual([hub]);
+      }
+    }
   });
 });
 

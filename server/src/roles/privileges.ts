@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { errors } from '../platform/errors.js';
-import { canonicalPermission, grants } from './permissions.js';
+import { canonicalPermission, mayGrant } from './permissions.js';
 
 /**
  * The no-escalation rules (docs/adr/0010): nobody hands out a permission they do not hold, and
@@ -23,9 +23,12 @@ export function normalisePermissions(names: readonly string[], path = '/permissi
   return result;
 }
 
-/** The permissions in `wanted` that the holder of `held` (expanded) does not have. */
+/**
+ * The permissions in `wanted` that the holder of `held` (expanded) may not hand out. The hub
+ * permissions must be held, not merely covered by all.read (`mayGrant`).
+ */
 export const missingPermissions = (held: ReadonlySet<string>, wanted: Iterable<string>): string[] =>
-  [...new Set(wanted)].filter((p) => !grants(held, p));
+  [...new Set(wanted)].filter((p) => !mayGrant(held, p));
 
 /** Refuses with 403 NO_PERMISSION_<P> for the first permission the principal could not use itself. */
 export function assertMayGrant(principal: Principal, permissions: Iterable<string>): void {

@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import type { Principal } from '../auth/principal.js';
 import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
+import { shownAccountId } from '../accounts/account.service.js';
 import { PERMISSIONS } from './permissions.js';
 import type { Role } from './role.entity.js';
 import {
@@ -17,9 +18,10 @@ import { ROLE_SORTABLE } from './role.service.js';
 
 const tags = ['roles'];
 
-export const roleDto = (role: Role) => ({
+/** `above`: accounts above the caller's, whose roles it uses without learning their ids. */
+export const roleDto = (role: Role, above: ReadonlySet<string> = new Set()) => ({
   id: role.id,
-  accountId: role.account?.id ?? null,
+  accountId: role.account ? shownAccountId(role.account.id, above) : null,
   name: role.name,
   description: role.description,
   permissions: role.permissions,
@@ -28,7 +30,7 @@ export const roleDto = (role: Role) => ({
   updatedAt: role.updatedAt.toISOString(),
 });
 
-export async function roleRoutes(app: App, _ctx: AppContext, { roles }: Services): Promise<void> {
+export async function roleRoutes(app: App, _ctx: AppContext, { roles, accounts }: Services): Promise<void> {
   const principal = (request: { principal: Principal | null }) => request.principal!;
 
   app.get(
@@ -58,7 +60,8 @@ export async function roleRoutes(app: App, _ctx: AppContext, { roles }: Services
     async (request) => {
       const params = parseListQuery(request.query, ROLE_SORTABLE, 'name');
       const result = await roles.list(principal(request), params, request.query.accountId);
-      return { data: result.data.map(roleDto), meta: result.meta };
+      const above = await accounts.idsAbove(principal(request));
+      return { data: result.data.map((r) => roleDto(r, above)), meta: result.meta };
     },
   );
 
@@ -73,7 +76,11 @@ export async function roleRoutes(app: App, _ctx: AppContext, { roles }: Services
         response: { 200: RoleReply, ...errorResponses },
       },
     },
-    async (request) => roleDto(await roles.get(principal(request), request.params.id)),
+    async (request) =>
+      roleDto(
+        await roles.get(principal(request), request.params.id),
+        await accounts.idsAbove(principal(request)),
+      ),
   );
 
   app.post(

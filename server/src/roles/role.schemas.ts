@@ -27,7 +27,9 @@ export const RoleUpdate = Type.Object(
 
 export const RoleReply = Type.Object({
   id: Uuid,
-  accountId: Type.Union([Uuid, Type.Null()], { description: 'null for built-in roles' }),
+  accountId: Type.Union([Uuid, Type.Null()], {
+    description: 'null for built-in roles and for roles of an account above yours',
+  }),
   name: Type.String(),
   description: Type.String(),
   permissions: Type.Array(Type.String()),

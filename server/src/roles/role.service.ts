@@ -2,6 +2,7 @@ import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
+import { actorOf, type AuditService } from '../audit/audit.service.js';
 import { errors, type AppError } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { BUILT_IN_ROLES } from './permissions.js';
@@ -20,12 +21,24 @@ export interface RoleInput {
  * Roles: built-in ones (no account) offered everywhere, and custom roles of an account, which
  * its sub-accounts may use but only the account itself (or an ancestor) may change. Callers
  * have checked the route permission; account reachability and escalation are checked here.
+ * Changes of custom roles are audited with the change (`role.create`, `role.change`, `role.delete`).
  */
 export class RoleService {
   constructor(
     private readonly em: () => EntityManager,
     private readonly accounts: AccountService,
+    private readonly audit: AuditService,
   ) {}
+
+  private recorded(principal: Principal, role: Role, action: string): Promise<unknown> {
+    return this.audit.record({
+      accountId: role.account!.id,
+      actor: actorOf(principal),
+      action,
+      target: { type: 'role', id: role.id },
+      details: { name: role.name, permissions: role.permissions },
+    });
+  }
 
   /** Creates or refreshes the built-in roles, so their permissions follow the code. */
   async ensureBuiltIns(): Promise<void> {
@@ -72,14 +85,15 @@ export class RoleService {
     const role = new Role();
     role.account = account;
     await this.apply(principal, role, input);
-    await this.em().persistAndFlush(role);
+    this.em().persist(role);
+    await this.recorded(principal, role, 'role.create');
     return role;
   }
 
   async update(principal: Principal, id: string, input: RoleInput): Promise<Role> {
     const role = await this.changeable(principal, id);
     await this.apply(principal, role, input);
-    await this.em().flush();
+    await this.recorded(principal, role, 'role.change');
     return role;
   }
 
@@ -98,7 +112,8 @@ export class RoleService {
         holders.map((u) => ({ type: 'user', id: u.id, email: u.email })),
       );
     }
-    await this.em().removeAndFlush(role);
+    this.em().remove(role);
+    await this.recorded(principal, role, 'role.delete');
   }
 
   /**
@@ -139,7 +154,7 @@ export class RoleService {
       throw errors.forbidden(
         'INHERITED_ROLE',
         `Role ${role.name} belongs to a parent account and is changed there`,
-        [{ id: role.id, accountId: role.account.id }],
+        [{ id: role.id }],
       );
     }
     return role;

@@ -5,6 +5,7 @@ import { canReach, type AccountService } from '../accounts/account.service.js';
 import { hashSecret } from '../platform/crypto/password.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { actorOf, type AuditService } from '../audit/audit.service.js';
 import type { PermissionScopeService } from '../permission-scopes/permission-scope.service.js';
 import { assertMayGrant, assertOutranks, scopeRestricted, scopesWithin } from '../roles/privileges.js';
 import { Role } from '../roles/role.entity.js';
@@ -55,9 +56,21 @@ export interface UserServiceDeps {
   roles: RoleService;
   permissionScopes: PermissionScopeService;
   invitations: InvitationService;
+  audit: AuditService;
 }
 
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+
+/**
+ * E-mails are unique instance-wide, so a taken address cannot be hidden, but whose it is can: the
+ * answer is the same whether the user is in the caller's accounts or in another tenant.
+ */
+const emailTaken = () =>
+  errors.conflict(
+    'EMAIL_TAKEN',
+    'This e-mail address cannot be used for a new user; if the person has a user already, find it in the user list',
+    [{ path: '/email' }],
+  );
 
 export const MIN_PASSWORD_LENGTH = 12;
 
@@ -91,11 +104,7 @@ export class UserService {
 
   async create(input: NewUser): Promise<User> {
     const email = normaliseEmail(input.email);
-    if (await this.em().count(User, { email })) {
-      throw errors.conflict('EMAIL_TAKEN', `A user with e-mail ${email} already exists`, [
-        { path: '/email' },
-      ]);
-    }
+    if (await this.em().count(User, { email })) throw emailTaken();
     const user = new User();
     user.account = this.em().getReference(Account, input.accountId);
     user.email = email;
@@ -221,6 +230,7 @@ export class UserService {
         user.id,
         role!.id,
       ]);
+    await this.roleEvent(principal, user, 'user.role.add', role!);
     return this.reloaded(principal, id);
   }
 
@@ -228,10 +238,11 @@ export class UserService {
   async removeRole(principal: Principal, id: string, roleId: string): Promise<UserView> {
     const user = await this.reachable(principal, id);
     assertOutranks(principal, holdings(user));
-    await this.deps.roles.get(principal, roleId);
+    const role = await this.deps.roles.get(principal, roleId);
     await this.em()
       .getConnection()
       .execute('DELETE FROM user_roles WHERE user_id = ? AND role_id = ?', [user.id, roleId]);
+    await this.roleEvent(principal, user, 'user.role.remove', role);
     return this.reloaded(principal, id);
   }
 
@@ -252,6 +263,16 @@ export class UserService {
     const user = await this.em().findOne(User, { id }, { populate: POPULATE, strategy: 'select-in' });
     if (!user || !canReach(principal, user.account)) throw errors.notFound('User', id);
     return user;
+  }
+
+  private roleEvent(principal: Principal, user: User, action: string, role: Role): Promise<unknown> {
+    return this.deps.audit.record({
+      accountId: user.account.id,
+      actor: actorOf(principal),
+      action,
+      target: { type: 'user', id: user.id },
+      details: { roleId: role.id, role: role.name, permissions: role.permissions },
+    });
   }
 
   /** Re-reads after a write done in SQL, which the identity map does not see. */

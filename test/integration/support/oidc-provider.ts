@@ -8,6 +8,8 @@ export interface ProviderUser {
   email?: string;
   email_verified?: boolean;
   name?: string;
+  /** Authentication methods (RFC 8176) the provider reports for this person's logins, e.g. `['mfa']`. */
+  amr?: string[];
 }
 
 export interface TestOidcProvider {
@@ -49,7 +51,8 @@ export async function startOidcProvider(redirectUri: string): Promise<TestOidcPr
       const user = users.get(sub);
       return user ? { accountId: sub, claims: () => ({ sub, ...user }) } : undefined;
     },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    // `amr` with the openid scope: the provider reports it in userinfo, as some providers do.
+    claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'] },
     features: { devInteractions: { enabled: true } },
     // Stellwerk must send PKCE even though it is a confidential client.
     pkce: { required: () => true },

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionCookiePolicy } from '../session-cookie.js';
+import { SECOND_FACTOR_TTL_SECONDS } from './federated-completion.service.js';
 import { LOGIN_STATE_TTL_SECONDS } from './login-state.service.js';
 
 /**
@@ -26,4 +27,27 @@ export function setBindingCookie(reply: FastifyReply, policy: SessionCookiePolic
 
 export function clearBindingCookie(reply: FastifyReply, policy: SessionCookiePolicy): void {
   reply.clearCookie(bindingCookieName(policy), options(policy));
+}
+
+/**
+ * The cookie holding a federated login that waits for the user's Stellwerk code: HttpOnly, so
+ * only this browser can finish it, and SameSite=Lax like the binding cookie.
+ */
+const secondFactorCookieName = (policy: SessionCookiePolicy): string =>
+  policy.secure ? '__Host-stellwerk_oauth_2fa' : 'stellwerk_oauth_2fa';
+
+export const presentedSecondFactor = (
+  request: FastifyRequest,
+  policy: SessionCookiePolicy,
+): string | undefined => request.cookies?.[secondFactorCookieName(policy)] || undefined;
+
+export function setSecondFactorCookie(reply: FastifyReply, policy: SessionCookiePolicy, token: string): void {
+  reply.setCookie(secondFactorCookieName(policy), token, {
+    ...options(policy),
+    maxAge: SECOND_FACTOR_TTL_SECONDS,
+  });
+}
+
+export function clearSecondFactorCookie(reply: FastifyReply, policy: SessionCookiePolicy): void {
+  reply.clearCookie(secondFactorCookieName(policy), options(policy));
 }

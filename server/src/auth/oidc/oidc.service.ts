@@ -1,5 +1,4 @@
 import * as client from 'openid-client';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account, StoredOAuthConfig } from '../../accounts/account.entity.js';
 import type { AccountService } from '../../accounts/account.service.js';
 import type { Config } from '../../config.js';
@@ -8,11 +7,11 @@ import type { DialOut } from '../../outgoing/dial/dial-out.js';
 import { TARGET_REFUSED } from '../../outgoing/target-guard.js';
 import { randomToken, safeEqual, sha256 } from '../../platform/crypto/tokens.js';
 import { AppError, errors } from '../../platform/errors.js';
-import type { User } from '../../users/user.entity.js';
-import type { IssuedSession, SessionService } from '../session.service.js';
+import type { CompletedLogin, FederatedCompletion } from './federated-completion.service.js';
 import type { FederatedUserService, ProviderIdentity } from './federated-user.service.js';
 import type { LoginStateService } from './login-state.service.js';
 import { providerClient, type ProviderClient } from './oidc.client.js';
+import { claimsMultiFactor } from './provider-mfa.js';
 import { safeReturnTo } from './return-to.js';
 
 export interface StartInput {
@@ -30,10 +29,8 @@ export interface CallbackInput {
   client: { ip?: string; userAgent?: string };
 }
 
-export interface FederatedLogin extends IssuedSession {
-  user: User;
-  returnTo: string;
-}
+/** Signed in, or waiting for the user's Stellwerk code (the token goes into an HttpOnly cookie). */
+export type CallbackResult = { signedIn: CompletedLogin } | { secondFactorToken: string };
 
 const MAX_CLAIM_LENGTH = 500;
 
@@ -46,13 +43,11 @@ const stateInvalid = (message: string) => new AppError('OAUTH_STATE_INVALID', 40
  */
 export class OidcService {
   constructor(
-    private readonly em: () => EntityManager,
-    private readonly clock: () => Date,
     private readonly config: Config,
     private readonly accounts: AccountService,
-    private readonly sessions: SessionService,
     private readonly states: LoginStateService,
     private readonly federatedUsers: FederatedUserService,
+    private readonly completion: FederatedCompletion,
     private readonly dial: DialOut,
   ) {}
 
@@ -79,9 +74,10 @@ export class OidcService {
 
   /**
    * Checks the state (single use, 10 minutes, same browser), redeems the code, reads the
-   * userinfo, finds or creates the user and issues a console session.
+   * userinfo, finds or creates the user and issues a console session, unless the user owes
+   * Stellwerk's second factor (docs/adr/0031): then the login waits for the code.
    */
-  async callback(input: CallbackInput): Promise<FederatedLogin> {
+  async callback(input: CallbackInput): Promise<CallbackResult> {
     const { query } = input;
     if (query.error) {
       // The login is over either way; its state must not stay usable.
@@ -115,13 +111,22 @@ export class OidcService {
       return this.identity(provider, oauth, tokens);
     });
 
-    const user = await this.federatedUsers.resolve(account, identity, oauth.default_role);
+    const { user, pendingLink } = await this.federatedUsers.resolve(account, oauth, identity);
     if (!user.active) throw errors.forbidden('USER_DEACTIVATED', 'This user is deactivated');
-    if (input.previousSessionToken) await this.sessions.revokeToken(input.previousSessionToken);
-    const issued = await this.sessions.issue(user, 'cookie', this.config.sessionTtlSeconds, input.client);
-    user.lastLoginAt = this.clock();
-    await this.em().flush();
-    return { ...issued, user, returnTo: pending.returnTo };
+    // The provider controls its claims: its MFA counts only where the account's admin trusts it.
+    const providerMfa = oauth.trust_provider_mfa === true && identity.multiFactor;
+    if (!providerMfa && user.totpEnabled) {
+      return {
+        secondFactorToken: await this.completion.awaitSecondFactor(user, pendingLink, pending.returnTo),
+      };
+    }
+    if (!providerMfa && account.mandatoryTwoFactor && user.passwordHash) {
+      throw errors.forbidden(
+        'FEDERATED_TWO_FACTOR_SETUP_REQUIRED',
+        'This account requires two-factor authentication: log in once with e-mail and password to set it up',
+      );
+    }
+    return { signedIn: await this.completion.finish(user, pendingLink, pending.returnTo, input) };
   }
 
   /** Subject, e-mail and name from the userinfo endpoint (the ID token's `sub` must match it). */
@@ -145,6 +150,7 @@ export class OidcService {
       if (!response.ok) throw new ProviderResponseError(`userinfo answered HTTP ${response.status}`);
       info = (await response.json()) as Record<string, unknown>;
     }
+    const amr = (provider.validatesIdToken ? tokens.claims()?.amr : undefined) ?? info.amr;
     const subject = claimText(info.sub) ?? claimText(info.id);
     if (!subject || subject.length > MAX_CLAIM_LENGTH) {
       throw new ProviderResponseError('userinfo carries no usable subject (sub)');
@@ -158,12 +164,20 @@ export class OidcService {
       // Some providers send the flag as the string "true".
       emailVerified: info.email_verified === true || info.email_verified === 'true',
       name: typeof info.name === 'string' ? info.name : undefined,
+      multiFactor: claimsMultiFactor(amr),
     };
   }
 
   private async oauthAccount(accountId: string): Promise<{ account: Account; oauth: StoredOAuthConfig }> {
     const account = await this.accounts.findById(accountId);
     if (!account?.oauthConfig) throw errors.notFound('OAuth configuration of account', accountId);
+    // Without a recorded author nobody knows what the configuration may grant (docs/adr/0030).
+    if (!account.oauthConfig.author) {
+      throw errors.unprocessable(
+        'OAUTH_CONFIG_UNCONFIRMED',
+        "The account's OAuth configuration must be saved again by a holder of identityProvider.manage before it can be used",
+      );
+    }
     return { account, oauth: account.oauthConfig };
   }
 
