@@ -33,6 +33,8 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
+          // A page's first render waits for its API reads; a busy machine needs more than 1 s.
+          expect: { poll: { timeout: 5_000 } },
           globalSetup: ['test/integration/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,

@@ -73,7 +73,10 @@ describe('device health in the console (Chromium)', () => {
 
     await page.goto(`${h.server.baseUrl}/#/devices/${ids.device}`);
     const panel = page.getByTestId('device-health');
-    await expect.poll(() => panel.getByTestId('health-state').textContent()).toBe('Healthy');
+    // The page reads the device and its health first: on a busy machine that takes over a second.
+    await expect
+      .poll(() => panel.getByTestId('health-state').textContent(), { timeout: 10_000 })
+      .toBe('Healthy');
     expect(await panel.getByTestId('health-mode').textContent()).toBe('Driver default');
     expect(await panel.getByTestId('health-mode-text').textContent()).toContain('Boiler thermometer');
     expect(await panel.getByTestId('health-rule-list').textContent()).toContain('temperature > 80');
