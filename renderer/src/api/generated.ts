@@ -2649,7 +2649,7 @@ export interface ApiOperations {
   /** Query time series with ?query= (same as the POST) */
   'GET /xapi/v1/timeseries/query': {
     path: never;
-    query: { query: string; accountId?: string; includeSubAccounts?: boolean };
+    query: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
     body: never;
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
@@ -2661,7 +2661,7 @@ export interface ApiOperations {
   'POST /xapi/v1/timeseries/query': {
     path: never;
     query: never;
-    body: { query: string; accountId?: string; includeSubAccounts?: boolean };
+    body: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
       rows: unknown[][];
