@@ -8,6 +8,7 @@ import { DeviceDriver } from '../drivers/device-driver.entity.js';
 import type { JobHandler, JobRunContext } from '../jobs/job.types.js';
 import { PermissionScope } from '../permission-scopes/permission-scope.entity.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { errors } from '../platform/errors.js';
 import { DeviceTemplate } from '../templates/device-template.entity.js';
 import { applyTemplate } from '../templates/template-sync.js';
@@ -44,6 +45,27 @@ export const IMPORT_COLUMNS = [
   'devEui',
   'endDeviceId',
 ] as const;
+
+/**
+ * Longest text per column, as the create/update API allows (virtual-device.schemas.ts) and never more
+ * than the database column holds: a longer cell is a row error naming the column, not a failed INSERT.
+ */
+export const IMPORT_TEXT_LIMITS: Partial<Record<(typeof IMPORT_COLUMNS)[number], number>> = {
+  device_id: 200,
+  title: 200,
+  description: 5000,
+  externalId: 200,
+  referenceId: 200,
+  targetReferenceId: 200,
+  devEui: 32,
+  endDeviceId: 100,
+};
+/** Tags and groups: each label and how many, as the API allows. */
+const MAX_LABEL = 100;
+const MAX_LABELS = 200;
+/** `kv.<key>` columns: key and value lengths, as the API allows. */
+const MAX_KV_KEY = 100;
+const MAX_KV_VALUE = 2000;
 
 interface ParsedRow {
   line: number;
@@ -89,7 +111,7 @@ class RowError extends Error {
 const notAssigned = (what: string, id: string) =>
   new RowError(
     'CONFIG_NOT_ASSIGNED',
-    `ConfigNotAssignedError: ${what} ${id} is not assigned to this account`,
+    `ConfigNotAssignedError: ${what} ${id.slice(0, 100)} is not assigned to this account`,
   );
 
 /**
@@ -196,7 +218,36 @@ async function loadReferences(
   };
 }
 
+const tooLong = (column: string, limit: number, length: number) =>
+  new RowError('VALIDATION_ERROR', `${column} is longer than ${limit} characters (${length})`);
+
+/** Length checks of one row, before anything reaches the database. */
+function checkLengths(record: Record<string, string>): void {
+  for (const [column, value] of Object.entries(record)) {
+    // PostgreSQL cannot store NUL in text or JSON.
+    if (value.includes('\0')) throw new RowError('VALIDATION_ERROR', `${column} holds a NUL character`);
+  }
+  for (const [column, limit] of Object.entries(IMPORT_TEXT_LIMITS)) {
+    const value = record[column];
+    if (value && value.length > limit) throw tooLong(column, limit, value.length);
+  }
+  for (const column of ['tags', 'groups']) {
+    const labels = list(record[column]);
+    const long = labels.find((label) => label.length > MAX_LABEL);
+    if (long) throw tooLong(`a label in ${column}`, MAX_LABEL, long.length);
+    if (labels.length > MAX_LABELS)
+      throw new RowError('VALIDATION_ERROR', `${column} holds more than ${MAX_LABELS} labels`);
+  }
+  for (const [column, value] of Object.entries(record)) {
+    if (!column.startsWith('kv.')) continue;
+    if (column.length - 3 > MAX_KV_KEY)
+      throw tooLong('a kv.<key> column name', MAX_KV_KEY, column.length - 3);
+    if (value.length > MAX_KV_VALUE) throw tooLong(column, MAX_KV_VALUE, value.length);
+  }
+}
+
 function buildDevice(record: Record<string, string>, account: Account, refs: References): VirtualDevice {
+  checkLengths(record);
   const device = new VirtualDevice();
   device.account = account;
   device.deviceId = record.device_id ?? '';
@@ -215,13 +266,14 @@ function buildDevice(record: Record<string, string>, account: Account, refs: Ref
   device.devEui = record.devEui || null;
   device.endDeviceId = record.endDeviceId || null;
   if (record.operationalStatus) {
-    if (!/^-?\d+$/.test(record.operationalStatus)) {
+    const status = Number(record.operationalStatus);
+    if (!/^-?\d+$/.test(record.operationalStatus) || status < -(2 ** 31) || status >= 2 ** 31) {
       throw new RowError(
         'VALIDATION_ERROR',
-        `operationalStatus must be an integer, got "${record.operationalStatus}"`,
+        `operationalStatus must be an integer (32 bits), got "${record.operationalStatus.slice(0, 50)}"`,
       );
     }
-    device.operationalStatus = Number(record.operationalStatus);
+    device.operationalStatus = status;
   }
   if (record.activationMethod) {
     const method = record.activationMethod.toUpperCase();
@@ -330,10 +382,11 @@ async function insertBatch(ctx: JobRunContext, devices: Array<{ line: number; de
         ctx.error({
           row: line,
           code,
+          // The driver's own text is the INSERT with every value of the row: never shown.
           message:
             code === 'DEVICE_ID_TAKEN'
               ? `device_id "${device.deviceId}" is already used`
-              : (error as Error).message,
+              : safeErrorMessage(error),
         });
         ctx.advance(0, 1);
       }

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { StateUpdate } from '../ingest/parse-packet.stage.js';
 import type { AlarmEntry, AlarmEntryEvents, OutgoingDispatch } from '../integration/ports.js';
 import { newId } from '../platform/crypto/ids.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import { executeSteps, type LoadedFlow, type LoadedStep } from './flow-execution.js';
@@ -282,7 +283,7 @@ export class FlowRunner implements Lifecycle {
           deliveries.push({
             connectorId: target.connectorId,
             queued: false,
-            reason: (error as Error).message,
+            reason: safeErrorMessage(error),
           });
         }
       }

@@ -1,6 +1,7 @@
 import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { Job } from './job.entity.js';
 import { MAX_JOB_ERRORS, type JobHandler, type JobItemError, type JobRunContext } from './job.types.js';
 
@@ -166,7 +167,8 @@ export class JobRunner implements Lifecycle {
         result = (await handler.run(ctx)) ?? {};
       } catch (error) {
         status = 'failed';
-        state.error({ code: 'JOB_FAILED', message: error instanceof Error ? error.message : String(error) });
+        // The job's errors are shown to its account: a database error's own text carries SQL.
+        state.error({ code: 'JOB_FAILED', message: safeErrorMessage(error) });
         this.options.log.warn({ err: error, job: id, type: job.type }, 'job failed');
       }
       await this.writeFinal(id, status, state, result);

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AlarmLogService } from '../alarms/alarm-log.service.js';
 import type { OutgoingDispatch } from '../integration/ports.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { aggregateOf, differenceOf, pushRecent } from '../states/engine/aggregate.js';
 import type { StateEngine } from '../states/engine/state-engine.js';
 import type { AggregateSource } from '../states/state-source.js';
@@ -99,7 +100,8 @@ export class RuleRunner {
         if (!plugin) throw new Error(`unknown command type ${command.type}`);
         result.commands.push({ type: command.type, ok: true, result: await plugin.run(command, run) });
       } catch (error) {
-        const message = (error as Error).message ?? String(error);
+        // Shown in the rule's last run: a database error is described without its statement.
+        const message = safeErrorMessage(error);
         result.commands.push({ type: command.type, ok: false, error: message.slice(0, 500) });
         this.deps.log.warn({ ruleId: rule.id, command: command.type, err: error }, 'rule command failed');
       }
