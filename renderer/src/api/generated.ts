@@ -3114,7 +3114,7 @@ export interface ApiOperations {
     };
     reply: { updated: number };
   };
-  /** Import devices from CSV (text/csv body or JSON {csv}) as a background job */
+  /** Import devices from CSV (text/csv body up to 32 MiB, or JSON {csv}) as a background job */
   'POST /xapi/v1/virtual-devices/import': {
     path: never;
     query: { accountId?: string };

@@ -40,6 +40,11 @@ const FINISH_SQL = `
 /** Finished and failed jobs are kept three months (spec, Limits). */
 const HOUSEKEEPING_SQL = `DELETE FROM jobs WHERE status IN ('finished', 'failed') AND created_at < now() - interval '3 months'`;
 
+// An ended job's attachment is of no use; deleted at its end, here for jobs ended by recovery.
+const ATTACHMENTS_HOUSEKEEPING_SQL = `DELETE FROM job_attachments a USING jobs j WHERE a.job_id = j.id AND j.status IN ('finished', 'failed')`;
+const ATTACHMENT_PIECE_SQL = 'SELECT content FROM job_attachments WHERE job_id = ? AND seq = ?';
+const ATTACHMENT_DELETE_SQL = 'DELETE FROM job_attachments WHERE job_id = ?';
+
 export interface JobRunnerOptions {
   orm: MikroORM;
   log: FastifyBaseLogger;
@@ -134,6 +139,7 @@ export class JobRunner implements Lifecycle {
   }
 
   async housekeeping(): Promise<number> {
+    await this.sql(ATTACHMENTS_HOUSEKEEPING_SQL, [], 'run');
     const result = await this.options.orm.em.getConnection().execute(HOUSEKEEPING_SQL, [], 'run');
     return (result as { affectedRows?: number }).affectedRows ?? 0;
   }
@@ -172,10 +178,14 @@ export class JobRunner implements Lifecycle {
         this.options.log.warn({ err: error, job: id, type: job.type }, 'job failed');
       }
       await this.writeFinal(id, status, state, result);
+      await this.sql(ATTACHMENT_DELETE_SQL, [id], 'run').catch((error: unknown) =>
+        this.options.log.warn({ err: error, job: id }, 'could not delete the attachment of a job'),
+      );
     });
   }
 
   private context(job: Job, em: JobRunContext['em'], state: JobState): JobRunContext {
+    const sql = this.sql.bind(this);
     let lastWrite = 0;
     const flush = async () => {
       lastWrite = Date.now();
@@ -194,6 +204,13 @@ export class JobRunner implements Lifecycle {
       },
       error: (error) => state.error(error),
       flush,
+      attachment: async function* (this: void) {
+        for (let seq = 0; ; seq++) {
+          const [piece] = await sql<Array<{ content: string }>>(ATTACHMENT_PIECE_SQL, [job.id, seq]);
+          if (!piece) return;
+          yield piece.content;
+        }
+      },
     };
   }
 
