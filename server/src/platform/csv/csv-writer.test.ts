@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvField, toCsv } from './csv-writer.js';
+import { csvField, csvStream, toCsv } from './csv-writer.js';
 
 describe('CSV writer', () => {
   it('writes RFC 4180 CSV', () => {
@@ -43,5 +43,23 @@ describe('CSV writer', () => {
     expect(csvField('=1+1', raw)).toBe('=1+1');
     expect(csvField('=SUM(1,2)', raw)).toBe('"=SUM(1,2)"');
     expect(toCsv(['=h'], [['-x', -1]], raw)).toBe('=h\r\n-x,-1\r\n');
+  });
+
+  it('streams the same CSV in pieces of 1000 rows, giving the event loop a turn between them', async () => {
+    const rows = Array.from({ length: 2500 }, (_v, i) => [i, `=text ${i}`, -i]);
+    const pieces: string[] = [];
+    // Counts turns of the event loop (a self-renewing setImmediate runs once per turn).
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for await (const piece of csvStream(['n', 'text', 'neg'], rows)) pieces.push(String(piece));
+    ticking = false;
+    expect(pieces.join('')).toBe(toCsv(['n', 'text', 'neg'], rows));
+    expect(pieces).toHaveLength(4);
+    expect(turns).toBeGreaterThanOrEqual(2);
   });
 });

@@ -1,9 +1,10 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { App, AppContext } from '../../context.js';
 import type { Services } from '../../services.js';
 import type { Principal } from '../../auth/principal.js';
 import { errorResponses, Uuid } from '../../platform/http/schemas.js';
-import { toCsv } from '../../platform/csv/csv-writer.js';
+import { csvStream } from '../../platform/csv/csv-writer.js';
 import type { TimeSeriesQueryResult } from './query.service.js';
 
 const tags = ['timeseries'];
@@ -71,11 +72,18 @@ export async function timeseriesQueryRoutes(
 
   const wantsCsv = (request: { headers: { accept?: string | undefined } }) =>
     (request.headers.accept ?? '').toLowerCase().includes('text/csv');
-  const csv = (result: TimeSeriesQueryResult, input: { escapeFormulas?: boolean | undefined }) =>
-    toCsv(
-      result.columns.map((c) => c.name),
-      result.rows,
-      { escapeFormulas: input.escapeFormulas ?? true },
+  // Streamed in pieces (csvStream): a 100,000-row answer is not written in one go on the main thread.
+  const sendCsv = (
+    reply: FastifyReply,
+    result: TimeSeriesQueryResult,
+    input: { escapeFormulas?: boolean | undefined },
+  ) =>
+    reply.type(CSV_TYPE).send(
+      csvStream(
+        result.columns.map((c) => c.name),
+        result.rows,
+        { escapeFormulas: input.escapeFormulas ?? true },
+      ),
     );
 
   app.post(
@@ -98,7 +106,7 @@ export async function timeseriesQueryRoutes(
     },
     async (request, reply) => {
       const result = await timeseriesQuery.run(principal(request), request.body);
-      return wantsCsv(request) ? reply.type(CSV_TYPE).send(csv(result, request.body)) : result;
+      return wantsCsv(request) ? sendCsv(reply, result, request.body) : result;
     },
   );
 
@@ -122,7 +130,7 @@ export async function timeseriesQueryRoutes(
     },
     async (request, reply) => {
       const result = await timeseriesQuery.run(principal(request), request.query);
-      return wantsCsv(request) ? reply.type(CSV_TYPE).send(csv(result, request.query)) : result;
+      return wantsCsv(request) ? sendCsv(reply, result, request.query) : result;
     },
   );
 }
