@@ -121,7 +121,8 @@ export const ENV_VARIABLES = [
   variable({
     name: 'STELLWERK_BODY_LIMIT_BYTES',
     key: 'bodyLimitBytes',
-    description: 'Largest accepted request body; larger bodies get 413.',
+    description:
+      'Largest accepted request body; larger bodies get 413. A `text/csv` device import is streamed and may be up to 32 MiB.',
     defaultText: '`1048576`',
     default: constant(1_048_576),
     parse: integer(1024, 1_073_741_824),

@@ -16,6 +16,7 @@ import { ConnectorLogSchema, ConnectorSchema } from './connectors/connector.enti
 import { DeviceStateSchema, VirtualDeviceSchema } from './devices/virtual-device.entity.js';
 import { DeviceDriverSchema } from './drivers/device-driver.entity.js';
 import { PacketSchema } from './ingest/packet.entity.js';
+import { JobAttachmentSchema } from './jobs/job-attachment.entity.js';
 import { JobSchema } from './jobs/job.entity.js';
 import { DeviceTemplateSchema } from './templates/device-template.entity.js';
 import { DashboardSchema } from './dashboards/dashboard.entity.js';
@@ -42,6 +43,7 @@ export const ENTITIES = [
   DeviceStateSchema,
   PacketSchema,
   JobSchema,
+  JobAttachmentSchema,
   DigitalTwinSchema,
   DataStateSchema,
   DashboardSchema,

@@ -17,6 +17,8 @@ describe('the web console at /', () => {
     await fs.mkdir(path.join(consoleDir, 'assets'));
     await fs.writeFile(path.join(consoleDir, 'index.html'), INDEX);
     await fs.writeFile(path.join(consoleDir, 'assets', 'index-abc123.js'), 'console.log(1);');
+    await fs.writeFile(path.join(consoleDir, '..', `${path.basename(consoleDir)}.secret`), 'not served');
+    await fs.symlink(`../../${path.basename(consoleDir)}.secret`, path.join(consoleDir, 'assets', 'leak.js'));
     [built, missing] = await Promise.all([
       createTestApp({ env: { STELLWERK_CONSOLE_DIR: consoleDir, STELLWERK_API_TIMEOUT_MS: '12000' } }),
       createTestApp({ env: { STELLWERK_CONSOLE_DIR: path.join(consoleDir, 'nothing-here') } }),
@@ -25,6 +27,7 @@ describe('the web console at /', () => {
   afterAll(async () => {
     await Promise.all([built?.close(), missing?.close()]);
     await fs.rm(consoleDir, { recursive: true, force: true });
+    await fs.rm(`${consoleDir}.secret`, { force: true });
   });
 
   it('serves the page at / and at every console path, never cached, with a strict CSP', async () => {
@@ -48,6 +51,17 @@ describe('the web console at /', () => {
     const outside = await built.app.inject({ url: '/..%2f..%2fetc%2fpasswd.txt' });
     expect(outside.statusCode).toBeGreaterThanOrEqual(400);
     expect(outside.statusCode).toBeLessThan(500);
+  });
+
+  it('serves only regular files inside its folder: a symlink out of it is a 404', async () => {
+    const leak = await built.app.inject({ url: '/assets/leak.js' });
+    expect(leak.statusCode).toBe(404);
+    expect(leak.body).not.toContain('not served');
+    const asset = await built.app.inject({ url: '/assets/index-abc123.js' });
+    // nosniff is set: a module script needs a JavaScript type.
+    expect(asset.headers['content-type']).toMatch(/^(text|application)\/javascript/);
+    expect(asset.headers['x-content-type-options']).toBe('nosniff');
+    expect(asset.body).toBe('console.log(1);');
   });
 
   it('leaves the APIs alone: unknown API paths are 404 with the error body, /health answers', async () => {

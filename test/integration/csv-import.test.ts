@@ -102,6 +102,35 @@ describe('CSV import of virtual devices', () => {
     ]);
   }, 60_000);
 
+  it('reports over-long cells as row errors naming the column and its limit, never the SQL', async () => {
+    const lines = [
+      'device_id,title,endDeviceId,tags,operationalStatus,kv.note',
+      `long-1,${'t'.repeat(201)},,,,`,
+      `long-2,Long end device id,${'e'.repeat(101)},,,`,
+      `long-3,Long tag,,a;${'g'.repeat(101)},,`,
+      `long-4,Long value,,,,${'n'.repeat(2001)}`,
+      `long-5,Huge status,,,99999999999,`,
+      `${'d'.repeat(201)},Long device id,,,,`,
+      'long-7,Fine,,,,',
+    ];
+    const job = expectStatus<JobBody>(
+      await call('POST', '/xapi/v1/virtual-devices/import', { csv: lines.join('\n') }),
+      202,
+    );
+    await t.services.jobs.runner.runOnce();
+    const done = expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${job.id}`), 200);
+    expect(done).toMatchObject({ status: 'finished', succeeded: 1, failed: 6 });
+    expect(done.errors.map((e) => [e.row, e.code, e.message])).toEqual([
+      [2, 'VALIDATION_ERROR', 'title is longer than 200 characters (201)'],
+      [3, 'VALIDATION_ERROR', 'endDeviceId is longer than 100 characters (101)'],
+      [4, 'VALIDATION_ERROR', 'a label in tags is longer than 100 characters (101)'],
+      [5, 'VALIDATION_ERROR', 'kv.note is longer than 2000 characters (2001)'],
+      [6, 'VALIDATION_ERROR', 'operationalStatus must be an integer (32 bits), got "99999999999"'],
+      [7, 'VALIDATION_ERROR', 'device_id is longer than 200 characters (201)'],
+    ]);
+    expect(JSON.stringify(done)).not.toMatch(/insert into|values \(|virtual_devices/i);
+  });
+
   it('accepts a JSON {csv} body, refuses an unreadable file at once, and never leaves a job running', async () => {
     const unknown = await call('POST', '/xapi/v1/virtual-devices/import', { csv: 'device_id,colour\nx,red' });
     expect(unknown.statusCode).toBe(400);

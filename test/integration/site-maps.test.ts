@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +33,15 @@ beforeAll(async () => {
   await fs.writeFile(path.join(dataDir, 'maps', 'site.pmtiles'), archive);
   await fs.writeFile(path.join(dataDir, 'maps', 'styles', 'site.json'), JSON.stringify(STYLE));
   await fs.writeFile(path.join(dataDir, 'secret.key'), 'not for the browser');
+  const maps = path.join(dataDir, 'maps');
+  await fs.symlink('../secret.key', path.join(maps, 'relative.pmtiles'));
+  await fs.symlink(path.join(dataDir, 'secret.key'), path.join(maps, 'absolute.json'));
+  await fs.symlink(dataDir, path.join(maps, 'data'));
+  await fs.symlink('..', path.join(maps, 'styles', 'up'));
+  await fs.symlink('/dev/zero', path.join(maps, 'zero.pbf'));
+  await fs.symlink('site.pmtiles', path.join(maps, 'alias.pmtiles'));
+  const fifo = spawnSync('mkfifo', [path.join(maps, 'pipe.json')]);
+  if (fifo.status !== 0) throw new Error(`mkfifo failed: ${fifo.stderr.toString()}`);
   t = await createTestApp({
     env: {
       STELLWERK_DATA_DIR: dataDir,
@@ -120,6 +130,48 @@ describe('site map files at /maps/', () => {
       expect(response.body, url).not.toContain('not for the browser');
       expect(response.json<{ error: { code: string } }>().error.code, url).toEqual(expect.any(String));
     }
+  });
+
+  it('refuses symlinks leading out of the folder, directories, devices and FIFOs', async () => {
+    for (const url of [
+      '/maps/relative.pmtiles',
+      '/maps/absolute.json',
+      '/maps/data/secret.key',
+      '/maps/styles/up/../secret.key',
+      '/maps/styles/up/up/secret.key',
+      '/maps/zero.pbf',
+      '/maps/pipe.json',
+      '/maps/styles',
+      '/maps/data',
+    ]) {
+      const response = await get(url);
+      expect(response.statusCode, url).toBe(404);
+      expect(response.body, url).not.toContain('not for the browser');
+      expect(response.json<{ error: { code: string } }>().error.code, url).toBe('NOT_FOUND');
+      const ranged = await get(url, { range: 'bytes=0-5' });
+      expect(ranged.statusCode, url).toBe(404);
+    }
+  }, 10_000);
+
+  it('serves a symlink to another file of the folder, and revalidates with 304', async () => {
+    const alias = await get('/maps/alias.pmtiles');
+    expect(alias.statusCode).toBe(200);
+    expect(alias.rawPayload.equals(archive)).toBe(true);
+    expect(alias.headers['cache-control']).toBe('no-cache');
+    const again = await get('/maps/alias.pmtiles', { 'if-none-match': String(alias.headers.etag) });
+    expect(again.statusCode).toBe(304);
+    expect(again.rawPayload.length).toBe(0);
+    const head = await t.app.inject({
+      method: 'HEAD',
+      url: '/maps/site.pmtiles',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-length']).toBe(String(archive.length));
+    expect(head.rawPayload.length).toBe(0);
+    const suffix = await get('/maps/site.pmtiles', { range: 'bytes=-10' });
+    expect(suffix.statusCode).toBe(206);
+    expect(suffix.rawPayload.equals(archive.subarray(archive.length - 10))).toBe(true);
   });
 
   it('needs a signed-in caller', async () => {

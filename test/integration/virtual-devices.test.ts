@@ -68,6 +68,18 @@ describe('virtual devices', () => {
     }
   });
 
+  it('refuses an endDeviceId longer than its column by validation, naming the field', async () => {
+    const r = await call('POST', '/xapi/v1/virtual-devices', {
+      device_id: 'long-end',
+      title: 'Long',
+      endDeviceId: 'e'.repeat(101),
+    });
+    expect(r.statusCode).toBe(400);
+    expect(r.json<{ error: { details: Array<{ path: string }> } }>().error.details).toContainEqual(
+      expect.objectContaining({ path: '/endDeviceId', params: { limit: 100 } }),
+    );
+  });
+
   it('refuses a duplicate device_id on one connector (409) but allows it on another', async () => {
     await create({ device_id: 'dup', title: 'A', connectorId });
     const r = await call('POST', '/xapi/v1/virtual-devices', { device_id: 'dup', title: 'B', connectorId });

@@ -20,6 +20,8 @@ export type CallArgs<K extends OperationKey> = Part<PathParams<K>, 'path'> &
   Part<Body<K>, 'body'> & {
     /** A bearer token instead of the cookie (the setup token of a mandatory 2FA enrolment). */
     bearer?: string;
+    /** Sends a text body as it is with this type (a CSV file as `text/csv`) instead of as JSON. */
+    contentType?: string;
   };
 
 type ArgsTuple<K extends OperationKey> =
@@ -39,19 +41,21 @@ export class ApiClient {
   constructor(private readonly baseUrl = '') {}
 
   async call<K extends OperationKey>(operation: K, ...[args]: ArgsTuple<K>): Promise<Reply<K>> {
-    const { path, query, body, bearer } = (args ?? {}) as {
+    const { path, query, body, bearer, contentType } = (args ?? {}) as {
       path?: Record<string, string | number>;
       query?: Record<string, unknown>;
       body?: unknown;
       bearer?: string;
+      contentType?: string;
     };
+    const raw = contentType !== undefined && typeof body === 'string';
     const [method, template] = operation.split(' ') as [string, string];
     const url = this.baseUrl + expandPath(template, path) + queryString(query);
     const headers: Record<string, string> = {
       accept: 'application/json',
       'x-requested-with': 'stellwerk-console',
     };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = raw ? contentType : 'application/json';
     if (bearer) headers.authorization = `Bearer ${bearer}`;
 
     const controller = new AbortController();
@@ -62,7 +66,7 @@ export class ApiClient {
         method,
         headers,
         credentials: 'same-origin',
-        body: body === undefined ? null : JSON.stringify(body),
+        body: body === undefined ? null : raw ? body : JSON.stringify(body),
         signal: controller.signal,
       });
     } catch (error) {

@@ -2711,7 +2711,7 @@ export interface ApiOperations {
   /** Query time series with ?query= (same as the POST) */
   'GET /xapi/v1/timeseries/query': {
     path: never;
-    query: { query: string; accountId?: string; includeSubAccounts?: boolean };
+    query: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
     body: never;
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
@@ -2723,7 +2723,7 @@ export interface ApiOperations {
   'POST /xapi/v1/timeseries/query': {
     path: never;
     query: never;
-    body: { query: string; accountId?: string; includeSubAccounts?: boolean };
+    body: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
       rows: unknown[][];
@@ -3176,7 +3176,7 @@ export interface ApiOperations {
     };
     reply: { updated: number };
   };
-  /** Import devices from CSV (text/csv body or JSON {csv}) as a background job */
+  /** Import devices from CSV (text/csv body up to 32 MiB, or JSON {csv}) as a background job */
   'POST /xapi/v1/virtual-devices/import': {
     path: never;
     query: { accountId?: string };

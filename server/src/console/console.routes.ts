@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import { AppError, errors } from '../platform/errors.js';
+import { openContainedFile } from '../platform/http/contained-file.js';
+import { sendContainedFile } from '../platform/http/file-reply.js';
 import { VERSION } from '../version.js';
 import { contentSecurityPolicy } from './content-security-policy.js';
 import { siteMapRoutes } from './site-maps.routes.js';
@@ -39,8 +40,6 @@ export const ConsoleConfig = Type.Object({
 export async function consoleRoutes(app: App, ctx: AppContext): Promise<void> {
   const root = ctx.config.consoleDir;
   const indexFile = path.join(root, 'index.html');
-  // serve: false: our own routes below decide what is a file, what is the page and what is a 404.
-  await app.register(fastifyStatic, { root, serve: false, suppressWarning: true });
   siteMapRoutes(app, ctx);
   const policy = contentSecurityPolicy(ctx.config.mapOrigins);
 
@@ -58,19 +57,19 @@ export async function consoleRoutes(app: App, ctx: AppContext): Promise<void> {
     async () => ({ apiTimeoutMs: ctx.config.apiTimeoutMs, version: VERSION }),
   );
 
-  const page = async (reply: FastifyReply) => {
+  const page = async (request: FastifyRequest, reply: FastifyReply) => {
     // Checked per request: building the console while the server runs needs no restart.
-    if (!fs.existsSync(indexFile)) {
+    const file = fs.existsSync(indexFile) ? await openContainedFile(root, 'index.html') : null;
+    if (!file) {
       return reply.status(200).type('text/plain; charset=utf-8').send(CONSOLE_NOT_BUILT_TEXT(root));
     }
     reply.header('content-security-policy', policy);
-    reply.header('x-content-type-options', 'nosniff');
     reply.header('cache-control', 'no-cache');
-    return reply.sendFile('index.html', { cacheControl: false });
+    return sendContainedFile(request, reply, file);
   };
 
-  app.get('/', { config: { auth: 'public' }, schema: { hide: true } }, async (_request, reply) =>
-    page(reply),
+  app.get('/', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) =>
+    page(request, reply),
   );
 
   app.get(
@@ -87,12 +86,14 @@ export async function consoleRoutes(app: App, ctx: AppContext): Promise<void> {
       }
       const lastSegment = urlPath.slice(urlPath.lastIndexOf('/') + 1);
       // A name with an extension is a file (a missing one is a 404); anything else is a console page.
-      if (!lastSegment.includes('.')) return page(reply);
+      if (!lastSegment.includes('.')) return page(request, reply);
+      // The router's decoded wildcard: only regular files really inside the console's folder are served.
+      const file = await openContainedFile(root, (request.params as { '*': string })['*']);
+      if (!file) throw errors.notFound(`File ${urlPath}`);
       // Vite puts content-hashed names under assets/: they never change, so browsers keep them.
       const immutable = urlPath.startsWith('/assets/');
       reply.header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
-      // The router's decoded wildcard; the file server refuses anything outside the console's folder.
-      return reply.sendFile((request.params as { '*': string })['*'], { cacheControl: false });
+      return sendContainedFile(request, reply, file);
     },
   );
 }

@@ -2,26 +2,18 @@ import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
 import { errors } from '../platform/errors.js';
+import { openContainedFile } from '../platform/http/contained-file.js';
+import { sendContainedFile } from '../platform/http/file-reply.js';
 
 /** The folder under STELLWERK_DATA_DIR whose files the console's map may use (`/maps/site.pmtiles`). */
 export const SITE_MAPS_FOLDER = 'maps';
 
 /**
- * Content types of the files a site's basemap is made of. A PMTiles archive has its IANA type;
- * anything not listed keeps what the file server guesses from the extension.
- */
-const CONTENT_TYPES: Record<string, string> = {
-  '.pmtiles': 'application/vnd.pmtiles',
-  '.json': 'application/json; charset=utf-8',
-  '.pbf': 'application/x-protobuf',
-  '.mvt': 'application/vnd.mapbox-vector-tile',
-};
-
-/**
  * Serves a site's own map files (a `.pmtiles` archive, a MapLibre style JSON, glyphs, sprites) from
  * `<STELLWERK_DATA_DIR>/maps/` at `/maps/…`, so the console's map needs no internet. PMTiles readers
- * fetch byte ranges, which the file server answers with 206. Needs `reply.sendFile`, so it is
- * registered by the console routes after @fastify/static.
+ * fetch byte ranges, answered with 206. The folder sits beside the server's secrets (secret.key), so
+ * only regular files whose real path stays inside it are served (platform/http/contained-file.ts):
+ * a symlink out of the folder, a directory, a device or a FIFO is a 404.
  */
 export function siteMapRoutes(app: App, ctx: AppContext): void {
   const root = path.join(ctx.config.dataDir, SITE_MAPS_FOLDER);
@@ -32,19 +24,14 @@ export function siteMapRoutes(app: App, ctx: AppContext): void {
       // Any signed-in caller: the console's map sends its cookie with same-origin fetches.
       config: { auth: 'principal' },
       schema: { hide: true },
-      onSend: async (request, reply, payload) => {
-        const type = CONTENT_TYPES[path.extname(request.url.split('?')[0] ?? '').toLowerCase()];
-        if (type && reply.statusCode < 300) reply.header('content-type', type);
-        return payload;
-      },
     },
     async (request: FastifyRequest, reply: FastifyReply) => {
-      const file = (request.params as { '*': string })['*'];
-      if (!file || file.endsWith('/')) throw errors.notFound(`Map file /maps/${file}`);
+      const name = (request.params as { '*': string })['*'];
+      const file = name ? await openContainedFile(root, name) : null;
+      if (!file) throw errors.notFound(`Map file /maps/${name}`);
       // Site maps change rarely but may be replaced in place: revalidate, a 304 costs little.
       reply.header('cache-control', 'no-cache');
-      // The file server refuses paths outside the folder ("..", encoded or not) and answers ranges.
-      return reply.sendFile(file, root, { cacheControl: false, dotfiles: 'deny' });
+      return sendContainedFile(request, reply, file);
     },
   );
 }

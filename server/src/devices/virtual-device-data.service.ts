@@ -6,7 +6,7 @@ import { errors } from '../platform/errors.js';
 import { PACKET_STATUS_SQL } from '../ingest/commit-batch.stage.js';
 import type { Job } from '../jobs/job.entity.js';
 import type { JobService } from '../jobs/job.service.js';
-import { DEVICE_IMPORT_JOB, parseImportCsv } from './device-import.js';
+import { DEVICE_IMPORT_JOB, readImportUpload, type ImportInput, type ImportSource } from './device-import.js';
 import type { DeviceCondition } from './virtual-device.filter.js';
 import type { VirtualDeviceInput, VirtualDeviceService } from './virtual-device.service.js';
 
@@ -42,20 +42,26 @@ export class VirtualDeviceDataService {
     private readonly packetHistoryLimit: number,
   ) {}
 
-  /** Checks the file (400 when unreadable) and queues the import job; rows are checked by the job. */
-  async startImport(principal: Principal, csv: string, accountId?: string): Promise<Job> {
+  /**
+   * Reads the file off the main thread (400 when unreadable, with unknown columns, too many or no
+   * rows) and queues the import job with the file's record batches as its attachment; rows are
+   * checked by the job.
+   */
+  async startImport(principal: Principal, source: ImportSource, accountId?: string): Promise<Job> {
     const account = await this.accounts.actingAccount(principal, accountId);
-    const rows = parseImportCsv(csv);
+    const upload = await readImportUpload(source);
+    const input: ImportInput = {
+      accountId: account.id,
+      columns: upload.columns,
+      principal: { accountId: principal.accountId, permissionScopeIds: principal.permissionScopeIds },
+    };
     return this.jobs.enqueue({
       account,
       type: DEVICE_IMPORT_JOB,
-      total: rows.length,
+      total: upload.rows,
       createdByUserId: principal.userId,
-      input: {
-        csv,
-        accountId: account.id,
-        principal: { accountId: principal.accountId, permissionScopeIds: principal.permissionScopeIds },
-      },
+      input: { ...input },
+      attachment: upload.batches,
     });
   }
 

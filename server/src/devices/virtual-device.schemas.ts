@@ -39,7 +39,8 @@ const fields = {
   ),
   skipFrameCounterCheck: Type.Optional(Type.Boolean()),
   devEui: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9A-Fa-f]{16}$' }), Type.Null()])),
-  endDeviceId: Type.Optional(NullableText),
+  // The column holds 100 characters (virtual-device.entity.ts).
+  endDeviceId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
   application_session_key: Type.Optional(
     Type.Union([Type.String({ maxLength: 200 }), Type.Null()], {
       description: 'Write-only. Omitted, null or empty: the stored key is kept.',

@@ -5,6 +5,7 @@ import { entryVisibleWithin } from '../alarms/alarm-visibility.js';
 import type { AlarmEntry, AlarmEntryEvents, OutgoingDispatch } from '../integration/ports.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { newId } from '../platform/crypto/ids.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import { executeSteps, type LoadedFlow, type LoadedStep } from './flow-execution.js';
@@ -291,7 +292,7 @@ export class FlowRunner implements Lifecycle {
           deliveries.push({
             connectorId: target.connectorId,
             queued: false,
-            reason: (error as Error).message,
+            reason: safeErrorMessage(error),
           });
         }
       }

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { canReach } from '../accounts/account.service.js';
 import { DeviceState, VirtualDevice } from '../devices/virtual-device.entity.js';
 import { MAX_ARRAY_ITEMS, PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { AppError, errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 
@@ -80,7 +81,7 @@ export class HubDeviceService {
     } catch (error) {
       this.recordPackets(connectorId, 'failed');
       const code = error instanceof PacketRefusedError ? error.code : 'INGEST_FAILED';
-      throw new AppError(code, 503, `The packet was not stored: ${(error as Error).message}; retry`, [], {
+      throw new AppError(code, 503, `The packet was not stored: ${safeErrorMessage(error)}; retry`, [], {
         'retry-after': '1',
       });
     }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import { commitBatch, CURSOR_KEY, type BatchCommitHook } from './commit-batch.stage.js';
@@ -358,5 +359,5 @@ function isTransient(error: unknown): boolean {
   return !(typeof code === 'string' && code.length === 5 && DATA_ERROR.test(code));
 }
 
-const describeError = (error: unknown): string =>
-  (error instanceof Error ? error.message : String(error)).replaceAll('\0', '').slice(0, 1000);
+// Shown in the device's packet history: a database error is described without its statement.
+const describeError = (error: unknown): string => safeErrorMessage(error).replaceAll('\0', '').slice(0, 1000);

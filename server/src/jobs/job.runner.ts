@@ -1,6 +1,7 @@
 import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { Job } from './job.entity.js';
 import { MAX_JOB_ERRORS, type JobHandler, type JobItemError, type JobRunContext } from './job.types.js';
 
@@ -38,6 +39,11 @@ const FINISH_SQL = `
 
 /** Finished and failed jobs are kept three months (spec, Limits). */
 const HOUSEKEEPING_SQL = `DELETE FROM jobs WHERE status IN ('finished', 'failed') AND created_at < now() - interval '3 months'`;
+
+// An ended job's attachment is of no use; deleted at its end, here for jobs ended by recovery.
+const ATTACHMENTS_HOUSEKEEPING_SQL = `DELETE FROM job_attachments a USING jobs j WHERE a.job_id = j.id AND j.status IN ('finished', 'failed')`;
+const ATTACHMENT_PIECE_SQL = 'SELECT content FROM job_attachments WHERE job_id = ? AND seq = ?';
+const ATTACHMENT_DELETE_SQL = 'DELETE FROM job_attachments WHERE job_id = ?';
 
 export interface JobRunnerOptions {
   orm: MikroORM;
@@ -133,6 +139,7 @@ export class JobRunner implements Lifecycle {
   }
 
   async housekeeping(): Promise<number> {
+    await this.sql(ATTACHMENTS_HOUSEKEEPING_SQL, [], 'run');
     const result = await this.options.orm.em.getConnection().execute(HOUSEKEEPING_SQL, [], 'run');
     return (result as { affectedRows?: number }).affectedRows ?? 0;
   }
@@ -166,14 +173,19 @@ export class JobRunner implements Lifecycle {
         result = (await handler.run(ctx)) ?? {};
       } catch (error) {
         status = 'failed';
-        state.error({ code: 'JOB_FAILED', message: error instanceof Error ? error.message : String(error) });
+        // The job's errors are shown to its account: a database error's own text carries SQL.
+        state.error({ code: 'JOB_FAILED', message: safeErrorMessage(error) });
         this.options.log.warn({ err: error, job: id, type: job.type }, 'job failed');
       }
       await this.writeFinal(id, status, state, result);
+      await this.sql(ATTACHMENT_DELETE_SQL, [id], 'run').catch((error: unknown) =>
+        this.options.log.warn({ err: error, job: id }, 'could not delete the attachment of a job'),
+      );
     });
   }
 
   private context(job: Job, em: JobRunContext['em'], state: JobState): JobRunContext {
+    const sql = this.sql.bind(this);
     let lastWrite = 0;
     const flush = async () => {
       lastWrite = Date.now();
@@ -192,6 +204,13 @@ export class JobRunner implements Lifecycle {
       },
       error: (error) => state.error(error),
       flush,
+      attachment: async function* (this: void) {
+        for (let seq = 0; ; seq++) {
+          const [piece] = await sql<Array<{ content: string }>>(ATTACHMENT_PIECE_SQL, [job.id, seq]);
+          if (!piece) return;
+          yield piece.content;
+        }
+      },
     };
   }
 

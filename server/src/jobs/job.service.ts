@@ -15,6 +15,8 @@ export interface JobView {
   queuePosition: number | null;
 }
 
+const ATTACHMENT_SQL = 'INSERT INTO job_attachments (job_id, seq, content) VALUES (?, ?, ?)';
+
 // Positions over the whole queue (all accounts): that is the order jobs are claimed in.
 const POSITION_SQL = `
   SELECT id, pos FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS pos FROM jobs WHERE status = 'queued') q
@@ -31,23 +33,47 @@ export class JobService {
     readonly runner: JobRunner,
   ) {}
 
-  /** Adds a job to the queue (flushed at once) and wakes the runner. */
+  /**
+   * Adds a job to the queue (flushed at once) and wakes the runner. An `attachment` (a large input,
+   * in pieces the handler reads back with `ctx.attachment()`) is stored in the same transaction as
+   * the job, so the job is claimed only once all of it is there; when reading the pieces throws,
+   * nothing is queued and the error reaches the caller. `total` may be a function, asked after the
+   * attachment is read (a file's row count).
+   */
   async enqueue(input: {
     account: Account;
     type: string;
     subjectId?: string | null;
     input?: Record<string, unknown>;
-    total?: number;
+    total?: number | (() => number);
     createdByUserId?: string | null;
+    attachment?: AsyncIterable<string>;
   }): Promise<Job> {
     const job = new Job();
     job.account = input.account;
     job.type = input.type;
     job.subjectId = input.subjectId ?? null;
     job.input = input.input ?? {};
-    job.total = input.total ?? 0;
     job.createdByUserId = input.createdByUserId ?? null;
-    await this.em().persistAndFlush(job);
+    const total = () => (typeof input.total === 'function' ? input.total() : (input.total ?? 0));
+    const attachment = input.attachment;
+    if (!attachment) {
+      job.total = total();
+      await this.em().persistAndFlush(job);
+    } else {
+      await this.em().transactional(async (em) => {
+        em.persist(job);
+        await em.flush();
+        let seq = 0;
+        for await (const content of attachment) {
+          await em
+            .getConnection()
+            .execute(ATTACHMENT_SQL, [job.id, seq++, content], 'run', em.getTransactionContext());
+        }
+        job.total = total();
+        await em.flush();
+      });
+    }
     this.runner.wake();
     return job;
   }

@@ -23,6 +23,8 @@ export interface JobRunContext {
   error(error: JobItemError): void;
   /** Writes progress now (handlers call it after each batch). */
   flush(): Promise<void>;
+  /** The job's attachment (JobService.enqueue), one piece at a time, in order; empty without one. */
+  attachment(): AsyncGenerator<string>;
 }
 
 /**

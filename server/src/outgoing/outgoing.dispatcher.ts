@@ -9,6 +9,7 @@ import type {
   OutgoingSendResult,
 } from '../integration/ports.js';
 import { newId } from '../platform/crypto/ids.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { errors } from '../platform/errors.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -255,7 +256,7 @@ export class OutgoingDispatcher implements OutgoingDispatch, Lifecycle {
       void this.deps.connectorLog(
         connectorId,
         'error',
-        `Message not delivered after ${attempts} attempt(s): ${e.message ?? String(error)}`,
+        `Message not delivered after ${attempts} attempt(s): ${safeErrorMessage(error)}`,
         {
           code: e.code ?? 'DELIVERY_FAILED',
           messageId: item.id,

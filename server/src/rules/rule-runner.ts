@@ -5,6 +5,7 @@ import type { OutgoingDispatch } from '../integration/ports.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
 import { visibleTwinSql } from '../twins/twin-scopes.js';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { aggregateOf, differenceOf, pushRecent } from '../states/engine/aggregate.js';
 import type { StateEngine } from '../states/engine/state-engine.js';
 import type { AggregateSource } from '../states/state-source.js';
@@ -130,7 +131,8 @@ export class RuleRunner {
         if (!plugin) throw new Error(`unknown command type ${command.type}`);
         result.commands.push({ type: command.type, ok: true, result: await plugin.run(command, run) });
       } catch (error) {
-        const message = (error as Error).message ?? String(error);
+        // Shown in the rule's last run: a database error is described without its statement.
+        const message = safeErrorMessage(error);
         result.commands.push({ type: command.type, ok: false, error: message.slice(0, 500) });
         this.deps.log.warn({ ruleId: rule.id, command: command.type, err: error }, 'rule command failed');
       }

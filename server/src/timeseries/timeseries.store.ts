@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { AppError } from '../platform/errors.js';
 import type { PointFilter, TimeSeriesPoint, TimeSeriesReads, TimeSeriesTarget } from './timeseries.types.js';
 
@@ -100,7 +101,7 @@ export class TimeSeriesStore implements TimeSeriesReads {
 }
 
 function unavailable(targets: TimeSeriesTarget[], cause?: unknown): AppError {
-  const detail = cause instanceof Error ? cause.message : undefined;
+  const detail = cause instanceof Error ? safeErrorMessage(cause) : undefined;
   return new AppError(
     'TIMESERIES_UNAVAILABLE',
     503,

@@ -1,13 +1,11 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { packetEntry } from '../../live/live.protocol.js';
 import { EventLoopLoad } from '../../platform/event-loop-load.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
 import type { Metrics } from '../../platform/metrics.js';
+import { startWorkerThread } from '../../platform/worker-thread.js';
 import type { StateEngine } from '../../states/engine/state-engine.js';
 import { spoolPositionKey } from '../packet-store.js';
 import type { DriverParsing } from '../driver-parsing.js';
@@ -346,21 +344,7 @@ export class IngestWorker implements Lifecycle {
   }
 }
 
-/**
- * Built output (dist/*.js) runs the compiled thread file directly; from the sources (tsx, vitest) the
- * thread registers tsx first, because a worker does not inherit the parent's `--import tsx`.
- */
+/** The thread file beside this one (platform/worker-thread.ts registers tsx when run from sources). */
 function createWorker(setup: IngestWorkerSetup): Worker {
-  const here = fileURLToPath(import.meta.url);
-  const extension = path.extname(here);
-  const entry = pathToFileURL(path.join(path.dirname(here), `ingest-worker.thread${extension}`));
-  if (extension === '.js') return new Worker(entry, { workerData: setup, resourceLimits: WORKER_LIMITS });
-  const tsx = pathToFileURL(
-    path.join(
-      path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')),
-      'dist/esm/api/index.mjs',
-    ),
-  ).href;
-  const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(boot, { eval: true, workerData: setup, resourceLimits: WORKER_LIMITS });
+  return startWorkerThread(import.meta.url, 'ingest-worker.thread', setup, WORKER_LIMITS);
 }

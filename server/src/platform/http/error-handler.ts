@@ -1,23 +1,12 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { DatabaseAvailability } from '../db/database-availability.js';
 import { isDatabaseUnavailable } from '../db/database-availability.js';
+import { databaseErrorMessage, isDatabaseError } from '../db/database-errors.js';
 import { AppError, errors } from '../errors.js';
 
 interface ErrorBody {
   error: { code: string; message: string; details: unknown[] };
 }
-
-interface PgError {
-  code: string;
-  detail?: string;
-  constraint?: string;
-}
-
-const isPgError = (e: unknown): e is PgError =>
-  typeof e === 'object' &&
-  e !== null &&
-  typeof (e as PgError).code === 'string' &&
-  /^[0-9A-Z]{5}$/.test((e as PgError).code);
 
 /** Maps a thrown value to status + error body. Unknown failures are 500 without internals. */
 export function toErrorReply(error: unknown): {
@@ -70,7 +59,7 @@ export function toErrorReply(error: unknown): {
   if (fe?.statusCode === 400) {
     return reply(400, 'VALIDATION_ERROR', `Malformed request: ${fe.message}`);
   }
-  if (isPgError(error)) {
+  if (isDatabaseError(error)) {
     // Constraint violations are the caller's input racing another write, never a server fault.
     if (error.code === '23505')
       return reply(409, 'CONFLICT', 'A resource with these values already exists', [
@@ -80,8 +69,12 @@ export function toErrorReply(error: unknown): {
       return reply(409, 'CONFLICT', 'A referenced resource does not exist or is still in use', [
         { constraint: error.constraint },
       ]);
+    // Data errors name the column and limit at most; the driver's message carries the statement.
     if (error.code.startsWith('22'))
-      return reply(400, 'VALIDATION_ERROR', 'A value is out of range or malformed');
+      return reply(400, 'VALIDATION_ERROR', `Invalid value: ${databaseErrorMessage(error)}`, [
+        ...(error.column ? [{ column: error.column }] : []),
+      ]);
+    return reply(500, 'INTERNAL_ERROR', 'Internal server error');
   }
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return reply(fe.statusCode, fe.code ?? 'BAD_REQUEST', fe.message);

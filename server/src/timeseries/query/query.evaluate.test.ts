@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planQuery } from './query.analyze.js';
 import type { StateRow } from './query.columns.js';
-import { toCsv } from './query.csv.js';
 import { compareText, evaluatePlan, likeRegex } from './query.evaluate.js';
 import { bucketStart, parseIsoTime } from './query.time.js';
 
@@ -100,18 +99,5 @@ describe('time and text helpers', () => {
     expect(likeRegex('PUMP%', true).test('pump 3')).toBe(true);
     expect(likeRegex('FAIL-%', false).test('FAIL-07')).toBe(true);
     expect(likeRegex('a-\\-b', false).test('a--b')).toBe(true);
-  });
-
-  it('writes RFC 4180 CSV', () => {
-    expect(
-      toCsv(
-        ['a', 'b,c'],
-        [
-          ['x "y"', 1],
-          [null, 'line\nbreak'],
-          [' padded', -2.5],
-        ],
-      ),
-    ).toBe('a,"b,c"\r\n"x ""y""",1\r\n,"line\nbreak"\r\n" padded",-2.5\r\n');
   });
 });

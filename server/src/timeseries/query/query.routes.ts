@@ -1,9 +1,10 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { App, AppContext } from '../../context.js';
 import type { Services } from '../../services.js';
 import type { Principal } from '../../auth/principal.js';
 import { errorResponses, Uuid } from '../../platform/http/schemas.js';
-import { toCsv } from './query.csv.js';
+import { csvStream } from '../../platform/csv/csv-writer.js';
 import type { TimeSeriesQueryResult } from './query.service.js';
 
 const tags = ['timeseries'];
@@ -21,6 +22,13 @@ const inputFields = {
   accountId: Type.Optional(Uuid),
   includeSubAccounts: Type.Optional(
     Type.Boolean({ description: 'Also read the twins of the accounts below (default false).' }),
+  ),
+  escapeFormulas: Type.Optional(
+    Type.Boolean({
+      description:
+        "CSV only: text cells starting with = + - @ tab or CR get a leading ' so spreadsheets do not run " +
+        'them as formulas (default true); false writes every cell unaltered.',
+    }),
   ),
 };
 const QueryBody = Type.Object(inputFields, { additionalProperties: false });
@@ -43,11 +51,15 @@ const QueryReply = Type.Object({
   }),
 });
 
-const CsvReply = Type.String({ description: 'RFC 4180 CSV with a header row' });
+const CsvReply = Type.String({
+  description:
+    "RFC 4180 CSV with a header row; formula-like text cells prefixed with ' unless escapeFormulas is false",
+});
 
 const description =
   'Runs a time-series query. JSON `{columns, rows, meta}` by default; with `Accept: text/csv` an ' +
-  'RFC 4180 CSV with a header row. 400 QUERY_SYNTAX_ERROR / QUERY_INVALID carry `details[0]` ' +
+  "RFC 4180 CSV with a header row, text cells that start a formula prefixed with ' (`escapeFormulas: false` " +
+  'for raw cells). 400 QUERY_SYNTAX_ERROR / QUERY_INVALID carry `details[0]` ' +
   '`{position, line, column, expected?}`; 422 QUERY_TIMEOUT or QUERY_TOO_LARGE when a query is too expensive.';
 
 export async function timeseriesQueryRoutes(
@@ -60,10 +72,18 @@ export async function timeseriesQueryRoutes(
 
   const wantsCsv = (request: { headers: { accept?: string | undefined } }) =>
     (request.headers.accept ?? '').toLowerCase().includes('text/csv');
-  const csv = (result: TimeSeriesQueryResult) =>
-    toCsv(
-      result.columns.map((c) => c.name),
-      result.rows,
+  // Streamed in pieces (csvStream): a 100,000-row answer is not written in one go on the main thread.
+  const sendCsv = (
+    reply: FastifyReply,
+    result: TimeSeriesQueryResult,
+    input: { escapeFormulas?: boolean | undefined },
+  ) =>
+    reply.type(CSV_TYPE).send(
+      csvStream(
+        result.columns.map((c) => c.name),
+        result.rows,
+        { escapeFormulas: input.escapeFormulas ?? true },
+      ),
     );
 
   app.post(
@@ -86,7 +106,7 @@ export async function timeseriesQueryRoutes(
     },
     async (request, reply) => {
       const result = await timeseriesQuery.run(principal(request), request.body);
-      return wantsCsv(request) ? reply.type(CSV_TYPE).send(csv(result)) : result;
+      return wantsCsv(request) ? sendCsv(reply, result, request.body) : result;
     },
   );
 
@@ -110,7 +130,7 @@ export async function timeseriesQueryRoutes(
     },
     async (request, reply) => {
       const result = await timeseriesQuery.run(principal(request), request.query);
-      return wantsCsv(request) ? reply.type(CSV_TYPE).send(csv(result)) : result;
+      return wantsCsv(request) ? sendCsv(reply, result, request.query) : result;
     },
   );
 }
