@@ -8,6 +8,7 @@ import { withAdvisoryLock } from './platform/db/advisory-lock.js';
 import { openDatabase } from './platform/db/database.js';
 import type { DatabaseAvailability } from './platform/db/database-availability.js';
 import { ensureWritableDataDir } from './platform/db/data-dir.js';
+import { loggableError } from './platform/db/database-errors.js';
 import { StartupError } from './platform/db/startup-error.js';
 import { migrateUp, openOrm } from './platform/db/orm.js';
 import { LifecycleRunner } from './platform/lifecycle.js';
@@ -20,7 +21,11 @@ const MIGRATION_LOCK = 0x5354_4c57; // "STLW"
 async function main(): Promise<void> {
   const startedAt = performance.now();
   const config = loadConfig();
-  const log = pino({ level: config.logLevel, base: { node: config.nodeName } });
+  const log = pino({
+    level: config.logLevel,
+    base: { node: config.nodeName },
+    serializers: { err: loggableError },
+  });
   const runner = new LifecycleRunner(log);
   stopOnStartupFailure = () => runner.stopAll();
   const shutdown = (signal: string, exitCode = 0) => {

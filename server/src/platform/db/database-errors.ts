@@ -1,4 +1,5 @@
 import pg from 'pg';
+import pino from 'pino';
 
 /**
  * Database errors as people may read them. A driver error's own message is never shown: knex puts
@@ -92,4 +93,31 @@ export function safeErrorMessage(error: unknown): string {
   if (isDatabaseError(error)) return databaseErrorMessage(error);
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' ? message : String(error);
+}
+
+/**
+ * The server log's `err` serializer: a database error is logged with its SQLSTATE, the fields
+ * PostgreSQL reports and the safe message, and its stack without the first line (which repeats the
+ * driver's message with the statement and its bound values, e.g. a password hash being inserted).
+ * Other errors are serialized as pino does.
+ */
+export function loggableError(error: unknown): unknown {
+  if (!isDatabaseError(error)) return pino.stdSerializers.err(error as Error);
+  const stack = (error as { stack?: unknown }).stack;
+  return {
+    type: (error as { name?: unknown }).name ?? 'DatabaseError',
+    code: error.code,
+    message: databaseErrorMessage(error),
+    ...(error.table ? { table: error.table } : {}),
+    ...(error.column ? { column: error.column } : {}),
+    ...(error.constraint ? { constraint: error.constraint } : {}),
+    ...(typeof stack === 'string'
+      ? {
+          stack: stack
+            .split('\n')
+            .filter((l) => /^\s+at /.test(l))
+            .join('\n'),
+        }
+      : {}),
+  };
 }
