@@ -1,17 +1,14 @@
-import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { login } from './support/identity.js';
-import { json } from './support/test-app.js';
 import {
-  connectClient,
-  createBrokerConnector,
+  inbox,
   downTopic,
   runMosquitto,
-  startBrokerApp,
+  startTwoTenantBroker,
   storedPackets,
   upTopic,
   type BrokerCredentials,
   type BrokerTestApp,
+  type TwoTenantBroker,
 } from './support/broker.js';
 import { waitFor } from './support/wait.js';
 
@@ -23,44 +20,19 @@ import { waitFor } from './support/wait.js';
  * mosquitto_pub/mosquitto_sub.
  */
 
+let world: TwoTenantBroker;
 let t: BrokerTestApp;
 let A: BrokerCredentials;
 let B: BrokerCredentials;
-const open: MqttClient[] = [];
 
 beforeAll(async () => {
-  t = await startBrokerApp();
-  const token = await login(t);
-  const account = async (title: string) => {
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/xapi/v1/accounts',
-      headers: { authorization: `Bearer ${token}` },
-      payload: { title, parentId: t.rootAccountId },
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    return json<{ id: string }>(response).id;
-  };
-  A = await createBrokerConnector(t, { accountId: await account('Tenant A'), title: 'A gateway' });
-  B = await createBrokerConnector(t, { accountId: await account('Tenant B'), title: 'B gateway' });
+  world = await startTwoTenantBroker();
+  ({ t, A, B } = world);
 });
-afterAll(async () => {
-  for (const client of open) client.end(true);
-  await t?.closeAll();
-});
+afterAll(() => world?.close());
 
-const url = () => `mqtt://127.0.0.1:${t.mqttPort}`;
-async function client(c: BrokerCredentials, options: Parameters<typeof connectClient>[2] = {}) {
-  const connected = await connectClient(url(), c, options);
-  open.push(connected);
-  return connected;
-}
-
-function inbox(c: MqttClient): Array<[string, string]> {
-  const received: Array<[string, string]> = [];
-  c.on('message', (topic, payload) => received.push([topic, payload.toString()]));
-  return received;
-}
+const client = (c: BrokerCredentials, options: Parameters<TwoTenantBroker['client']>[1] = {}) =>
+  world.client(c, options);
 
 const payloadsOf = async (c: BrokerCredentials, device: string) =>
   (await storedPackets(t, c.connectorId))

@@ -205,10 +205,12 @@ describe('credential checks', () => {
     const check = connectors.authenticateBroker.bind(connectors);
     let inFlight = 0;
     let most = 0;
-    // Counts the real checks in flight; each still goes to the database.
+    // Counts the real checks in flight; each still goes to the database, after a pause as if it were
+    // busy, so the flood's checks overlap however fast this machine answers them.
     connectors.authenticateBroker = async (username, password) => {
       most = Math.max(most, ++inFlight);
       try {
+        await new Promise((resolve) => setTimeout(resolve, 25));
         return await check(username, password);
       } finally {
         inFlight--;

@@ -1,64 +1,38 @@
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { login } from './support/identity.js';
-import { json } from './support/test-app.js';
 import {
   connectClient,
-  createBrokerConnector,
+  inbox,
   downTopic,
-  startBrokerApp,
+  startTwoTenantBroker,
   storedPackets,
   upTopic,
   type BrokerCredentials,
   type BrokerTestApp,
+  type TwoTenantBroker,
 } from './support/broker.js';
 import { waitFor } from './support/wait.js';
 
 /**
- * Acceptance 2: a client of tenant B cannot subscribe to, publish into, or set a will on tenant A's
+ * A client of tenant B cannot subscribe to, publish into, or set a will on tenant A's
  * topics, and cannot subscribe to `#` or `$SYS/#`. Checked with mqtt.js over MQTT 3.1.1 and 5. Client
  * ids (same id in two tenants) are broker-client-ids.test.ts.
  */
 
+let world: TwoTenantBroker;
 let t: BrokerTestApp;
 let A: BrokerCredentials;
 let B: BrokerCredentials;
-const open: MqttClient[] = [];
 
 beforeAll(async () => {
-  t = await startBrokerApp();
-  const token = await login(t);
-  const account = async (title: string) => {
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/xapi/v1/accounts',
-      headers: { authorization: `Bearer ${token}` },
-      payload: { title, parentId: t.rootAccountId },
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    return json<{ id: string }>(response).id;
-  };
-  A = await createBrokerConnector(t, { accountId: await account('Tenant A'), title: 'A gateway' });
-  B = await createBrokerConnector(t, { accountId: await account('Tenant B'), title: 'B gateway' });
+  world = await startTwoTenantBroker();
+  ({ t, A, B } = world);
 });
-afterAll(async () => {
-  for (const client of open) client.end(true);
-  await t?.closeAll();
-});
+afterAll(() => world?.close());
 
-const url = () => `mqtt://127.0.0.1:${t.mqttPort}`;
-async function client(c: BrokerCredentials, options: Parameters<typeof connectClient>[2] = {}) {
-  const connected = await connectClient(url(), c, options);
-  open.push(connected);
-  return connected;
-}
-
-/** Messages a client receives, with their topics. */
-function inbox(c: MqttClient): Array<[string, string]> {
-  const received: Array<[string, string]> = [];
-  c.on('message', (topic, payload) => received.push([topic, payload.toString()]));
-  return received;
-}
+const url = () => world.url;
+const client = (c: BrokerCredentials, options: Parameters<TwoTenantBroker['client']>[1] = {}) =>
+  world.client(c, options);
 
 const closedSoon = (c: MqttClient) => new Promise<void>((resolve) => c.once('close', () => resolve()));
 

@@ -4,7 +4,8 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { Account } from '../../../server/src/accounts/account.entity.js';
 import { Connector } from '../../../server/src/connectors/connector.entity.js';
 import { sha256 } from '../../../server/src/platform/crypto/tokens.js';
-import { createTestApp, type TestApp, type TestAppOptions } from './test-app.js';
+import { login } from './identity.js';
+import { createTestApp, json, type TestApp, type TestAppOptions } from './test-app.js';
 import { packetsSettled } from './connectors.js';
 
 /** The real server with its broker on free ports of 127.0.0.1: TCP, and WebSocket on the HTTP port. */
@@ -121,4 +122,56 @@ export async function storedPackets(
     .execute('SELECT device_key, payload, source FROM packets WHERE connector_id = ? ORDER BY id', [
       connectorId,
     ]);
+}
+
+/** A broker app with two sibling tenants, each with an `mqtt-broker` connector, and their clients. */
+export interface TwoTenantBroker {
+  t: BrokerTestApp;
+  A: BrokerCredentials;
+  B: BrokerCredentials;
+  url: string;
+  /** A connected client; ended by `close`. */
+  client(c: BrokerCredentials, options?: IClientOptions): Promise<MqttClient>;
+  close(): Promise<void>;
+}
+
+export async function startTwoTenantBroker(): Promise<TwoTenantBroker> {
+  const t = await startBrokerApp();
+  const token = await login(t);
+  const account = async (title: string) => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/xapi/v1/accounts',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { title, parentId: t.rootAccountId },
+    });
+    if (response.statusCode !== 201) throw new Error(`account: ${response.statusCode} ${response.body}`);
+    return json<{ id: string }>(response).id;
+  };
+  const A = await createBrokerConnector(t, { accountId: await account('Tenant A'), title: 'A gateway' });
+  const B = await createBrokerConnector(t, { accountId: await account('Tenant B'), title: 'B gateway' });
+  const url = `mqtt://127.0.0.1:${t.mqttPort}`;
+  const open: MqttClient[] = [];
+  return {
+    t,
+    A,
+    B,
+    url,
+    async client(c, options = {}) {
+      const connected = await connectClient(url, c, options);
+      open.push(connected);
+      return connected;
+    },
+    async close() {
+      for (const client of open) client.end(true);
+      await t.closeAll();
+    },
+  };
+}
+
+/** Messages a client receives, with their topics, as they arrive. */
+export function inbox(c: MqttClient): Array<[string, string]> {
+  const received: Array<[string, string]> = [];
+  c.on('message', (topic, payload) => received.push([topic, payload.toString()]));
+  return received;
 }
