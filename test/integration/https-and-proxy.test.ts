@@ -277,5 +277,9 @@ describe('behind a reverse proxy', () => {
     const proxy = await forwardingProxy(plainServer.baseUrl);
     expect(await failedLogins(proxy, '127.0.0.2', MAX_FAILURES_PER_CLIENT + 1)).toEqual(exhausted);
     expect(await failedLogins(proxy, '127.0.0.3', 1)).toEqual([429]);
+    // Nor is a forwarded scheme believed: plain HTTP never claims HSTS.
+    const health = await call(`${proxy}/xapi/v1/health`, { headers: { 'x-forwarded-proto': 'https' } });
+    expect(health.status).toBe(200);
+    expect(health.headers['strict-transport-security']).toBeUndefined();
   });
 });
