@@ -16,6 +16,7 @@ import type { SecretBox } from './platform/crypto/secret-box.js';
 import { DatabaseAvailability } from './platform/db/database-availability.js';
 import { errors } from './platform/errors.js';
 import { registerErrorHandling, toErrorReply } from './platform/http/error-handler.js';
+import { registerTransport, trustProxyOption } from './platform/http/transport.js';
 import { assertSafeInput } from './platform/http/input-guard.js';
 import { ErrorBody } from './platform/http/schemas.js';
 import { registerValidation } from './platform/http/validation.js';
@@ -31,6 +32,8 @@ export interface ServerDeps {
   logger: FastifyBaseLogger | boolean | Record<string, unknown>;
   clock?: () => Date;
   nodeId?: string;
+  /** With it, the HTTP port serves HTTPS (platform/tls/https-certificate.ts). */
+  https?: { cert: Buffer; key: Buffer };
 }
 
 /** Everything wired: used by main.ts and by the tests (which pass a test database and clock). */
@@ -42,8 +45,9 @@ export async function buildServer(
     ...(typeof deps.logger === 'object' && 'child' in deps.logger
       ? { loggerInstance: deps.logger as FastifyBaseLogger }
       : { logger: deps.logger }),
+    ...(deps.https ? { https: { cert: deps.https.cert, key: deps.https.key } } : {}),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: false,
+    trustProxy: trustProxyOption(config),
     genReqId: () => newId(),
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     // Router-level refusals (malformed URL, over-long parameter) get the same error body as the rest.
@@ -98,6 +102,7 @@ export async function buildServer(
   // like form and multipart bodies, is what a cross-site form or no-cors fetch can send: 415.
   app.removeContentTypeParser('text/plain');
   registerValidation(app);
+  registerTransport(app, config);
   registerErrorHandling(app, database);
   app.addSchema(ErrorBody);
   app.decorateRequest('principal', null);

@@ -22,6 +22,7 @@ import {
 import { variable } from './config-variable.js';
 import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
+import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -60,6 +61,7 @@ export const ENV_VARIABLES = [
     default: constant(8080),
     parse: port,
   }),
+  ...HTTP_VARIABLES,
   ...MQTT_VARIABLES,
   variable({
     name: 'STELLWERK_PG_PORT',
@@ -82,8 +84,9 @@ export const ENV_VARIABLES = [
     name: 'STELLWERK_PUBLIC_URL',
     key: 'publicUrl',
     description: 'URL users reach Stellwerk through (webhook URLs, OAuth redirect_uri check, links).',
-    defaultText: '`http://localhost:<STELLWERK_HTTP_PORT>`',
-    default: (env) => `http://localhost:${env.STELLWERK_HTTP_PORT?.trim() || '8080'}`,
+    defaultText: '`http://localhost:<STELLWERK_HTTP_PORT>`; `https://…` with HTTPS',
+    default: (env) =>
+      `${httpsModeOf(env) === 'off' ? 'http' : 'https'}://localhost:${env.STELLWERK_HTTP_PORT?.trim() || '8080'}`,
     parse: url(['http:', 'https:']),
   }),
   variable({

@@ -1,6 +1,7 @@
 import { ConfigError, type LogLevel } from './config-values.js';
 import type { TimeSeriesTargetSpec } from './timeseries/timeseries-targets.config.js';
 import { ENV_VARIABLES } from './config-variables.js';
+import { checkHttpConfig, type HttpsMode } from './config-variables.http.js';
 
 export { ConfigError, defaultDataDir, type LogLevel } from './config-values.js';
 export { ENV_VARIABLES } from './config-variables.js';
@@ -14,6 +15,13 @@ export interface Config {
   dataDir: string;
   httpHost: string;
   httpPort: number;
+  https: HttpsMode;
+  httpsCert: string | undefined;
+  httpsKey: string | undefined;
+  httpRedirectPort: number | undefined;
+  hstsMaxAge: number;
+  /** Reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (Fastify's trustProxy). */
+  trustProxy: string[];
   mqttPort: number;
   mqttHost: string;
   mqttTlsPort: number | undefined;
@@ -80,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'needs STELLWERK_MQTT_TLS_CERT and STELLWERK_MQTT_TLS_KEY (PEM files)',
     );
   }
+  checkHttpConfig(result);
   if (result.adminEmail && !result.adminPassword) {
     throw new ConfigError('STELLWERK_ADMIN_PASSWORD', 'must be set when STELLWERK_ADMIN_EMAIL is set');
   }

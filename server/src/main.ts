@@ -12,6 +12,8 @@ import { loggableError } from './platform/db/database-errors.js';
 import { StartupError } from './platform/db/startup-error.js';
 import { migrateUp, openOrm } from './platform/db/orm.js';
 import { LifecycleRunner } from './platform/lifecycle.js';
+import { loadHttpsCertificate } from './platform/tls/https-certificate.js';
+import { httpsParts } from './platform/tls/https-parts.js';
 import { VERSION } from './version.js';
 import { RequestContext } from '@mikro-orm/postgresql';
 
@@ -39,6 +41,7 @@ async function main(): Promise<void> {
 
   // Checked in every mode: the secret key (and later spools) live there even with DATABASE_URL.
   await ensureWritableDataDir(config.dataDir);
+  const httpsCertificate = await loadHttpsCertificate(config, log);
   // Known once the server is built; the embedded supervisor tells it at once when PostgreSQL exits.
   let availability: DatabaseAvailability | undefined;
   const database = await openDatabase(config, log, {
@@ -55,7 +58,13 @@ async function main(): Promise<void> {
   await runner.start({ name: 'orm', start: async () => {}, stop: () => orm.close() });
 
   const secretBox = new SecretBox(await loadSecretKey(config.secretKey, config.dataDir));
-  const { app, ctx, services } = await buildServer({ config, orm, secretBox, logger: log });
+  const { app, ctx, services } = await buildServer({
+    config,
+    orm,
+    secretBox,
+    logger: log,
+    ...(httpsCertificate ? { https: httpsCertificate } : {}),
+  });
   availability = ctx.database;
   availability = ctx.database;
 
@@ -86,6 +95,7 @@ async function main(): Promise<void> {
     stop: () =>
       Promise.race([app.close(), new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs).unref())]),
   });
+  for (const part of httpsParts(config, app, log)) await runner.start(part);
   const address = app.server.address();
   const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
   log.info(
@@ -95,7 +105,7 @@ async function main(): Promise<void> {
       embeddedDatabase: database.embedded,
       startupMs: Math.round(performance.now() - startedAt),
     },
-    `Stellwerk is ready on http://${config.httpHost === '0.0.0.0' ? 'localhost' : config.httpHost}:${httpPort}`,
+    `Stellwerk is ready on http${httpsCertificate ? 's' : ''}://${config.httpHost === '0.0.0.0' ? 'localhost' : config.httpHost}:${httpPort}`,
   );
 }
 

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import { Account } from '../accounts/account.entity.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { currentClientAddress } from '../platform/http/transport.js';
 import { AuditEvent, type AuditActorKind } from './audit-event.entity.js';
 
 export const AUDIT_EVENT_SORTABLE = ['occurredAt', 'action'] as const;
@@ -97,12 +98,15 @@ export class AuditService {
   }
 
   private logLine(event: AuditEvent, input: AuditRecord): void {
+    // The request's client (behind a trusted proxy: the forwarded one); absent for CLI and jobs.
+    const clientAddress = currentClientAddress();
     this.log.info(
       {
         audit: {
           id: event.id,
           accountId: input.accountId,
           actor: { kind: event.actorKind, id: event.actorId },
+          ...(clientAddress ? { clientAddress } : {}),
           action: event.action,
           target: input.target ?? null,
           details: event.details,
