@@ -93,6 +93,13 @@ describe('settings validation', () => {
     expect(unreadable).toEqual({ ok: false, errors: { certFile: 'no readable file there' } });
   });
 
+  it('does not check fields the environment fixes', () => {
+    expect(checkSettings({ ...VALID, httpPort: '0' }, { ...context, fixed: ['httpPort'] }).ok).toBe(true);
+    const files = { ...VALID, https: 'files', certFile: '', keyFile: '' };
+    expect(checkSettings(files, { ...context, fixed: ['https'] }).ok).toBe(true);
+    expect(checkSettings(files, context).ok).toBe(false);
+  });
+
   it('treats a non-object message from the page as all fields missing', () => {
     const check = checkSettings('STELLWERK_HTTP_PORT=1', context);
     expect(check.ok).toBe(false);

@@ -87,6 +87,11 @@ export type SettingsCheck = { ok: true; values: SettingsValues } | { ok: false; 
 export interface CheckContext {
   /** Whether a file exists and can be read (certificate and key). */
   isReadableFile: (file: string) => boolean;
+  /**
+   * Fields fixed by the environment: not written, so not checked either (an odd value there is
+   * the environment's business and must not block saving the other fields).
+   */
+  fixed?: SettingsField[];
 }
 
 const asText = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
@@ -140,6 +145,13 @@ export function checkSettings(input: unknown, context: CheckContext): SettingsCh
     for (const field of ['certFile', 'keyFile'] as const) {
       if (!path.isAbsolute(values[field])) errors[field] = 'a full file path';
       else if (!context.isReadableFile(values[field])) errors[field] = 'no readable file there';
+    }
+  }
+  for (const field of context.fixed ?? []) {
+    delete errors[field];
+    if (field === 'https') {
+      delete errors.certFile;
+      delete errors.keyFile;
     }
   }
   return Object.keys(errors).length === 0 ? { ok: true, values } : { ok: false, errors };

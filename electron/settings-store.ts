@@ -7,6 +7,7 @@ import {
   confChanges,
   settingsView,
   type SettingsErrors,
+  type SettingsValues,
   type SettingsView,
 } from './settings-form.js';
 
@@ -58,11 +59,11 @@ const isReadableFile = (file: string): boolean => {
  */
 export function saveSettings(store: SettingsStore, input: unknown): SaveResult {
   const before = loadSettings(store);
-  const check = checkSettings(input, { isReadableFile });
+  const check = checkSettings(input, { isReadableFile, fixed: before.fromEnvironment });
   if (!check.ok) return check;
-  const values = before.fromEnvironment.includes('dataDir')
-    ? { ...check.values, dataDir: before.values.dataDir }
-    : check.values;
+  // The page shows fixed fields read-only; whatever it sends for them, the environment's value stands.
+  const fixed = Object.fromEntries(before.fromEnvironment.map((field) => [field, before.values[field]]));
+  const values: SettingsValues = { ...check.values, ...fixed };
 
   const target = confPath(values.dataDir);
   if (values.dataDir !== before.values.dataDir) {
