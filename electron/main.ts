@@ -1,10 +1,20 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, screen, shell, Tray } from 'electron';
+import { backupMenu } from './backup-menu.js';
+import { DESKTOP_SETTINGS_FILE, writeChosenDataDir } from './data-dir.js';
 import { openLogFile, type LogFile } from './log-file.js';
 import { applicationMenu, trayMenu, trayToolTip, type MenuActions, type TrayStatus } from './menu.js';
 import { hardenWebContents, isAllowedNavigation, SECURE_WEB_PREFERENCES } from './security.js';
-import { attachOrStart, desktopSettings, watchHealth, type ServerHandle } from './server-host.js';
+import {
+  attachOrStart,
+  desktopSettings,
+  watchHealth,
+  type DesktopSettings,
+  type ServerHandle,
+} from './server-host.js';
+import { settingsWindow } from './settings-window.js';
+import { currentServerConfig, type SettingsStore } from './settings-store.js';
 import { MIN_SIZE, readWindowState, restoreBounds, writeWindowState } from './window-state.js';
 
 /**
@@ -16,14 +26,29 @@ import { MIN_SIZE, readWindowState, restoreBounds, writeWindowState } from './wi
 const here = path.dirname(fileURLToPath(import.meta.url));
 // Electron adds resourcesPath to process; Node's typings do not know it.
 const resourcesPath = (process as NodeJS.Process & { resourcesPath?: string }).resourcesPath ?? '';
-const settings = desktopSettings({
+const store: SettingsStore = {
   env: process.env,
-  isPackaged: app.isPackaged,
-  resourcesPath,
-  // In development main.js is dist/electron/main.js inside the repository, however Electron was launched.
-  appPath: app.isPackaged ? app.getAppPath() : path.resolve(here, '..', '..'),
+  desktopSettingsFile: path.join(app.getPath('userData'), DESKTOP_SETTINGS_FILE),
   platform: process.platform,
-});
+  uid: process.getuid?.(),
+};
+
+/** Read again after the settings window saved: ports and the data directory may have changed. */
+function readSettings(): { settings: DesktopSettings; dataDir: string } {
+  const { dataDir, conf } = currentServerConfig(store);
+  const current = desktopSettings({
+    env: process.env,
+    isPackaged: app.isPackaged,
+    resourcesPath,
+    // In development main.js is dist/electron/main.js inside the repository, however Electron was launched.
+    appPath: app.isPackaged ? app.getAppPath() : path.resolve(here, '..', '..'),
+    platform: process.platform,
+    dataDir,
+    conf,
+  });
+  return { settings: current, dataDir };
+}
+let { settings, dataDir } = readSettings();
 const icons = app.isPackaged
   ? path.join(resourcesPath, 'icons')
   : path.join(here, '..', '..', 'installers', 'icons');
@@ -33,6 +58,7 @@ let server: ServerHandle | undefined;
 let window: BrowserWindow | undefined;
 /** Held here so the icon is not garbage-collected away while the app runs. */
 let tray: Tray | undefined;
+let stopWatching: (() => void) | undefined;
 let log: LogFile | undefined;
 let quitting = false;
 
@@ -53,8 +79,33 @@ const showLogs = (): void => {
   });
 };
 
+const settingsPage = settingsWindow({
+  here,
+  store,
+  icon: path.join(icons, 'icon.png'),
+  restart: async () => {
+    await stopServer();
+    await startServer();
+    return `Saved. Stellwerk runs at ${settings.url}.`;
+  },
+});
+
+const backups = backupMenu({
+  window: () => window,
+  server: () =>
+    server?.mode === 'started' && settings.spawn ? { spec: settings.spawn, dataDir } : undefined,
+  dataDirFixed: Boolean(process.env.STELLWERK_DATA_DIR?.trim()),
+  stopServer: () => stopServer(),
+  startServer: () => startServer(),
+  useDataDir: (dir) => writeChosenDataDir(store.desktopSettingsFile, dir),
+  note,
+});
+
 const actions: MenuActions = {
   showWindow: () => showWindow(),
+  openSettings: () => settingsPage.open(),
+  backUp: backups.backUpNow,
+  restore: backups.restore,
   openApiDocs: () => openExternal(`${settings.url}/xapi/v1/docs`),
   openInBrowser: () => openExternal(settings.url),
   showLogs,
@@ -103,21 +154,57 @@ function saveWindowState(win: BrowserWindow | undefined): void {
 }
 
 /** The tray shows whether the server answers, polled in the background (watchHealth). */
-function createTray(handle: ServerHandle): void {
-  const image = nativeImage.createFromPath(path.join(icons, 'tray.png'));
-  const icon = new Tray(image.isEmpty() ? nativeImage.createEmpty() : image);
-  tray = icon;
+function showTray(handle: ServerHandle): void {
+  if (!tray) {
+    const image = nativeImage.createFromPath(path.join(icons, 'tray.png'));
+    tray = new Tray(image.isEmpty() ? nativeImage.createEmpty() : image);
+    tray.on('click', () => showWindow());
+  }
+  const icon = tray;
   const show = (status: TrayStatus) => {
     icon.setToolTip(trayToolTip(status));
     icon.setContextMenu(Menu.buildFromTemplate(trayMenu(status, actions)));
   };
   show({ url: handle.url, mode: handle.mode, health: 'running' });
-  icon.on('click', () => showWindow());
-  const stopWatching = watchHealth(handle.url, (health) => {
+  stopWatching?.();
+  stopWatching = watchHealth(handle.url, (health) => {
     if (health === 'not-answering') note(`[desktop] Stellwerk at ${handle.url} does not answer`);
     show({ url: handle.url, mode: handle.mode, health });
   });
-  app.on('before-quit', stopWatching);
+}
+
+function showMenu(): void {
+  const context = {
+    platform: process.platform,
+    appName: app.getName(),
+    isPackaged: app.isPackaged,
+    managesServer: server?.mode === 'started' || (!server && settings.spawn !== undefined),
+  };
+  Menu.setApplicationMenu(Menu.buildFromTemplate(applicationMenu(context, actions)));
+}
+
+/** Attaches to or starts the server on the current settings, then points tray, menu and window at it. */
+async function startServer(): Promise<void> {
+  ({ settings, dataDir } = readSettings());
+  server = await attachOrStart({ settings, onOutput: (line) => note(`[server] ${line}`) });
+  note(
+    `[desktop] ${server.mode === 'started' ? `started the server (pid ${server.pid})` : 'attached'} at ${server.url}`,
+  );
+  showTray(server);
+  showMenu();
+  if (window && !window.isDestroyed() && !window.webContents.getURL().startsWith(`${server.url}/`))
+    window
+      .loadURL(`${server.url}/`)
+      .catch((error: unknown) => note(`[desktop] cannot load the console: ${String(error)}`));
+}
+
+/** Stops a server this app started (settings change, restore); a server it attached to keeps running. */
+async function stopServer(): Promise<void> {
+  const handle = server;
+  server = undefined;
+  if (handle?.mode !== 'started') return;
+  note('[desktop] stopping the server');
+  await handle.stop();
 }
 
 async function start(): Promise<void> {
@@ -131,7 +218,7 @@ async function start(): Promise<void> {
   log = openLogFile(app.getPath('logs'), 'stellwerk-desktop.log');
   note(`[desktop] Stellwerk desktop ${app.getVersion()}, server ${settings.url}`);
   app.on('web-contents-created', (_event, contents) =>
-    hardenWebContents(contents, settings.url, openExternal),
+    hardenWebContents(contents, () => settings.url, openExternal),
   );
   // The tray keeps the app (and a server it started) alive with no window open.
   app.on('window-all-closed', () => {});
@@ -139,6 +226,7 @@ async function start(): Promise<void> {
   app.on('before-quit', (event) => {
     // Saved here too: app.exit below closes the window without its 'close' event.
     saveWindowState(window);
+    stopWatching?.();
     if (quitting || !server || server.mode === 'attached') return;
     // Stop the server we started before exiting, so its PostgreSQL shuts down cleanly.
     event.preventDefault();
@@ -161,18 +249,10 @@ async function start(): Promise<void> {
     if (!event.senderFrame || !isAllowedNavigation(event.senderFrame.url, settings.url)) return null;
     return server ? { url: server.url, mode: server.mode } : null;
   });
-  Menu.setApplicationMenu(
-    Menu.buildFromTemplate(
-      applicationMenu(
-        { platform: process.platform, appName: app.getName(), isPackaged: app.isPackaged },
-        actions,
-      ),
-    ),
-  );
+  showMenu();
 
   try {
-    server = await attachOrStart({ settings, onOutput: (line) => note(`[server] ${line}`) });
-    note(`[desktop] ${server.mode === 'started' ? `started the server (pid ${server.pid})` : 'attached'}`);
+    await startServer();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     note(`[desktop] Stellwerk could not start: ${message}`);
@@ -180,7 +260,6 @@ async function start(): Promise<void> {
     app.exit(1);
     return;
   }
-  createTray(server);
   showWindow();
 }
 

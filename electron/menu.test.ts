@@ -1,6 +1,5 @@
-import type { MenuItemConstructorOptions } from 'electron';
 import { describe, expect, it } from 'vitest';
-import { applicationMenu, trayMenu, trayToolTip, type MenuActions } from './menu.js';
+import { applicationMenu, trayMenu, trayToolTip, type MenuActions, type MenuEntry } from './menu.js';
 
 function recorder() {
   const calls: string[] = [];
@@ -10,6 +9,9 @@ function recorder() {
     openApiDocs: record('openApiDocs'),
     openInBrowser: record('openInBrowser'),
     showLogs: record('showLogs'),
+    openSettings: record('openSettings'),
+    backUp: record('backUp'),
+    restore: record('restore'),
     reload: record('reload'),
     toggleDevTools: record('toggleDevTools'),
     quit: record('quit'),
@@ -17,22 +19,27 @@ function recorder() {
   return { calls, actions };
 }
 
-const flatten = (items: MenuItemConstructorOptions[]): MenuItemConstructorOptions[] =>
+const flatten = (items: MenuEntry[]): MenuEntry[] =>
   items.flatMap((item) => [item, ...flatten(item.submenu ?? [])]);
-const find = (items: MenuItemConstructorOptions[], label: string) =>
-  flatten(items).find((i) => i.label === label);
+const find = (items: MenuEntry[], label: string) => flatten(items).find((i) => i.label === label);
 
 describe('application menu', () => {
   it('starts with the app menu on macOS only', () => {
     const { actions } = recorder();
     expect(
-      applicationMenu({ platform: 'darwin', appName: 'Stellwerk', isPackaged: true }, actions)[0],
+      applicationMenu(
+        { platform: 'darwin', appName: 'Stellwerk', isPackaged: true, managesServer: true },
+        actions,
+      )[0],
     ).toEqual({
       label: 'Stellwerk',
       role: 'appMenu',
     });
     expect(
-      applicationMenu({ platform: 'linux', appName: 'Stellwerk', isPackaged: true }, actions)[0]?.label,
+      applicationMenu(
+        { platform: 'linux', appName: 'Stellwerk', isPackaged: true, managesServer: true },
+        actions,
+      )[0]?.label,
     ).toBe('File');
   });
 
@@ -40,13 +47,13 @@ describe('application menu', () => {
     const { actions } = recorder();
     expect(
       find(
-        applicationMenu({ platform: 'win32', appName: 'S', isPackaged: true }, actions),
+        applicationMenu({ platform: 'win32', appName: 'S', isPackaged: true, managesServer: true }, actions),
         'Developer Tools',
       ),
     ).toBeUndefined();
     expect(
       find(
-        applicationMenu({ platform: 'win32', appName: 'S', isPackaged: false }, actions),
+        applicationMenu({ platform: 'win32', appName: 'S', isPackaged: false, managesServer: true }, actions),
         'Developer Tools',
       ),
     ).toBeDefined();
@@ -54,17 +61,37 @@ describe('application menu', () => {
 
   it('wires every clickable item to an action, and every item has a label, role or separator', () => {
     const { calls, actions } = recorder();
-    const items = flatten(applicationMenu({ platform: 'linux', appName: 'S', isPackaged: false }, actions));
+    const items = flatten(
+      applicationMenu({ platform: 'linux', appName: 'S', isPackaged: false, managesServer: true }, actions),
+    );
     for (const item of items) expect(item.label ?? item.role ?? item.type).toBeDefined();
     for (const item of items) item.click?.();
     expect(calls.sort()).toEqual([
+      'backUp',
       'openApiDocs',
       'openInBrowser',
+      'openSettings',
       'quit',
       'reload',
+      'restore',
       'showLogs',
       'toggleDevTools',
     ]);
+  });
+
+  it('offers settings, backup and restore only for a server the app runs itself', () => {
+    const { actions } = recorder();
+    const labels = ['Settings…', 'Back up now…', 'Restore…'];
+    const own = applicationMenu(
+      { platform: 'linux', appName: 'S', isPackaged: true, managesServer: true },
+      actions,
+    );
+    const service = applicationMenu(
+      { platform: 'linux', appName: 'S', isPackaged: true, managesServer: false },
+      actions,
+    );
+    expect(labels.map((label) => find(own, label)?.enabled)).toEqual([true, true, true]);
+    expect(labels.map((label) => find(service, label)?.enabled)).toEqual([false, false, false]);
   });
 });
 

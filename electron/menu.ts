@@ -5,6 +5,12 @@ import type { MenuItemConstructorOptions } from 'electron';
  * Kept free of Electron at run time so the structure is unit-tested.
  */
 
+/** A template item whose click takes no arguments, so tests can call it; Electron accepts it as is. */
+export type MenuEntry = Omit<MenuItemConstructorOptions, 'click' | 'submenu'> & {
+  click?: () => void;
+  submenu?: MenuEntry[];
+};
+
 /** Function properties, not methods: they are handed to menu items detached from this object. */
 export interface MenuActions {
   showWindow: () => void;
@@ -12,6 +18,9 @@ export interface MenuActions {
   openInBrowser: () => void;
   /** Opens the desktop's log file (the output of a server it started). */
   showLogs: () => void;
+  openSettings: () => void;
+  backUp: () => void;
+  restore: () => void;
   reload: () => void;
   toggleDevTools: () => void;
   quit: () => void;
@@ -22,16 +31,27 @@ export interface MenuContext {
   appName: string;
   /** Development builds get the developer tools entry. */
   isPackaged: boolean;
+  /**
+   * The app runs the server itself (not attached to a service or another machine): only then
+   * do its settings, backup and restore apply to that server.
+   */
+  managesServer: boolean;
 }
 
-export function applicationMenu(context: MenuContext, actions: MenuActions): MenuItemConstructorOptions[] {
+export function applicationMenu(context: MenuContext, actions: MenuActions): MenuEntry[] {
   const mac = context.platform === 'darwin';
-  const menu: MenuItemConstructorOptions[] = [];
+  const managed = context.managesServer;
+  const menu: MenuEntry[] = [];
   if (mac) menu.push({ label: context.appName, role: 'appMenu' });
   menu.push(
     {
       label: 'File',
       submenu: [
+        { label: 'Settings…', accelerator: 'CmdOrCtrl+,', enabled: managed, click: actions.openSettings },
+        { type: 'separator' },
+        { label: 'Back up now…', enabled: managed, click: actions.backUp },
+        { label: 'Restore…', enabled: managed, click: actions.restore },
+        { type: 'separator' },
         { label: 'Open in Browser', accelerator: 'CmdOrCtrl+Shift+O', click: actions.openInBrowser },
         { type: 'separator' },
         mac ? { role: 'hide' } : { label: 'Quit', accelerator: 'Ctrl+Q', click: actions.quit },
@@ -83,7 +103,7 @@ export function trayToolTip(status: TrayStatus): string {
 }
 
 /** The tray keeps Stellwerk reachable with the window closed; Quit also stops a server the app started. */
-export function trayMenu(status: TrayStatus, actions: MenuActions): MenuItemConstructorOptions[] {
+export function trayMenu(status: TrayStatus, actions: MenuActions): MenuEntry[] {
   const where = status.mode === 'started' ? 'started by this app' : 'running as a service';
   return [
     { label: 'Open Stellwerk', click: actions.showWindow },

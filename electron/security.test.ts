@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   hardenWebContents,
   isAllowedNavigation,
+  isSettingsPage,
   navigationDecision,
   SECURE_WEB_PREFERENCES,
   type HardenableContents,
@@ -49,7 +50,7 @@ describe('window security', () => {
  * standing in for WebContents: this checks the wiring (which events, what the handlers do).
  */
 describe('hardenWebContents', () => {
-  function harden() {
+  function harden(appUrl: string | (() => string) = APP) {
     const emitter = new EventEmitter();
     const opened: string[] = [];
     let windowOpenHandler: ((details: { url: string }) => { action: string }) | undefined;
@@ -63,7 +64,7 @@ describe('hardenWebContents', () => {
         setPermissionCheckHandler: () => {},
       },
     } as unknown as HardenableContents;
-    hardenWebContents(contents, APP, (url) => opened.push(url));
+    hardenWebContents(contents, appUrl, (url) => opened.push(url));
     const navigate = (event: string, url: string) => {
       let prevented = false;
       emitter.emit(event, { preventDefault: () => (prevented = true) }, url);
@@ -91,6 +92,23 @@ describe('hardenWebContents', () => {
     expect(h.open('https://example.com/manual')).toEqual({ action: 'deny' });
     expect(h.open('javascript:alert(1)')).toEqual({ action: 'deny' });
     expect(h.opened).toEqual(['https://example.com/manual']);
+  });
+
+  it('follows the server to its new address after a restart on another port', () => {
+    let url = APP;
+    const h = harden(() => url);
+    url = 'http://127.0.0.1:9090';
+    expect(h.navigate('will-navigate', 'http://127.0.0.1:9090/twins')).toBe(false);
+    expect(h.navigate('will-navigate', `${APP}/twins`)).toBe(true);
+  });
+
+  it('answers settings messages only from the settings page itself', () => {
+    const page = 'file:///opt/Stellwerk/resources/app/dist/electron/settings-window/settings.html';
+    expect(isSettingsPage(page, page)).toBe(true);
+    expect(isSettingsPage(`${page}#top`, page)).toBe(true);
+    expect(isSettingsPage(`${APP}/settings.html`, page)).toBe(false);
+    expect(isSettingsPage('file:///tmp/settings.html', page)).toBe(false);
+    expect(isSettingsPage(undefined, page)).toBe(false);
   });
 
   it('denies permission requests', () => {

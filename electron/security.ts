@@ -60,11 +60,13 @@ export type HardenableContents = Pick<WebContents, 'on' | 'setWindowOpenHandler'
  */
 export function hardenWebContents(
   contents: HardenableContents,
-  appUrl: string,
+  /** A function when the server can move (a new port from the settings window). */
+  appUrl: string | (() => string),
   openExternal: (url: string) => void,
 ): void {
+  const current = typeof appUrl === 'function' ? appUrl : () => appUrl;
   const guard = (event: { preventDefault(): void }, url: string) => {
-    const decision = navigationDecision(url, appUrl);
+    const decision = navigationDecision(url, current());
     if (decision === 'allow') return;
     event.preventDefault();
     if (decision === 'open-external') openExternal(url);
@@ -73,11 +75,32 @@ export function hardenWebContents(
   contents.on('will-redirect', guard);
   contents.on('will-attach-webview', (event) => event.preventDefault());
   contents.setWindowOpenHandler(({ url }) => {
-    const decision = navigationDecision(url, appUrl);
+    const decision = navigationDecision(url, current());
     if (decision !== 'block') openExternal(url);
     return { action: 'deny' };
   });
   // Camera, geolocation, notifications …: the console needs none of them.
   contents.session.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   contents.session.setPermissionCheckHandler(() => false);
+}
+
+/**
+ * Whether an IPC message comes from the settings page the app loaded from its own files (query
+ * and fragment aside): the settings channels can rewrite the server's configuration, so no other
+ * page, not even the console, may use them.
+ */
+export function isSettingsPage(frameUrl: string | undefined, pageUrl: string): boolean {
+  if (!frameUrl) return false;
+  try {
+    const frame = new URL(frameUrl);
+    const page = new URL(pageUrl);
+    return (
+      frame.protocol === 'file:' &&
+      page.protocol === 'file:' &&
+      frame.pathname === page.pathname &&
+      frame.host === page.host
+    );
+  } catch {
+    return false;
+  }
 }

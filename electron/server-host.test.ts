@@ -108,6 +108,30 @@ describe('desktopSettings', () => {
     expect(settings.spawn?.env.STELLWERK_HTTP_HOST).toBe('0.0.0.0');
   });
 
+  it('takes port, host and public URL from stellwerk.conf under the environment, and passes the data directory', () => {
+    const conf = {
+      STELLWERK_HTTP_PORT: '9191',
+      STELLWERK_PUBLIC_URL: 'https://plant.example.com',
+      STELLWERK_HTTP_HOST: '0.0.0.0',
+    };
+    const fromFile = desktopSettings({ ...base, env: {}, conf, dataDir: '/srv/stellwerk' });
+    expect(fromFile.url).toBe('http://127.0.0.1:9191');
+    expect(fromFile.spawn?.env).toMatchObject({
+      STELLWERK_DATA_DIR: '/srv/stellwerk',
+      STELLWERK_HTTP_PORT: '9191',
+      STELLWERK_HTTP_HOST: '0.0.0.0',
+      STELLWERK_PUBLIC_URL: 'https://plant.example.com',
+    });
+    const envWins = desktopSettings({
+      ...base,
+      env: { STELLWERK_HTTP_PORT: '9292', STELLWERK_DATA_DIR: '/data' },
+      conf,
+      dataDir: '/srv/stellwerk',
+    });
+    expect(envWins.url).toBe('http://127.0.0.1:9292');
+    expect(envWins.spawn?.env).toMatchObject({ STELLWERK_DATA_DIR: '/data', STELLWERK_HTTP_PORT: '9292' });
+  });
+
   it('runs the bundled Node runtime when packaged', () => {
     const settings = desktopSettings({ ...base, isPackaged: true, platform: 'win32', env: {} });
     expect(settings.spawn?.command).toBe(path.join('/opt/Stellwerk/resources', 'node', 'bin', 'node.exe'));

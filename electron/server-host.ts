@@ -29,21 +29,28 @@ export interface DesktopEnvironment {
   resourcesPath: string;
   appPath: string;
   platform: NodeJS.Platform;
+  /** The data directory for a server the app starts (see data-dir.ts); unset: the server's own default. */
+  dataDir?: string;
+  /** That directory's stellwerk.conf; the environment wins over it, as in the server. */
+  conf?: Record<string, string>;
 }
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/**
- * Where the server is and how to start it. `STELLWERK_URL` points the app at another machine
- * (then nothing is started); otherwise it is this machine's `STELLWERK_HTTP_PORT` (default 8080).
- * A server the app starts listens on loopback only unless STELLWERK_HTTP_HOST says otherwise:
- * a desktop session should not open a port to the network by surprise.
- */
 /** As server/src/platform/node-flags.ts (the desktop build does not compile server sources). */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64', '--v8-pool-size=0'];
 
+/**
+ * Where the server is and how to start it. `STELLWERK_URL` points the app at another machine
+ * (then nothing is started); otherwise it is this machine's `STELLWERK_HTTP_PORT` (environment,
+ * then stellwerk.conf, default 8080). A server the app starts listens on loopback only unless
+ * STELLWERK_HTTP_HOST says otherwise: a desktop session should not open a port to the network
+ * by surprise.
+ */
+
 export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
-  const port = d.env.STELLWERK_HTTP_PORT?.trim() || '8080';
+  const setting = (name: string) => d.env[name]?.trim() || d.conf?.[name]?.trim() || undefined;
+  const port = setting('STELLWERK_HTTP_PORT') ?? '8080';
   const url = (d.env.STELLWERK_URL?.trim() || `http://127.0.0.1:${port}`).replace(/\/+$/, '');
   if (!LOCAL_HOSTS.has(new URL(url).hostname)) return { url, spawn: undefined };
 
@@ -60,11 +67,14 @@ export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
       command,
       args: [...SERVER_NODE_FLAGS, path.join(root, 'dist', 'server', 'src', 'main.js')],
       cwd: root,
+      // The values the app itself relies on (where to probe, what to show) are passed explicitly;
+      // the server reads the rest of stellwerk.conf itself.
       env: {
         ...d.env,
+        ...(d.dataDir ? { STELLWERK_DATA_DIR: d.env.STELLWERK_DATA_DIR ?? d.dataDir } : {}),
         STELLWERK_HTTP_PORT: port,
-        STELLWERK_HTTP_HOST: d.env.STELLWERK_HTTP_HOST ?? '127.0.0.1',
-        STELLWERK_PUBLIC_URL: d.env.STELLWERK_PUBLIC_URL ?? `http://localhost:${port}`,
+        STELLWERK_HTTP_HOST: setting('STELLWERK_HTTP_HOST') ?? '127.0.0.1',
+        STELLWERK_PUBLIC_URL: setting('STELLWERK_PUBLIC_URL') ?? `http://localhost:${port}`,
       },
     },
   };
