@@ -19,6 +19,7 @@ import { registerErrorHandling, toErrorReply } from './platform/http/error-handl
 import { assertSafeInput } from './platform/http/input-guard.js';
 import { ErrorBody } from './platform/http/schemas.js';
 import { registerValidation } from './platform/http/validation.js';
+import { registerCompression } from './platform/http/compression.js';
 import { Metrics } from './platform/metrics.js';
 import { registerSystemMetrics } from './platform/system-metrics.js';
 import { registerDomains } from './routes.js';
@@ -104,6 +105,7 @@ export async function buildServer(
   app.addSchema(ErrorBody);
   app.decorateRequest('principal', null);
   ctx.metrics.register(app, { token: config.metricsToken });
+  registerCompression(app);
 
   await app.register(cookie);
   await app.register(swagger, {

@@ -1,5 +1,5 @@
 // Loaded only by the map page: maplibre-gl, its worker (served from our own origin, as the CSP asks),
-// and the bundled Natural Earth countries from world-atlas. Nothing here touches the network beyond /assets.
+// and the Natural Earth countries from world-atlas. Nothing here touches the network beyond /assets.
 import 'maplibre-gl/dist/maplibre-gl.css';
 import {
   addProtocol,
@@ -13,7 +13,10 @@ import {
 import type { FeatureCollection } from 'geojson';
 import workerUrl from 'maplibre-gl/dist/maplibre-gl-worker.mjs?url';
 import { PMTiles, Protocol, TileType } from 'pmtiles';
-import countries from 'world-atlas/countries-50m.json';
+// A file of its own under /assets (content-hashed, cached immutable, pre-compressed), not part of this
+// chunk: the map's code and its world outline are fetched in parallel, and a new build of either
+// leaves the other cached.
+import countriesUrl from 'world-atlas/countries-50m.json?url';
 import {
   rasterSiteStyle,
   vectorLayersOf,
@@ -29,6 +32,22 @@ setWorkerUrl(workerUrl);
 const pmtilesProtocol = new Protocol();
 addProtocol('pmtiles', pmtilesProtocol.tile);
 
+// The offline basemap's source URL: MapLibre asks this handler, which fetches the world-atlas
+// TopoJSON once and hands MapLibre the GeoJSON it draws (MapLibre reads no TopoJSON itself).
+const COUNTRIES_SOURCE = 'stellwerk-world://countries';
+let countriesGeoJson: Promise<FeatureCollection> | undefined;
+addProtocol('stellwerk-world', async () => {
+  countriesGeoJson ??= fetch(countriesUrl)
+    .then((response) => {
+      if (!response.ok) throw new Error(`${countriesUrl}: ${response.status}`);
+      return response.json() as Promise<Topology>;
+    })
+    .then((topology) => topologyToGeoJson(topology, 'countries') as unknown as FeatureCollection);
+  // A failed fetch is tried again when the style is next set.
+  void countriesGeoJson.catch(() => (countriesGeoJson = undefined));
+  return { data: await countriesGeoJson };
+});
+
 export { MapLibreMap, Marker, NavigationControl, Popup };
 
 export interface BasemapColours {
@@ -37,8 +56,6 @@ export interface BasemapColours {
   border: string;
 }
 
-let countriesGeoJson: ReturnType<typeof topologyToGeoJson> | undefined;
-
 /**
  * The offline basemap: one GeoJSON source of the world's countries, drawn as land fill and borders
  * over a water background. No glyphs, sprites or tiles, so the style needs no URL at all.
@@ -46,11 +63,10 @@ let countriesGeoJson: ReturnType<typeof topologyToGeoJson> | undefined;
  * a `.pmtiles` archive gets a style from `siteBasemap` below.
  */
 export function offlineStyle(colours: BasemapColours): StyleSpecification {
-  countriesGeoJson ??= topologyToGeoJson(countries as unknown as Topology, 'countries');
   return {
     version: 8,
     sources: {
-      countries: { type: 'geojson', data: countriesGeoJson as unknown as FeatureCollection },
+      countries: { type: 'geojson', data: COUNTRIES_SOURCE },
     },
     layers: [
       { id: 'water', type: 'background', paint: { 'background-color': colours.water } },
