@@ -8,15 +8,18 @@ import {
   NavigationControl,
   Popup,
   setWorkerUrl,
+  type GeoJSONSource,
   type StyleSpecification,
 } from 'maplibre-gl';
 import type { FeatureCollection } from 'geojson';
 import workerUrl from 'maplibre-gl/dist/maplibre-gl-worker.mjs?url';
 import { PMTiles, Protocol, TileType } from 'pmtiles';
-// A file of its own under /assets (content-hashed, cached immutable, pre-compressed), not part of this
-// chunk: the map's code and its world outline are fetched in parallel, and a new build of either
-// leaves the other cached.
-import countriesUrl from 'world-atlas/countries-50m.json?url';
+// Files of their own under /assets (content-hashed, cached immutable, pre-compressed), not part of
+// this chunk: a new build of the code leaves them cached. Natural Earth's 1:110m outline (33 kB on
+// the wire) draws the world and country views; the 1:50m one (205 kB) is fetched only once a map is
+// zoomed in far enough for its coastlines to show the difference.
+import countriesCoarseUrl from 'world-atlas/countries-110m.json?url';
+import countriesDetailedUrl from 'world-atlas/countries-50m.json?url';
 import {
   rasterSiteStyle,
   vectorLayersOf,
@@ -32,21 +35,49 @@ setWorkerUrl(workerUrl);
 const pmtilesProtocol = new Protocol();
 addProtocol('pmtiles', pmtilesProtocol.tile);
 
-// The offline basemap's source URL: MapLibre asks this handler, which fetches the world-atlas
-// TopoJSON once and hands MapLibre the GeoJSON it draws (MapLibre reads no TopoJSON itself).
-const COUNTRIES_SOURCE = 'stellwerk-world://countries';
-let countriesGeoJson: Promise<FeatureCollection> | undefined;
-addProtocol('stellwerk-world', async () => {
-  countriesGeoJson ??= fetch(countriesUrl)
-    .then((response) => {
-      if (!response.ok) throw new Error(`${countriesUrl}: ${response.status}`);
-      return response.json() as Promise<Topology>;
-    })
-    .then((topology) => topologyToGeoJson(topology, 'countries') as unknown as FeatureCollection);
-  // A failed fetch is tried again when the style is next set.
-  void countriesGeoJson.catch(() => (countriesGeoJson = undefined));
-  return { data: await countriesGeoJson };
+// The offline basemap's source URLs: MapLibre asks this handler, which fetches the world-atlas
+// TopoJSON once per level of detail and hands MapLibre the GeoJSON it draws (it reads no TopoJSON).
+const OUTLINES = { coarse: countriesCoarseUrl, detailed: countriesDetailedUrl };
+type Outline = keyof typeof OUTLINES;
+const outlineSource = (outline: Outline) => `stellwerk-world://${outline}`;
+const outlines = new Map<Outline, Promise<FeatureCollection>>();
+addProtocol('stellwerk-world', async ({ url }) => {
+  const outline: Outline = url.endsWith('detailed') ? 'detailed' : 'coarse';
+  let geojson = outlines.get(outline);
+  if (!geojson) {
+    const file = OUTLINES[outline];
+    geojson = fetch(file)
+      .then((response) => {
+        if (!response.ok) throw new Error(`${file}: ${response.status}`);
+        return response.json() as Promise<Topology>;
+      })
+      .then((topology) => topologyToGeoJson(topology, 'countries') as unknown as FeatureCollection);
+    outlines.set(outline, geojson);
+    // A failed fetch is tried again when the style or zoom next asks for it.
+    void geojson.catch(() => outlines.delete(outline));
+  }
+  return { data: await geojson };
 });
+
+/** From this zoom on, the 1:110m coastlines look angular: the 1:50m outline replaces them. */
+export const DETAILED_OUTLINE_ZOOM = 6;
+const detailedSources = new WeakSet<GeoJSONSource>();
+
+/**
+ * Swaps the offline basemap's outline for the detailed one the first time `map` is at or past
+ * DETAILED_OUTLINE_ZOOM (again after a new style). Maps that stay at world or country scale never
+ * download it.
+ */
+export function detailOnZoom(map: MapLibreMap): void {
+  const update = () => {
+    const source = map.getSource<GeoJSONSource>('countries');
+    if (!source || detailedSources.has(source) || map.getZoom() < DETAILED_OUTLINE_ZOOM) return;
+    detailedSources.add(source);
+    void source.setData(outlineSource('detailed'));
+  };
+  map.on('zoomend', update);
+  map.on('style.load', update);
+}
 
 export { MapLibreMap, Marker, NavigationControl, Popup };
 
@@ -66,7 +97,7 @@ export function offlineStyle(colours: BasemapColours): StyleSpecification {
   return {
     version: 8,
     sources: {
-      countries: { type: 'geojson', data: COUNTRIES_SOURCE },
+      countries: { type: 'geojson', data: outlineSource('coarse') },
     },
     layers: [
       { id: 'water', type: 'background', paint: { 'background-color': colours.water } },
