@@ -127,7 +127,10 @@ async function mapDrawn(page: Page): Promise<void> {
 
 describe('compressed transfer on first load (Chromium)', () => {
   beforeAll(async () => {
-    h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
+    h = await startConsoleHarness(
+      { STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD },
+      { precompressed: true },
+    );
     xapi = xapiClient(h.server.baseUrl, await apiToken(h.server.baseUrl, EMAIL, PASSWORD));
     ids.twin = (
       await xapi('POST', '/xapi/v1/digital-twins', {

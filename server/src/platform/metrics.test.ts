@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Metrics, mergeFamilies } from './metrics.js';
+import { Metrics, mergeFamilies, type MetricFamily } from './metrics.js';
 
 describe('Metrics exposition', () => {
   it('writes a family held by the main registry and a worker registry once, summing equal series', async () => {
@@ -23,13 +23,14 @@ describe('Metrics exposition', () => {
   });
 
   it('keeps series with different labels apart', () => {
-    const family = (value: number, pool: string) => ({
-      name: 'stellwerk_pool',
-      help: 'h',
-      type: 'gauge' as never,
-      aggregator: 'sum' as never,
-      values: [{ labels: { pool }, value }],
-    });
+    const family = (value: number, pool: string) =>
+      ({
+        name: 'stellwerk_pool',
+        help: 'h',
+        type: 'gauge',
+        aggregator: 'sum',
+        values: [{ labels: { pool }, value }],
+      }) as unknown as MetricFamily;
     const [merged] = mergeFamilies([family(1, 'orm'), family(2, 'ingest'), family(3, 'orm')]);
     expect(merged!.values).toEqual([
       { labels: { pool: 'orm' }, value: 4 },
