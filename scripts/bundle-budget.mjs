@@ -25,7 +25,11 @@ const build = spawnSync(
     '--logLevel',
     'warn',
   ],
-  { cwd: root, env: { ...process.env, STELLWERK_CONSOLE_OUT: out }, stdio: 'inherit' },
+  {
+    cwd: root,
+    env: { ...process.env, STELLWERK_CONSOLE_OUT: out, STELLWERK_CONSOLE_PRECOMPRESS: 'off' },
+    stdio: 'inherit',
+  },
 );
 if (build.status !== 0) process.exit(build.status ?? 1);
 

@@ -20,7 +20,9 @@ import { registerTransport, trustProxyOption } from './platform/http/transport.j
 import { assertSafeInput } from './platform/http/input-guard.js';
 import { ErrorBody } from './platform/http/schemas.js';
 import { registerValidation } from './platform/http/validation.js';
+import { registerCompression } from './platform/http/compression.js';
 import { Metrics } from './platform/metrics.js';
+import { registerSystemMetrics } from './platform/system-metrics.js';
 import { registerDomains } from './routes.js';
 import type { Services } from './services.js';
 import { VERSION } from './version.js';
@@ -61,6 +63,7 @@ export async function buildServer(
   const app = fastify as unknown as App;
 
   const metrics = new Metrics({ node: config.nodeName });
+  registerSystemMetrics(metrics, { orm, dataDir: config.dataDir, spoolDir: config.spoolDir });
   const database = new DatabaseAvailability({
     databaseUrl: String(orm.config.get('clientUrl')),
     log: app.log,
@@ -106,7 +109,8 @@ export async function buildServer(
   registerErrorHandling(app, database);
   app.addSchema(ErrorBody);
   app.decorateRequest('principal', null);
-  ctx.metrics.register(app);
+  ctx.metrics.register(app, { token: config.metricsToken });
+  registerCompression(app);
 
   await app.register(cookie);
   await app.register(swagger, {

@@ -23,6 +23,7 @@ import { variable } from './config-variable.js';
 import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
 import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
+import { METRICS_VARIABLES } from './config-variables.metrics.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -121,6 +122,7 @@ export const ENV_VARIABLES = [
     default: () => `${os.hostname()}-${process.pid}`,
     parse: text,
   }),
+  ...METRICS_VARIABLES,
   variable({
     name: 'STELLWERK_BODY_LIMIT_BYTES',
     key: 'bodyLimitBytes',

@@ -41,6 +41,8 @@ export interface Config {
   adminPassword: string | undefined;
   logLevel: LogLevel;
   nodeName: string;
+  /** Bearer token `/metrics` requires, when set. */
+  metricsToken: string | undefined;
   bodyLimitBytes: number;
   rateLimitMax: number;
   rateLimitWindowMs: number;

@@ -194,6 +194,7 @@ export function createServices(ctx: AppContext) {
     nodeId: ctx.nodeId,
     maxConcurrent: ctx.config.maxConcurrentJobs,
     nodeFaultyAfterMs: ctx.config.nodeFaultyAfterMs,
+    metrics: ctx.metrics,
   });
   // Both write devices with plain SQL, past the ORM subscriber: the ingest cache forgets them at the end.
   for (const handler of [templateSyncJob, deviceImportJob]) {

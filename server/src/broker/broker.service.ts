@@ -55,6 +55,7 @@ export class BrokerService implements Lifecycle {
   private readonly pending = new Set<Duplex>();
   private readonly connections;
   private readonly refusedConnections;
+  private readonly messages;
   /** The ports actually bound (0 in the configuration picks a free one). */
   readonly ports: BrokerPorts = { mqtt: undefined, mqtts: undefined };
   /** Set at start: the cap on broker sockets and what it was derived from. */
@@ -85,6 +86,11 @@ export class BrokerService implements Lifecycle {
       'stellwerk_broker_connections_closed_total',
       'MQTT connections closed by the broker before or instead of CONNECT handling',
       ['reason'],
+    );
+    this.messages = deps.metrics.counter(
+      'stellwerk_broker_messages_total',
+      'MQTT PUBLISH messages: in, accepted from clients; out, delivered to subscribed clients',
+      ['direction'],
     );
     deps.metrics.gauge('stellwerk_broker_clients', 'MQTT clients connected and authenticated', [], (gauge) =>
       gauge.set(this.policy.liveClients),
@@ -118,9 +124,14 @@ export class BrokerService implements Lifecycle {
       authenticate: this.policy.authenticate,
       authorizePublish: this.policy.authorizePublish,
       authorizeSubscribe: this.policy.authorizeSubscribe,
-      authorizeForward: this.policy.authorizeForward,
+      authorizeForward: (client, packet) => {
+        const forwarded = this.policy.authorizeForward(client, packet);
+        if (forwarded) this.messages.inc({ direction: 'out' });
+        return forwarded;
+      },
     });
-    skipUndeliverableUplinks(aedes);
+    // Counted there: an uplink accepted by authorizePublish reaches no 'publish' event.
+    skipUndeliverableUplinks(aedes, () => this.messages.inc({ direction: 'in' }));
     await aedes.listen();
     aedes.on('clientError', (client, error) =>
       this.deps.log.debug({ clientId: client.id, err: error.message }, 'mqtt client error'),
@@ -334,7 +345,7 @@ async function readPem(file: string, variable: string): Promise<Buffer> {
  * store, topic match) — about a tenth of the broker's CPU per message — so client-published packets
  * end here. Server-side publishes (downlinks, $SYS, `client` null) take Aedes' normal path.
  */
-function skipUndeliverableUplinks(aedes: Aedes): void {
+function skipUndeliverableUplinks(aedes: Aedes, onUplink: () => void): void {
   // At run time Aedes' publish is (packet, client, done) or (packet, done); its types know only the latter.
   type RuntimePublish = (
     packet: AedesPublishPacket,
@@ -343,7 +354,10 @@ function skipUndeliverableUplinks(aedes: Aedes): void {
   ) => void;
   const publish = (aedes.publish as unknown as RuntimePublish).bind(aedes);
   const skipping: RuntimePublish = (packet, client, done) => {
-    if (client && typeof client !== 'function') return done?.();
+    if (client && typeof client !== 'function') {
+      onUplink();
+      return done?.();
+    }
     publish(packet, client, done);
   };
   aedes.publish = skipping;

@@ -6,6 +6,7 @@ import type { App, AppContext } from '../context.js';
 import { AppError, errors } from '../platform/errors.js';
 import { openContainedFile } from '../platform/http/contained-file.js';
 import { sendContainedFile } from '../platform/http/file-reply.js';
+import { openPreferringCompressed } from '../platform/http/precompressed-file.js';
 import { VERSION } from '../version.js';
 import { contentSecurityPolicy } from './content-security-policy.js';
 import { siteMapRoutes } from './site-maps.routes.js';
@@ -88,12 +89,13 @@ export async function consoleRoutes(app: App, ctx: AppContext): Promise<void> {
       // A name with an extension is a file (a missing one is a 404); anything else is a console page.
       if (!lastSegment.includes('.')) return page(request, reply);
       // The router's decoded wildcard: only regular files really inside the console's folder are served.
-      const file = await openContainedFile(root, (request.params as { '*': string })['*']);
-      if (!file) throw errors.notFound(`File ${urlPath}`);
+      const relative = (request.params as { '*': string })['*'];
+      const found = await openPreferringCompressed(root, relative, request, reply);
+      if (!found) throw errors.notFound(`File ${urlPath}`);
       // Vite puts content-hashed names under assets/: they never change, so browsers keep them.
       const immutable = urlPath.startsWith('/assets/');
       reply.header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
-      return sendContainedFile(request, reply, file);
+      return sendContainedFile(request, reply, found.file, found.contentType);
     },
   );
 }

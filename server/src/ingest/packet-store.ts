@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Lifecycle } from '../platform/lifecycle.js';
+import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
 import { packetColumns } from './packet-columns.js';
 import type { IncomingPacket } from './ingest.types.js';
@@ -120,6 +121,7 @@ export class PacketStore implements Lifecycle {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // An idle connection dropped by the server (restart, failover) must not crash the process.
     this.pool.on('error', () => undefined);
+    trackPool(metrics, 'ingest-packets', pgPoolUsage(this.pool));
     this.batchSize = metrics.histogram(
       'stellwerk_packet_store_batch_size',
       'Packets committed per batch',

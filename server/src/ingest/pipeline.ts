@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import { safeErrorMessage } from '../platform/db/database-errors.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
+import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
 import { commitBatch, CURSOR_KEY, type BatchCommitHook } from './commit-batch.stage.js';
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
@@ -129,6 +130,7 @@ export class IngestPipeline implements Lifecycle {
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
     // An idle connection dropped by the server (restart, failover) must not crash the process.
     this.pool.on('error', () => undefined);
+    trackPool(options.metrics, 'ingest-pipeline', pgPoolUsage(this.pool));
     const batchSize = (this.batchSize = options.batchSize ?? 1000);
     this.commitIntervalMs = options.commitIntervalMs ?? 100;
     this.commitHook = options.commitHook;

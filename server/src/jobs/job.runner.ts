@@ -2,6 +2,8 @@ import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { safeErrorMessage } from '../platform/db/database-errors.js';
+import type { Counter } from 'prom-client';
+import type { Metrics } from '../platform/metrics.js';
 import { Job } from './job.entity.js';
 import { MAX_JOB_ERRORS, type JobHandler, type JobItemError, type JobRunContext } from './job.types.js';
 
@@ -30,6 +32,9 @@ const RECOVER_SQL = `
                         AND n.last_heartbeat > now() - make_interval(secs => ?))
   RETURNING id`;
 
+// The queue as every node sees it: each node's scrape reports the same cluster-wide numbers.
+const QUEUE_SQL = `SELECT status, count(*)::int AS count FROM jobs WHERE status IN ('queued', 'running') GROUP BY status`;
+
 const PROGRESS_SQL = `UPDATE jobs SET total = ?, progress = ?, succeeded = ?, failed = ?, errors = ?::jsonb, updated_at = now() WHERE id = ?`;
 
 const FINISH_SQL = `
@@ -52,6 +57,8 @@ export interface JobRunnerOptions {
   maxConcurrent: number;
   /** A node silent this long is taken as dead (same rule as the health check). */
   nodeFaultyAfterMs: number;
+  /** Reports the queue (`stellwerk_jobs`) and ended jobs (`stellwerk_jobs_ended_total`). */
+  metrics?: Metrics;
 }
 
 /**
@@ -68,8 +75,31 @@ export class JobRunner implements Lifecycle {
   private housekeepingTimer: NodeJS.Timeout | undefined;
   private running = false;
   private ticking: Promise<void> | undefined;
+  private readonly ended: Counter<'type' | 'status'> | undefined;
 
-  constructor(private readonly options: JobRunnerOptions) {}
+  constructor(private readonly options: JobRunnerOptions) {
+    const { metrics } = options;
+    if (!metrics) return;
+    this.ended = metrics.counter('stellwerk_jobs_ended_total', 'Background jobs ended on this node', [
+      'type',
+      'status',
+    ]);
+    metrics.gauge(
+      'stellwerk_jobs',
+      'Background jobs queued or running on any node, as stored in PostgreSQL',
+      ['status'],
+      async (gauge) => {
+        gauge.reset();
+        try {
+          const rows = await this.sql<Array<{ status: string; count: number }>>(QUEUE_SQL, []);
+          const counts = new Map(rows.map((row) => [row.status, row.count]));
+          for (const status of ['queued', 'running']) gauge.set({ status }, counts.get(status) ?? 0);
+        } catch {
+          // Database unreachable: no sample rather than a failed scrape (stellwerk_nodes says why).
+        }
+      },
+    );
+  }
 
   register(handler: JobHandler): void {
     this.handlers.set(handler.type, handler);
@@ -178,6 +208,7 @@ export class JobRunner implements Lifecycle {
         this.options.log.warn({ err: error, job: id, type: job.type }, 'job failed');
       }
       await this.writeFinal(id, status, state, result);
+      this.ended?.inc({ type: job.type, status });
       await this.sql(ATTACHMENT_DELETE_SQL, [id], 'run').catch((error: unknown) =>
         this.options.log.warn({ err: error, job: id }, 'could not delete the attachment of a job'),
       );

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
+import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
 import { OutboxSink } from './outbox.js';
 import { OutboxWriter, type OutboxWriterOptions } from './outbox-writer.js';
@@ -34,6 +35,7 @@ export function createTimeSeries(options: TimeSeriesModuleOptions) {
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4 + options.targets.length });
   // An idle connection dropped by the server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  trackPool(options.metrics, 'timeseries', pgPoolUsage(pool));
   const targets = options.targets.map((spec) => createTarget(spec, pool));
   const sink = new OutboxSink();
   const store = new TimeSeriesStore(targets, pool, options.store);

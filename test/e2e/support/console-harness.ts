@@ -18,8 +18,11 @@ import {
 export const CHROMIUM = process.env.STELLWERK_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOT_DIR = process.env.STELLWERK_SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'stellwerk-e2e');
 
-/** Builds the console from the sources into `outDir`, so the test sees the code under test. */
-export function buildConsole(outDir: string): void {
+/**
+ * Builds the console from the sources into `outDir`, so the test sees the code under test; without
+ * the build-time .br/.gz copies unless `precompressed` (they cost about 15 s of CPU per build).
+ */
+export function buildConsole(outDir: string, precompressed = false): void {
   const vite = path.join(
     path.dirname(createRequire(import.meta.url).resolve('vite/package.json')),
     'bin',
@@ -28,7 +31,15 @@ export function buildConsole(outDir: string): void {
   const result = spawnSync(
     process.execPath,
     [vite, 'build', '--config', 'renderer/vite.config.ts', '--logLevel', 'warn'],
-    { cwd: REPO_ROOT, env: { ...process.env, STELLWERK_CONSOLE_OUT: outDir }, encoding: 'utf8' },
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        STELLWERK_CONSOLE_OUT: outDir,
+        STELLWERK_CONSOLE_PRECOMPRESS: precompressed ? 'on' : 'off',
+      },
+      encoding: 'utf8',
+    },
   );
   if (result.status !== 0) throw new Error(`console build failed:\n${result.stdout}${result.stderr}`);
 }
@@ -53,7 +64,7 @@ export interface ConsoleHarness {
  */
 export async function startConsoleHarness(
   env: Record<string, string> = {},
-  options: { chromiumArgs?: string[] } = {},
+  options: { chromiumArgs?: string[]; precompressed?: boolean } = {},
 ): Promise<ConsoleHarness> {
   const consoleDir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-console-'));
   const dataDir = await tempDataDir('stellwerk-e2e-data-');
@@ -64,7 +75,7 @@ export async function startConsoleHarness(
   let mqttPort = await freePort();
   while (mqttPort === httpPort) mqttPort = await freePort();
   const [, server] = await Promise.all([
-    Promise.resolve().then(() => buildConsole(consoleDir)),
+    Promise.resolve().then(() => buildConsole(consoleDir, options.precompressed)),
     startServer({
       DATABASE_URL: db.url,
       STELLWERK_DATA_DIR: dataDir,

@@ -1,5 +1,5 @@
 // Loaded only by the map page: maplibre-gl, its worker (served from our own origin, as the CSP asks),
-// and the bundled Natural Earth countries from world-atlas. Nothing here touches the network beyond /assets.
+// and the Natural Earth countries from world-atlas. Nothing here touches the network beyond /assets.
 import 'maplibre-gl/dist/maplibre-gl.css';
 import {
   addProtocol,
@@ -8,12 +8,18 @@ import {
   NavigationControl,
   Popup,
   setWorkerUrl,
+  type GeoJSONSource,
   type StyleSpecification,
 } from 'maplibre-gl';
 import type { FeatureCollection } from 'geojson';
 import workerUrl from 'maplibre-gl/dist/maplibre-gl-worker.mjs?url';
 import { PMTiles, Protocol, TileType } from 'pmtiles';
-import countries from 'world-atlas/countries-50m.json';
+// Files of their own under /assets (content-hashed, cached immutable, pre-compressed), not part of
+// this chunk: a new build of the code leaves them cached. Natural Earth's 1:110m outline (33 kB on
+// the wire) draws the world and country views; the 1:50m one (205 kB) is fetched only once a map is
+// zoomed in far enough for its coastlines to show the difference.
+import countriesCoarseUrl from 'world-atlas/countries-110m.json?url';
+import countriesDetailedUrl from 'world-atlas/countries-50m.json?url';
 import {
   rasterSiteStyle,
   vectorLayersOf,
@@ -29,6 +35,50 @@ setWorkerUrl(workerUrl);
 const pmtilesProtocol = new Protocol();
 addProtocol('pmtiles', pmtilesProtocol.tile);
 
+// The offline basemap's source URLs: MapLibre asks this handler, which fetches the world-atlas
+// TopoJSON once per level of detail and hands MapLibre the GeoJSON it draws (it reads no TopoJSON).
+const OUTLINES = { coarse: countriesCoarseUrl, detailed: countriesDetailedUrl };
+type Outline = keyof typeof OUTLINES;
+const outlineSource = (outline: Outline) => `stellwerk-world://${outline}`;
+const outlines = new Map<Outline, Promise<FeatureCollection>>();
+addProtocol('stellwerk-world', async ({ url }) => {
+  const outline: Outline = url.endsWith('detailed') ? 'detailed' : 'coarse';
+  let geojson = outlines.get(outline);
+  if (!geojson) {
+    const file = OUTLINES[outline];
+    geojson = fetch(file)
+      .then((response) => {
+        if (!response.ok) throw new Error(`${file}: ${response.status}`);
+        return response.json() as Promise<Topology>;
+      })
+      .then((topology) => topologyToGeoJson(topology, 'countries') as unknown as FeatureCollection);
+    outlines.set(outline, geojson);
+    // A failed fetch is tried again when the style or zoom next asks for it.
+    void geojson.catch(() => outlines.delete(outline));
+  }
+  return { data: await geojson };
+});
+
+/** From this zoom on, the 1:110m coastlines look angular: the 1:50m outline replaces them. */
+export const DETAILED_OUTLINE_ZOOM = 6;
+const detailedSources = new WeakSet<GeoJSONSource>();
+
+/**
+ * Swaps the offline basemap's outline for the detailed one the first time `map` is at or past
+ * DETAILED_OUTLINE_ZOOM (again after a new style). Maps that stay at world or country scale never
+ * download it.
+ */
+export function detailOnZoom(map: MapLibreMap): void {
+  const update = () => {
+    const source = map.getSource<GeoJSONSource>('countries');
+    if (!source || detailedSources.has(source) || map.getZoom() < DETAILED_OUTLINE_ZOOM) return;
+    detailedSources.add(source);
+    void source.setData(outlineSource('detailed'));
+  };
+  map.on('zoomend', update);
+  map.on('style.load', update);
+}
+
 export { MapLibreMap, Marker, NavigationControl, Popup };
 
 export interface BasemapColours {
@@ -37,8 +87,6 @@ export interface BasemapColours {
   border: string;
 }
 
-let countriesGeoJson: ReturnType<typeof topologyToGeoJson> | undefined;
-
 /**
  * The offline basemap: one GeoJSON source of the world's countries, drawn as land fill and borders
  * over a water background. No glyphs, sprites or tiles, so the style needs no URL at all.
@@ -46,11 +94,10 @@ let countriesGeoJson: ReturnType<typeof topologyToGeoJson> | undefined;
  * a `.pmtiles` archive gets a style from `siteBasemap` below.
  */
 export function offlineStyle(colours: BasemapColours): StyleSpecification {
-  countriesGeoJson ??= topologyToGeoJson(countries as unknown as Topology, 'countries');
   return {
     version: 8,
     sources: {
-      countries: { type: 'geojson', data: countriesGeoJson as unknown as FeatureCollection },
+      countries: { type: 'geojson', data: outlineSource('coarse') },
     },
     layers: [
       { id: 'water', type: 'background', paint: { 'background-color': colours.water } },

@@ -118,6 +118,19 @@ export class PacketSpool implements PacketSink, Lifecycle {
       [],
       (gauge) => gauge.set(this.outstanding),
     );
+    metrics.gauge(
+      'stellwerk_packet_spool_bytes',
+      'Durable bytes held in packet spool segment files not yet deleted',
+      [],
+      (gauge) => gauge.set(this.durableBytes()),
+    );
+  }
+
+  /** Bytes of its segment files that hold durable records: what the spool occupies on disk. */
+  private durableBytes(): number {
+    let total = this.current?.segment.durableBytes ?? 0;
+    for (const segment of this.closed) total += segment.durableBytes;
+    return total;
   }
 
   /** This spool's identity (readOrCreateSpoolId), known once started. */

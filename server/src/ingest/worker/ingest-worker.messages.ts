@@ -1,3 +1,4 @@
+import type { MetricFamily } from '../../platform/metrics.js';
 import type { StateChange } from '../../states/engine/state-work.js';
 import type { StateUpdate } from '../parse-packet.stage.js';
 import type { VisibleUpdate } from '../visible.stage.js';
@@ -64,4 +65,4 @@ export type FromWorker =
       details?: Record<string, unknown>;
     }
   | { type: 'log'; level: LogLevel; fields: Record<string, unknown>; message: string }
-  | { type: 'metrics'; requestId: number; text: string };
+  | { type: 'metrics'; requestId: number; families: MetricFamily[] };

@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FastifyBaseLogger } from 'fastify';
 import { DriverParsing } from '../../drivers/driver-parsing.service.js';
 import { packetEntry } from '../../live/live.protocol.js';
+import { trackPool } from '../../platform/db/pool-metrics.js';
 import { Metrics } from '../../platform/metrics.js';
 import { StateEngine } from '../../states/engine/state-engine.js';
 import { OutboxSink } from '../../timeseries/outbox.js';
@@ -73,7 +74,9 @@ const metrics = new Metrics(setup.metricsLabels, { processMetrics: false });
 const { databaseUrl } = setup;
 const packets = new PacketStore(databaseUrl, setup.spoolPositionKey, metrics, log);
 packets.onCommittedSeq((seq) => post({ type: 'committed', seq }));
+// Without metrics: the main thread's engine counts the changes this one reports.
 const engine = new StateEngine({ databaseUrl, points: new OutboxSink(), log });
+trackPool(metrics, 'ingest-state-engine', () => engine.poolUsage());
 engine.onStateChanges((changes) => post({ type: 'state-changes', changes }));
 const pipeline = new IngestPipeline({
   databaseUrl,
@@ -174,9 +177,9 @@ port.on('message', (message: ToWorker) => {
       want.processed = message.processed;
       return;
     case 'metrics':
-      return void metrics.registry
-        .metrics()
-        .then((text) => post({ type: 'metrics', requestId: message.requestId, text }));
+      return void metrics
+        .families()
+        .then((families) => post({ type: 'metrics', requestId: message.requestId, families }));
     case 'start':
       return void start();
     case 'stop':

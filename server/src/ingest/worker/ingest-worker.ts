@@ -4,7 +4,8 @@ import pg from 'pg';
 import { packetEntry } from '../../live/live.protocol.js';
 import { EventLoopLoad } from '../../platform/event-loop-load.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
-import type { Metrics } from '../../platform/metrics.js';
+import { pgPoolUsage, trackPool } from '../../platform/db/pool-metrics.js';
+import type { MetricFamily, Metrics } from '../../platform/metrics.js';
 import { startWorkerThread } from '../../platform/worker-thread.js';
 import type { StateEngine } from '../../states/engine/state-engine.js';
 import { spoolPositionKey } from '../packet-store.js';
@@ -83,7 +84,7 @@ export class IngestWorker implements Lifecycle {
   private readonly visibleListeners: VisibleListener[] = [];
   private readonly entryListeners: VisibleEntriesListener[] = [];
   private readonly processedListeners: ProcessedListener[] = [];
-  private readonly metricsWaiting = new Map<number, (text: string) => void>();
+  private readonly metricsWaiting = new Map<number, (families: MetricFamily[]) => void>();
   private nextRequest = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly visiblePool: pg.Pool;
@@ -94,6 +95,7 @@ export class IngestWorker implements Lifecycle {
     // One connection: the visible stage looks up only devices missing from its cache.
     this.visiblePool = new pg.Pool({ connectionString: options.databaseUrl, max: 1 });
     this.visiblePool.on('error', () => undefined);
+    trackPool(options.metrics, 'ingest-visible', pgPoolUsage(this.visiblePool));
     // Serving stale entries: a lookup here would hold up every later packet on the broker's thread.
     this.visibleResolver = new DeviceResolver(this.visiblePool, {
       ...DEFAULT_DEVICE_CACHE,
@@ -113,7 +115,7 @@ export class IngestWorker implements Lifecycle {
     options.spool.onAccepted((packet) => visible.take(packet));
     options.spool.onDurable((group) => this.forward(group));
     options.stateEngine.onDefinitionsChanged(() => this.send({ type: 'definitions-changed' }));
-    options.metrics.addSource(() => this.metricsText());
+    options.metrics.addSource(() => this.workerMetrics());
   }
 
   /**
@@ -267,7 +269,7 @@ export class IngestWorker implements Lifecycle {
       case 'log':
         return options.log[message.level](message.fields, message.message);
       case 'metrics':
-        this.metricsWaiting.get(message.requestId)?.(message.text);
+        this.metricsWaiting.get(message.requestId)?.(message.families);
         return;
     }
   }
@@ -327,16 +329,16 @@ export class IngestWorker implements Lifecycle {
     this.worker?.postMessage(message);
   }
 
-  private metricsText(): Promise<string> {
+  private workerMetrics(): Promise<MetricFamily[]> {
     const worker = this.worker;
-    if (!worker) return Promise.resolve('');
+    if (!worker) return Promise.resolve([]);
     const requestId = this.nextRequest++;
-    return new Promise<string>((resolve) => {
-      const timer = setTimeout(() => finish(''), METRICS_TIMEOUT_MS);
-      const finish = (text: string) => {
+    return new Promise<MetricFamily[]>((resolve) => {
+      const timer = setTimeout(() => finish([]), METRICS_TIMEOUT_MS);
+      const finish = (families: MetricFamily[]) => {
         clearTimeout(timer);
         this.metricsWaiting.delete(requestId);
-        resolve(text);
+        resolve(families);
       };
       this.metricsWaiting.set(requestId, finish);
       worker.postMessage({ type: 'metrics', requestId } satisfies ToWorker);

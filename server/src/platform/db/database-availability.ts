@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Metrics } from '../metrics.js';
+import { pgPoolUsage, trackPool } from './pool-metrics.js';
 
 export interface DatabaseAvailabilityOptions {
   databaseUrl: string;
@@ -160,6 +161,7 @@ export class DatabaseAvailability implements Lifecycle {
     });
     // Its idle connection dropping is the news itself: look at once.
     pool.on('error', () => this.suspect());
+    if (this.options.metrics) trackPool(this.options.metrics, 'availability-probe', pgPoolUsage(pool));
     return pool;
   }
 

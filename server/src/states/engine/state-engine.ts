@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PacketOutcome } from '../../ingest/parse-packet.stage.js';
 import { errors } from '../../platform/errors.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
+import { pgPoolUsage, trackPool, type PoolUsage } from '../../platform/db/pool-metrics.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { PointSink } from '../../timeseries/timeseries.types.js';
 import type { StateValueSetter } from '../state-value-setter.js';
@@ -62,6 +63,12 @@ export class StateEngine implements StateValueSetter, Lifecycle {
       'stellwerk_state_changes_total',
       'Twin data state value changes written by the state engine',
     );
+    if (options.metrics) trackPool(options.metrics, 'state-engine', () => this.poolUsage());
+  }
+
+  /** Its pool, opened at the first query (the ingest worker's engine reports it in its own registry). */
+  poolUsage(): PoolUsage {
+    return this.pool ? pgPoolUsage(this.pool)() : { inUse: 0, idle: 0, waiting: 0, max: 0 };
   }
 
   /** Called after each commit with the value changes it made, in order. */
