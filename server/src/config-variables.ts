@@ -22,6 +22,7 @@ import {
 import { variable } from './config-variable.js';
 import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
+import { BACKUP_VARIABLES } from './config-variables.backup.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -172,6 +173,7 @@ export const ENV_VARIABLES = [
       path.join(env.STELLWERK_DATA_DIR ? path.resolve(env.STELLWERK_DATA_DIR) : defaultDataDir(env), 'spool'),
     parse: (raw, name) => path.resolve(text(raw, name)),
   }),
+  ...BACKUP_VARIABLES,
   variable({
     name: 'STELLWERK_INGEST_WORKER_NICE',
     key: 'ingestWorkerNice',
