@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { defineConfig } from 'vite';
@@ -12,8 +13,16 @@ const forwarded = Object.fromEntries(
   ['/api', '/xapi', '/hub', '/health', '/mqtt'].map((prefix) => [prefix, { target, ws: true }]),
 );
 
+const { version } = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '..', 'package.json'), 'utf8'),
+) as {
+  version: string;
+};
+
 export default defineConfig({
   root: import.meta.dirname,
+  // The version the console shows: the one of the package it is built and shipped with.
+  define: { __STELLWERK_VERSION__: JSON.stringify(version) },
   base: '/',
   plugins: [svelte({ configFile: false })],
   build: {
