@@ -166,6 +166,19 @@ export async function* readArchive(path: string): AsyncGenerator<TarEntry> {
 export async function verifyArchive(path: string): Promise<BackupManifest> {
   const seen = new Map<string, MemberChecksum>();
   let manifestText: string | undefined;
+  try {
+    manifestText = await checksumMembers(path, seen);
+  } catch (error) {
+    // A member body is read here, outside readArchive: its gzip or tar errors surface here too.
+    throw damaged(error);
+  }
+  if (manifestText === undefined) throw new ArchiveRejected(`it has no ${MANIFEST_MEMBER}`);
+  return checkAgainstManifest(manifestText, seen);
+}
+
+/** Reads every member once, recording its size and SHA-256 in `seen`; returns the manifest's text. */
+async function checksumMembers(path: string, seen: Map<string, MemberChecksum>): Promise<string | undefined> {
+  let manifestText: string | undefined;
   for await (const entry of readArchive(path)) {
     if (manifestText !== undefined) throw new ArchiveRejected(`member ${entry.name} follows the manifest`);
     if (entry.name === MANIFEST_MEMBER) {
@@ -184,7 +197,11 @@ export async function verifyArchive(path: string): Promise<BackupManifest> {
     }
     seen.set(entry.name, { name: entry.name, bytes, sha256: hash.digest('hex') });
   }
-  if (manifestText === undefined) throw new ArchiveRejected(`it has no ${MANIFEST_MEMBER}`);
+  return manifestText;
+}
+
+/** The manifest against the checksums taken: every listed member present and equal, none more. */
+function checkAgainstManifest(manifestText: string, seen: Map<string, MemberChecksum>): BackupManifest {
   let manifest: BackupManifest;
   try {
     manifest = parseManifest(manifestText);
