@@ -52,7 +52,7 @@ export async function checkLastBackup(config: Config, now = new Date()): Promise
     message:
       interval === undefined
         ? `last backup ${ageText} ago (${newest.file}); run stellwerk backup, or set STELLWERK_BACKUP_SCHEDULE`
-        : `last backup ${ageText} ago, but STELLWERK_BACKUP_SCHEDULE "${config.backupSchedule}" should have made one since: see the failed backup jobs in the console's job list`,
+        : `last backup ${ageText} ago, but STELLWERK_BACKUP_SCHEDULE "${config.backupSchedule}" should have made one since: see the failed jobs in GET /xapi/v1/jobs?type=backup and the server log`,
     details,
   };
 }
