@@ -56,9 +56,23 @@ export function backupJob(config: Config, databaseUrl: string): JobHandler {
   };
 }
 
-/** Deletes the oldest archives beyond `keep` (by the time in their names); returns the deleted names. */
-export async function pruneArchives(dir: string, keep: number): Promise<string[]> {
-  const archives = (await readdir(dir))
+/** A `.partial` file this old was left by a backup that died (a running one writes it continuously). */
+const STALE_PARTIAL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Deletes the oldest archives beyond `keep` (by the time in their names), and the `.partial` files
+ * of backups that died; returns the deleted archives' names.
+ */
+export async function pruneArchives(dir: string, keep: number, now = new Date()): Promise<string[]> {
+  const names = await readdir(dir);
+  for (const name of names.filter(
+    (n) => n.endsWith('.tar.gz.partial') && archiveTime(n.slice(0, -'.partial'.length)),
+  )) {
+    const file = path.join(dir, name);
+    const { mtimeMs } = await stat(file).catch(() => ({ mtimeMs: now.getTime() }));
+    if (now.getTime() - mtimeMs > STALE_PARTIAL_MS) await unlink(file).catch(() => undefined);
+  }
+  const archives = names
     .filter((name) => archiveTime(name) && !isBeforeUpgradeArchive(name))
     .sort()
     .reverse();
