@@ -61,7 +61,7 @@ describe('pruning', () => {
     utimesSync(path.join(dir, fresh), now, now);
     expect(await pruneArchives(dir, 2, now)).toEqual([names[0]]);
     expect(
-      [upgrade, names[1], names[2], fresh, 'notes.txt'].every((n) => existsSync(path.join(dir, n))),
+      [upgrade, names[1]!, names[2]!, fresh, 'notes.txt'].every((n) => existsSync(path.join(dir, n))),
     ).toBe(true);
     expect(existsSync(path.join(dir, stale))).toBe(false);
   });
