@@ -1,10 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { verifyArchive } from '../../server/src/backup/archive.js';
 import { restoreCommand } from '../../server/src/backup/backup.commands.js';
+import { guardUpgrade, recordRunningVersion } from '../../server/src/backup/upgrade-guard.js';
+import { loadConfig } from '../../server/src/config.js';
 import { ENTITIES } from '../../server/src/entities.js';
 import { newId } from '../../server/src/platform/crypto/ids.js';
 import { knownMigrations } from '../../server/src/platform/db/migration-names.js';
@@ -142,4 +145,25 @@ describe('upgrades', () => {
     const applied = await query<{ name: string }>(url, 'SELECT name FROM mikro_orm_migrations ORDER BY id');
     expect(applied.at(-1)?.name).toBe('Migration29990101000000_future');
   }, 60_000);
+
+  it('treats a recorded version alone as older or newer when the schema is the same', async () => {
+    const url = await database(knownMigrations().at(-1));
+    const dir = await dataDir('stellwerk-version-only-');
+    await fs.writeFile(path.join(dir, 'secret.key'), Buffer.alloc(32, 9).toString('base64'), { mode: 0o600 });
+    const config = loadConfig(serverEnv({ DATABASE_URL: url, STELLWERK_DATA_DIR: dir }));
+    const log = pino({ level: 'silent' });
+    const guard = () => guardUpgrade({ databaseUrl: url, embeddedDatabase: false, config, log });
+    // Never recorded (a database this version created): nothing to back up.
+    expect(await guard()).toEqual({});
+    await query(
+      url,
+      `INSERT INTO system_settings (key, value, updated_at) VALUES ('stellwerk_version', '"0.1.9"', now())`,
+    );
+    const { backupFile } = await guard();
+    expect(path.basename(backupFile!)).toMatch(new RegExp(`-before-${VERSION}\\.tar\\.gz$`));
+    await recordRunningVersion(url);
+    expect(await guard()).toEqual({});
+    await query(url, `UPDATE system_settings SET value = '"99.0.0"' WHERE key = 'stellwerk_version'`);
+    await expect(guard()).rejects.toThrow(`migrated by Stellwerk 99.0.0`);
+  }, 30_000);
 });

@@ -12,7 +12,11 @@ export const backupErrors = {
   targetNotEmpty: (message: string) => new AppError('RESTORE_TARGET_NOT_EMPTY', 409, message),
   serverRunning: (message: string) => new AppError('RESTORE_SERVER_RUNNING', 409, message),
   restoreFailed: (reason: string) =>
-    new AppError('RESTORE_FAILED', 500, `The restore failed and what it had written was removed: ${reason}`),
+    new AppError(
+      'RESTORE_FAILED',
+      500,
+      `The restore failed and the files it had written were removed: ${reason}`,
+    ),
 };
 
 export const isAppError = (error: unknown): error is AppError => error instanceof AppError;

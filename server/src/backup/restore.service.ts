@@ -15,8 +15,8 @@ import { MANIFEST_MEMBER, SECRET_KEY_MEMBER, type BackupManifest } from './backu
 import { describe, keyFingerprint } from './backup.service.js';
 import { DatabaseLoader } from './database-load.js';
 import { EMBEDDED_DATABASE, runningPostmaster } from './database-source.js';
-import { recordVersion } from './schema-version.js';
 import { spoolFileOf } from './spool-copy.js';
+import { compareVersions, recordRunningVersion } from './upgrade-guard.js';
 
 export interface RestoreResult {
   manifest: BackupManifest;
@@ -68,22 +68,28 @@ export async function restoreBackup(file: string, config: Config, log: Logger): 
     } finally {
       await orm.close();
     }
-    await recordVersion(url, migrated.length > 0 ? VERSION : (manifest.database.migratedBy ?? VERSION));
+    await recordRunningVersion(url);
     await database?.stop();
     return { manifest, migrated, durationMs: Math.round(performance.now() - started) };
   } catch (error) {
     await database?.stop().catch(() => undefined);
     for (const item of created.reverse())
       await rm(item, { recursive: true, force: true }).catch(() => undefined);
-    throw isAppError(error) ? error : backupErrors.restoreFailed(describe(error));
+    if (isAppError(error)) throw error;
+    throw backupErrors.restoreFailed(
+      config.databaseUrl
+        ? `${describe(error)}; the database of DATABASE_URL may hold the schema now: drop and recreate it before trying again`
+        : describe(error),
+    );
   }
 }
 
-/** The archive's schema is newer than this build when it applied a migration this build lacks. */
+/** The archive is newer than this build when it applied a migration this build lacks or a newer version migrated it. */
 export function refuseNewerSchema(manifest: BackupManifest, known = knownMigrations()): void {
   const unknown = unknownMigrations(manifest.database.migrations, known);
-  if (unknown.length === 0) return;
   const madeBy = manifest.database.migratedBy ?? manifest.stellwerkVersion;
+  // As at start (upgrade-guard.ts): a newer recorded version is refused even without new migrations.
+  if (unknown.length === 0 && compareVersions(madeBy, VERSION) <= 0) return;
   throw backupErrors.schemaNewer(
     `The archive holds a database of Stellwerk ${madeBy} (schema ${manifest.database.lastMigration}); this is Stellwerk ${VERSION}, whose newest schema is ${known.at(-1) ?? 'none'}. Restore it with Stellwerk ${madeBy} or newer. Nothing was restored.`,
   );

@@ -11,9 +11,10 @@ import { readStoredVersion, recordVersion } from './schema-version.js';
 
 /**
  * The start-up check before migrations (docs/operations.md, "Upgrades"), run under the migration
- * lock: a database migrated by a newer Stellwerk is refused, naming both versions; a database of an
- * older one gets a backup archive (`…-before-<version>.tar.gz` in STELLWERK_BACKUP_DIR) before the
- * first migration touches it. A new, empty database needs neither.
+ * lock: a database migrated by a newer Stellwerk (a migration this build lacks, or a newer recorded
+ * version) is refused, naming both versions; a database of an older one (migrations pending, or an
+ * older recorded version) gets a backup archive (`…-before-<version>.tar.gz` in STELLWERK_BACKUP_DIR)
+ * before this version touches it. A new, empty database needs neither.
  */
 export async function guardUpgrade(options: {
   databaseUrl: string;
@@ -27,16 +28,17 @@ export async function guardUpgrade(options: {
   const applied = await appliedMigrations(databaseUrl);
   if (applied.length === 0) return {};
   const unknown = unknownMigrations(applied, known);
-  if (unknown.length > 0) {
-    const stored = await readStoredVersion(databaseUrl);
+  const stored = await readStoredVersion(databaseUrl);
+  if (unknown.length > 0 || (stored !== null && compareVersions(stored, VERSION) > 0)) {
     throw new StartupError(
       `the database was migrated by Stellwerk ${stored ?? 'of a newer version'} (schema ${applied.at(-1)}), and this is Stellwerk ${VERSION} (newest schema ${known.at(-1)}). An older version cannot run on a newer database: start Stellwerk ${stored ?? 'of the newer version'} again, or restore a backup made before the upgrade.`,
     );
   }
   const done = new Set(applied);
   const pending = known.filter((name) => !done.has(name));
-  if (pending.length === 0) return {};
-  const stored = await readStoredVersion(databaseUrl);
+  // A new version backs up before it touches the database, with or without migrations of its own.
+  const upgrade = pending.length > 0 || (stored !== null && compareVersions(stored, VERSION) < 0);
+  if (!upgrade) return {};
   const out = path.join(config.backupDir, archiveName(new Date(), beforeUpgradeSuffix(VERSION)));
   log.info(
     { from: stored ?? 'unknown', to: VERSION, pending: pending.length, file: out },
