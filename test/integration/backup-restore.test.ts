@@ -195,6 +195,7 @@ describe('backup and restore', () => {
       new RegExp(`Stellwerk 9\\.9\\.9 .*this is Stellwerk ${VERSION.replaceAll('.', '\\.')}`),
     );
     expect(await fs.readdir(refusedDir)).toEqual([]);
+    await expect(restoreCommand.run([archive], cli(sourceDir))).rejects.toThrow(/server is running/);
 
     const targetDir = await newDir('stellwerk-restore-target-');
     const restoreIo = cli(targetDir);
@@ -244,5 +245,14 @@ describe('backup and restore', () => {
       await db.end();
       await database.close();
     }
+
+    // With the server stopped, the command starts the embedded PostgreSQL for itself.
+    await source.stop('SIGTERM');
+    const offline = path.join(path.dirname(archive), 'offline.tar.gz');
+    expect(await backupCommand.run(['--out', offline], cli(sourceDir))).toBe(0);
+    const offlineManifest = await verifyArchive(offline);
+    expect(
+      offlineManifest.database.tables.find((table) => table.name === 'packets')!.rows,
+    ).toBeGreaterThanOrEqual(ackedAt.size);
   }, 120_000);
 });
