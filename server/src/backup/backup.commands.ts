@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { loadConfig, type Config } from '../config.js';
@@ -83,6 +84,7 @@ export const restoreCommand: CliCommand = {
     if (unknown) throw new CliError(`Unknown option ${unknown}; see stellwerk restore --help`, 2);
     if (files.length !== 1) throw new CliError('stellwerk restore needs exactly one archive FILE', 2);
     const config = configOf(io);
+    await refuseRootOnForeignDataDir(config.dataDir);
     const file = path.resolve(files[0]!);
     io.out(`Verifying ${file} …`);
     try {
@@ -113,6 +115,22 @@ export function parseBackupArgs(args: string[]): { out: string | undefined } {
     else throw new CliError(`Unknown argument ${arg}; see stellwerk backup --help`, 2);
   }
   return { out };
+}
+
+/**
+ * As root, the restored secret key and spool would belong to root and the server, running as the data
+ * directory's owner, could not read them.
+ */
+async function refuseRootOnForeignDataDir(dataDir: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const owner = await stat(dataDir).then(
+    (found) => found.uid,
+    () => 0,
+  );
+  if (owner !== 0)
+    throw new CliError(
+      `${dataDir} belongs to user id ${owner}: run the restore as that user (sudo -u <user> stellwerk restore …), as the server runs`,
+    );
 }
 
 function configOf(io: CliIo): Config {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -137,6 +138,20 @@ async function checkTarget(config: Config): Promise<void> {
     throw backupErrors.targetNotEmpty(`${config.dataDir} already has a secret.key.`);
 }
 
+/** The member's bytes, passed on while hashed; throws at its end when they are not the verified ones. */
+async function* checked(
+  name: string,
+  body: AsyncIterable<Buffer>,
+  sha256: string | undefined,
+): AsyncGenerator<Buffer> {
+  const hash = createHash('sha256');
+  for await (const piece of body) {
+    hash.update(piece);
+    yield piece;
+  }
+  if (hash.digest('hex') !== sha256) throw new Error(`member ${name} changed after it was verified`);
+}
+
 /** Second pass over the (verified) archive: tables into the database, files into the data directory. */
 async function loadArchive(
   file: string,
@@ -148,8 +163,14 @@ async function loadArchive(
   const loader = await DatabaseLoader.begin(url, manifest.database);
   let spoolFile: FileHandle | undefined;
   try {
-    for await (const entry of readArchive(file)) {
-      if (entry.name === MANIFEST_MEMBER) continue;
+    const expected = new Map(manifest.members.map((member) => [member.name, member.sha256]));
+    for await (const archived of readArchive(file)) {
+      if (archived.name === MANIFEST_MEMBER) continue;
+      // Checked again while loading: the file could have changed since it was verified.
+      const entry = {
+        name: archived.name,
+        body: checked(archived.name, archived.body, expected.get(archived.name)),
+      };
       const table = loader.tableOf(entry.name);
       if (table) {
         for await (const piece of entry.body) await loader.write(table, piece);
