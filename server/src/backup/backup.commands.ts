@@ -42,6 +42,8 @@ export const backupCommand: CliCommand = {
     const { out } = parseBackupArgs(args);
     const config = configOf(io);
     const log = quietLog();
+    // Into the server's own backup directory only as its owner: root-owned archives there would block pruning.
+    if (!out) await refuseRootOnForeignDataDir(config.dataDir, 'backup');
     const target = out ? path.resolve(out) : path.join(config.backupDir, archiveName(new Date()));
     const database = await openCommandDatabase(config, log).catch((error: unknown) => {
       throw new CliError(`Cannot reach the database: ${describe(error)}`);
@@ -84,7 +86,7 @@ export const restoreCommand: CliCommand = {
     if (unknown) throw new CliError(`Unknown option ${unknown}; see stellwerk restore --help`, 2);
     if (files.length !== 1) throw new CliError('stellwerk restore needs exactly one archive FILE', 2);
     const config = configOf(io);
-    await refuseRootOnForeignDataDir(config.dataDir);
+    await refuseRootOnForeignDataDir(config.dataDir, 'restore');
     const file = path.resolve(files[0]!);
     io.out(`Verifying ${file} …`);
     try {
@@ -118,10 +120,10 @@ export function parseBackupArgs(args: string[]): { out: string | undefined } {
 }
 
 /**
- * As root, the restored secret key and spool would belong to root and the server, running as the data
- * directory's owner, could not read them.
+ * As root, restored files and archives would belong to root, and the server, running as the data
+ * directory's owner, could not read (or prune) them.
  */
-async function refuseRootOnForeignDataDir(dataDir: string): Promise<void> {
+async function refuseRootOnForeignDataDir(dataDir: string, command: string): Promise<void> {
   if (process.getuid?.() !== 0) return;
   const owner = await stat(dataDir).then(
     (found) => found.uid,
@@ -129,7 +131,7 @@ async function refuseRootOnForeignDataDir(dataDir: string): Promise<void> {
   );
   if (owner !== 0)
     throw new CliError(
-      `${dataDir} belongs to user id ${owner}: run the restore as that user (sudo -u <user> stellwerk restore …), as the server runs`,
+      `${dataDir} belongs to user id ${owner}: run it as that user, as the server runs (sudo -u <user> stellwerk ${command} …)`,
     );
 }
 
