@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -58,9 +59,16 @@ function precompressAssets(): Plugin {
     },
   };
 }
+const { version } = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '..', 'package.json'), 'utf8'),
+) as {
+  version: string;
+};
 
 export default defineConfig({
   root: import.meta.dirname,
+  // The version the console shows: the one of the package it is built and shipped with.
+  define: { __STELLWERK_VERSION__: JSON.stringify(version) },
   base: '/',
   plugins: [svelte({ configFile: false }), precompressAssets()],
   build: {

@@ -24,6 +24,7 @@ import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
 import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
 import { METRICS_VARIABLES } from './config-variables.metrics.js';
+import { BACKUP_VARIABLES } from './config-variables.backup.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -177,6 +178,7 @@ export const ENV_VARIABLES = [
       path.join(env.STELLWERK_DATA_DIR ? path.resolve(env.STELLWERK_DATA_DIR) : defaultDataDir(env), 'spool'),
     parse: (raw, name) => path.resolve(text(raw, name)),
   }),
+  ...BACKUP_VARIABLES,
   variable({
     name: 'STELLWERK_INGEST_WORKER_NICE',
     key: 'ingestWorkerNice',

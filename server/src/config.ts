@@ -49,6 +49,10 @@ export interface Config {
   authFailuresPerAddress: number;
   ingestMaxPending: number;
   spoolDir: string;
+  /** Cron expression of scheduled backups; undefined: none (config-variables.backup.ts). */
+  backupSchedule: string | undefined;
+  backupKeep: number;
+  backupDir: string;
   ingestWorkerNice: number;
   loginMaxFailures: number;
   loginMaxFailuresPerClient: number;

@@ -15,6 +15,7 @@ import { LifecycleRunner } from './platform/lifecycle.js';
 import { loadHttpsCertificate } from './platform/tls/https-certificate.js';
 import { httpsParts } from './platform/tls/https-parts.js';
 import { VERSION } from './version.js';
+import { guardUpgrade, recordRunningVersion } from './backup/upgrade-guard.js';
 import { RequestContext } from '@mikro-orm/postgresql';
 
 const MIGRATION_LOCK = 0x5354_4c57; // "STLW"
@@ -69,8 +70,11 @@ async function main(): Promise<void> {
   availability = ctx.database;
 
   const boot = await withAdvisoryLock(database.url, MIGRATION_LOCK, async () => {
+    // Refuses a newer database; backs an older one up before the first migration touches it.
+    await guardUpgrade({ databaseUrl: database.url, embeddedDatabase: database.embedded, config, log });
     const applied = await migrateUp(orm);
     if (applied.length) log.info({ applied }, 'migrations applied');
+    await recordRunningVersion(database.url);
     return RequestContext.create(orm.em, () => services.bootstrap.run(config, log));
   });
   if (boot.setupToken) {

@@ -37,6 +37,7 @@ import { IngestWorker } from './ingest/worker/ingest-worker.js';
 import { LiveHub } from './live/live.hub.js';
 import { JobRunner } from './jobs/job.runner.js';
 import { JobService } from './jobs/job.service.js';
+import { wireBackups } from './backup/backup.schedule.js';
 import { DeviceTemplateService } from './templates/device-template.service.js';
 import { templateSyncJob } from './templates/template-sync.js';
 import { VirtualDeviceService } from './devices/virtual-device.service.js';
@@ -211,6 +212,7 @@ export function createServices(ctx: AppContext) {
   }
   ctx.lifecycle.push(jobRunner);
   const jobs = new JobService(ctx.em, accounts, jobRunner);
+  wireBackups(ctx, jobRunner, jobs);
   const deviceTemplates = new DeviceTemplateService(ctx.em, accounts, jobs);
   const virtualDevices = new VirtualDeviceService(
     ctx.em,

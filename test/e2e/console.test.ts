@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode, TOTP_PERIOD_SECONDS } from '../../server/src/auth/totp.js';
+import { VERSION } from '../../server/src/version.js';
 import { createTestDatabase } from '../integration/support/database.js';
 import {
   killSpawnedServers,
@@ -155,6 +156,8 @@ describe('console end to end (Chromium)', () => {
     await page.getByTestId('greeting').waitFor();
     expect(await page.getByTestId('greeting').textContent()).toBe('Hello, Ada Lovelace');
     expect(await page.getByTestId('user-email').textContent()).toBe(EMAIL);
+    // The version of the package the console was built from, as /xapi/v1/health reports it.
+    expect(await page.locator('.app-version').textContent()).toBe(`Stellwerk ${VERSION}`);
 
     // German and the dark theme, remembered across a reload.
     await page.getByLabel('Language').selectOption('de');

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,7 +68,12 @@ describe('GET /xapi/v1/health', () => {
     await insertNode('gone', 60, { stopped: true });
     const report = await health();
 
-    expect(report).toMatchObject({ status: 'degraded', checkedBy: t.ctx.nodeId, database: { status: 'ok' } });
+    expect(report).toMatchObject({
+      status: 'degraded',
+      checkedBy: t.ctx.nodeId,
+      version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
+      database: { status: 'ok' },
+    });
     expect(Date.parse(report.checkedAt)).toBeGreaterThan(Date.now() - 60_000);
     expect(byName(report, 'fresh')).toMatchObject({
       status: 'ok',

@@ -1985,6 +1985,7 @@ export interface ApiOperations {
       status: 'ok' | 'degraded';
       checkedAt: string;
       checkedBy: string;
+      version: string;
       database: { status: 'ok' | 'failed'; latencyMs: number; message?: string };
       nodes: {
         id: string;

@@ -23,6 +23,7 @@ export const HealthReply = Type.Object({
   }),
   checkedAt: Timestamp,
   checkedBy: Type.String({ description: 'Id of the node that answered.' }),
+  version: Type.String({ description: 'Stellwerk version of the node that answered (`0.2.0`).' }),
   database: Type.Object({
     status: Type.Union([Type.Literal('ok'), Type.Literal('failed')]),
     latencyMs: Type.Number(),

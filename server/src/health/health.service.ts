@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import type { DatabaseAvailability } from '../platform/db/database-availability.js';
 import { isDatabaseUnavailable } from '../platform/db/database-availability.js';
 import { openFileLimit, type OpenFileLimit } from '../platform/open-files.js';
+import { VERSION } from '../version.js';
 
 export type NodeStatus = 'ok' | 'faulty' | 'stopped';
 
@@ -25,6 +26,8 @@ export interface HealthReport {
   checkedAt: string;
   /** The node that answered. */
   checkedBy: string;
+  /** The Stellwerk version of the answering node (package.json). */
+  version: string;
   database: { status: 'ok' | 'failed'; latencyMs: number; message?: string };
   nodes: NodeHealth[];
   /** The answering node's open-file limit now; null where the platform has none (Windows). */
@@ -117,6 +120,7 @@ export class HealthService {
       status: 'degraded',
       checkedAt: new Date().toISOString(),
       checkedBy: this.nodeId,
+      version: VERSION,
       database: { status: 'failed', latencyMs: elapsed(began), message },
       nodes: [],
       openFiles,
@@ -153,6 +157,7 @@ export class HealthService {
       status: nodes.some((n) => n.status === 'faulty') ? 'degraded' : 'ok',
       checkedAt: rows[0] ? iso(rows[0].checked_at) : new Date().toISOString(),
       checkedBy: this.nodeId,
+      version: VERSION,
       database: { status: 'ok', latencyMs },
       nodes,
       openFiles,
