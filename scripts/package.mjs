@@ -56,18 +56,7 @@ try {
   const written = [];
   if (formats.includes('tar')) {
     const tarball = path.join(values.out, `stellwerk-${version}-linux-${process.arch}.tar.gz`);
-    run('tar', [
-      '--owner=0',
-      '--group=0',
-      '--numeric-owner',
-      '-czf',
-      tarball,
-      '-C',
-      stage,
-      'opt',
-      'lib',
-      'usr',
-    ]);
+    run('tar', ['--owner=0', '--group=0', '--numeric-owner', '-czf', tarball, '-C', stage, 'opt', 'usr']);
     written.push(tarball);
   }
   if (formats.includes('deb')) {

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DATA_DIR = '/var/lib/stellwerk';
-export const UNIT_FILE = '/lib/systemd/system/stellwerk.service';
+export const UNIT_FILE = '/usr/lib/systemd/system/stellwerk.service';
 export const SERVICE_USER = 'stellwerk';
 
 export interface CommandResult {

@@ -15,13 +15,14 @@ import { installedProductionPackages } from './production-deps.mjs';
  *   opt/stellwerk/node_modules/       the run-time packages (production-deps.mjs)
  *   opt/stellwerk/package.json        name, version and module type (the server reads its version here)
  *   opt/stellwerk/{README,CHANGELOG}.md, docs/
- *   lib/systemd/system/stellwerk.service
+ *   usr/lib/systemd/system/stellwerk.service
  *   usr/bin/stellwerk                 → /opt/stellwerk/bin/stellwerk
  *   usr/share/doc/stellwerk/          copyright, changelog.gz
  */
 
 export const INSTALL_DIR = 'opt/stellwerk';
-export const UNIT_PATH = 'lib/systemd/system/stellwerk.service';
+// Under /usr: where Debian 13 and merged-/usr systems want units (/lib is a link to it there).
+export const UNIT_PATH = 'usr/lib/systemd/system/stellwerk.service';
 
 /** Build parts the server runs; dist/electron (the desktop shell) stays out. */
 const DIST_PARTS = ['server', 'migrations', 'renderer'];
