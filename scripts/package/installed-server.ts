@@ -211,6 +211,9 @@ function readyPort(text: string): number | undefined {
   return undefined;
 }
 
+/** The one migration the newer build of repackNewer adds. */
+export const UPGRADE_PROBE_MIGRATION = 'Migration29991231000000_upgrade_probe';
+
 /**
  * A newer build of `deb` for the upgrade test: the same files with a higher version and one more
  * migration, a no-op, so the newer server finds the database of an older version (as a real upgrade
@@ -228,7 +231,7 @@ export function repackNewer(deb: string, out: string, version: string): string {
     const pkgFile = path.join(tree, 'opt/stellwerk/package.json');
     const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as { version: string };
     fs.writeFileSync(pkgFile, `${JSON.stringify({ ...pkg, version }, null, 2)}\n`);
-    const name = 'Migration29991231000000_upgrade_probe';
+    const name = UPGRADE_PROBE_MIGRATION;
     fs.writeFileSync(
       path.join(tree, 'opt/stellwerk/dist/migrations', `${name}.js`),
       [

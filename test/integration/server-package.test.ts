@@ -6,6 +6,7 @@ import {
   DATA_DIR,
   REPO_ROOT,
   UNIT_FILE,
+  UPGRADE_PROBE_MIGRATION,
   api,
   buildDeb,
   installedVersion,
@@ -142,6 +143,8 @@ describe('the server package', () => {
       });
       expect(connector.title).toBe('kept across the upgrade');
       expect(server.setupToken()).toBeUndefined();
+      // The newer server applied the newer build's migration at its start.
+      expect(server.output()).toContain(UPGRADE_PROBE_MIGRATION);
       expect(await server.stop()).toBe(0);
       server = undefined;
 
