@@ -17,10 +17,9 @@ describe('server launchers', () => {
     expect(scripts.start).toContain(`node ${flags} dist/server/src/main.js`);
   });
 
-  it('the systemd unit passes them', () => {
-    expect(read('installers/linux/stellwerk.service')).toMatch(
-      new RegExp(`^ExecStart=\\S+/node ${flags} \\S+/dist/server/src/main\\.js$`, 'm'),
-    );
+  it('the systemd unit starts the package launcher, and the launcher passes them', () => {
+    expect(read('installers/linux/stellwerk.service')).toMatch(/^ExecStart=\/usr\/bin\/stellwerk start$/m);
+    expect(read('installers/linux/stellwerk')).toContain(`flags="${flags}"`);
   });
 
   it('the desktop app, the test and benchmark servers and the start-up measurement pass them', () => {
