@@ -22,6 +22,7 @@ import {
 import { variable } from './config-variable.js';
 import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
+import { LOGGING_VARIABLES } from './config-variables.logging.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -38,7 +39,8 @@ export const ENV_VARIABLES = [
   variable({
     name: 'STELLWERK_DATA_DIR',
     key: 'dataDir',
-    description: 'Data directory (embedded PostgreSQL, secrets key, spool).',
+    description:
+      'Data directory (embedded PostgreSQL, secrets key, spool, settings file `stellwerk.conf`). Set in the environment only, since the settings file is read from it.',
     defaultText:
       'root: `/var/lib/stellwerk`; Linux: `$XDG_DATA_HOME/stellwerk`; macOS: `~/Library/Application Support/Stellwerk`; Windows: `%PROGRAMDATA%\\Stellwerk`',
     default: (env) => defaultDataDir(env),
@@ -110,6 +112,7 @@ export const ENV_VARIABLES = [
     default: constant<LogLevel>('info'),
     parse: logLevel,
   }),
+  ...LOGGING_VARIABLES,
   variable({
     name: 'STELLWERK_NODE_NAME',
     key: 'nodeName',
