@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import type { App, AppContext, RouteInfo } from './context.js';
 import { createAuthenticator } from './auth/authenticate.js';
@@ -45,7 +45,7 @@ export async function buildServer(
       : { logger: deps.logger }),
     bodyLimit: config.bodyLimitBytes,
     // One line per request at debug (request-log.ts) instead of two at info.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: false,
     genReqId: () => newId(),
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },

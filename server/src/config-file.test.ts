@@ -132,6 +132,8 @@ describe('effective configuration report', () => {
     });
     expect(rows.STELLWERK_ADMIN_PASSWORD!.value).toBe(MASK);
     expect(rows.STELLWERK_SECRET_KEY!.value).toBe(MASK);
+    // A duration, not a token.
+    expect(rows.STELLWERK_TOKEN_TTL_SECONDS!.value).toMatch(/^\d+$/);
     expect(rows.STELLWERK_HTTP_PORT).toMatchObject({ value: '8080', source: 'default' });
     expect(rows.STELLWERK_DATA_DIR).toMatchObject({ value: dataDir, source: 'env' });
     expect(rows.STELLWERK_GEOCODER_URL!.value).toBe('unset');

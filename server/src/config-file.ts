@@ -39,7 +39,8 @@ export function readSettingsFile(file: string, known: ReadonlySet<string>): Sett
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { path: file, found: false, values: new Map() };
+    // ENOTDIR: the data directory's path runs through a file; the data directory check says so.
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { path: file, found: false, values: new Map() };
     throw new ConfigError(file, `cannot be read (${code ?? String(error)})`);
   }
   return { path: file, found: true, values: parseSettings(text, file, known) };

@@ -16,7 +16,8 @@ export interface ConfigRow {
 
 export const MASK = '********';
 
-const SECRET_NAME = /PASSWORD|SECRET|TOKEN/i;
+// Whole values of these are secret; STELLWERK_TOKEN_TTL_SECONDS is a duration, so TOKEN only at the end.
+const SECRET_NAME = /PASSWORD|SECRET|_TOKEN$/i;
 const SECRET_FIELD = /password|secret|token|apikey|api_key/i;
 const URL_PASSWORD = /(\/\/[^/:@\s]*):[^@\s/]*@/g;
 const SECRET_QUERY = /([?&](?:token|password|secret|key|apikey|api_key|access_token)=)[^&\s,]*/gi;

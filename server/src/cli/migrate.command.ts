@@ -1,8 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { MIGRATION_LOCK, withAdvisoryLock } from '../platform/db/advisory-lock.js';
-import { migrateUp } from '../platform/db/orm.js';
-import { assertKnownOptions, cliConfig, cliLogger, withCliOrm } from './cli-runtime.js';
+import { assertKnownOptions, cliConfig, cliLogger } from './cli-runtime.js';
 import { CliError, type CliCommand } from './command.js';
 
 /** Called with the pending migrations before `stellwerk migrate up` applies them (a backup first). */
@@ -36,6 +34,9 @@ export function migrateCommand(options: { beforeMigrate?: BeforeMigrate } = {}):
       assertKnownOptions(rest, {});
       const config = cliConfig(io);
       const log = cliLogger(config);
+      const { withCliOrm } = await import('./cli-database.js');
+      const { MIGRATION_LOCK, withAdvisoryLock } = await import('../platform/db/advisory-lock.js');
+      const { migrateUp } = await import('../platform/db/orm.js');
       return withCliOrm(config, log, async (orm, database) => {
         const pending = (await orm.getMigrator().getPendingMigrations()).map((m) => m.name);
         if (action === 'status') {

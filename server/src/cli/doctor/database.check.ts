@@ -1,9 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../config.js';
-import { MIGRATIONS_DIR } from '../../platform/db/orm.js';
 import { VERSION } from '../../version.js';
-import { cliLogger, errorText, withCliOrm } from '../cli-runtime.js';
+import { cliLogger, errorText } from '../cli-runtime.js';
 import type { DoctorCheck, DoctorFinding } from '../doctor-check.js';
 
 /**
@@ -18,6 +17,7 @@ const CLOCK_FAIL_MS = 30_000;
 const CLOCK_WARN_MS = 2_000;
 
 async function knownMigrations(): Promise<Set<string>> {
+  const { MIGRATIONS_DIR } = await import('../../platform/db/orm.js');
   const files = await fs.readdir(MIGRATIONS_DIR).catch(() => [] as string[]);
   return new Set(
     files.filter((f) => /\.(js|ts)$/.test(f) && !f.endsWith('.d.ts')).map((f) => path.parse(f).name),
@@ -44,6 +44,7 @@ export const databaseCheck: DoctorCheck = {
   async run(config: Config) {
     const log = cliLogger({ ...config, logLevel: 'warn' });
     try {
+      const { withCliOrm } = await import('../cli-database.js');
       return await withCliOrm(config, log, async (orm, database) => {
         const connection = orm.em.getConnection();
         const before = Date.now();
