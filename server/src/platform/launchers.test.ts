@@ -17,6 +17,11 @@ describe('server launchers', () => {
     expect(scripts.start).toContain(`node ${flags} dist/server/src/main.js`);
   });
 
+  it('npm run stellwerk passes them too (its start subcommand runs the server in-process)', () => {
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.stellwerk).toContain(`node ${flags} dist/server/src/cli/stellwerk.js`);
+  });
+
   it('the systemd unit passes them', () => {
     expect(read('installers/linux/stellwerk.service')).toMatch(
       new RegExp(`^ExecStart=\\S+/node ${flags} \\S+/dist/server/src/main\\.js$`, 'm'),
