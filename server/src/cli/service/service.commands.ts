@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { SERVER_NODE_FLAGS } from '../../platform/node-flags.js';
 import { assertKnownOptions, cliConfig, option } from '../cli-runtime.js';
 import { CliError, type CliCommand, type CliIo } from '../command.js';
 import { readUnitTemplate, systemdUnit, UNIT_NAME, winswConfig } from './systemd-unit.js';
@@ -20,11 +21,11 @@ const INSTALLED_LAUNCHER = '/usr/bin/stellwerk';
 
 export const systemdRunning = (): boolean => existsSync('/run/systemd/system');
 
-/** The installed launcher, else this Node running this file (a tarball or a checkout's build). */
+/** The installed launcher, else this Node with the server's flags running this file (a tarball or a checkout's build). */
 function defaultExecStart(): string {
   if (existsSync(INSTALLED_LAUNCHER)) return `${INSTALLED_LAUNCHER} start`;
   const entry = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'stellwerk.js');
-  return `${process.execPath} ${entry} start`;
+  return `${process.execPath} ${SERVER_NODE_FLAGS.join(' ')} ${entry} start`;
 }
 
 async function systemctl(io: CliIo, ...args: string[]): Promise<string> {
