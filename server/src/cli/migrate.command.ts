@@ -23,14 +23,16 @@ export function migrateCommand(options: { beforeMigrate?: BeforeMigrate } = {}):
       '',
       '  up      (default) apply pending migrations to the configured database; the server does',
       '          this itself on start, so this is for upgrades done by hand',
-      '  status  list pending migrations; exit 1 when there are some',
+      '  status  list pending migrations; exit 1 when there are some (also: check)',
       '',
       'Works with the server running or stopped (embedded PostgreSQL or DATABASE_URL).',
     ].join('\n'),
     async run(args, io) {
-      const [action = 'up', ...rest] = args;
+      const [given = 'up', ...rest] = args;
+      // `check`, as in `npm run migrate:check`, reads as the same question.
+      const action = given === 'check' ? 'status' : given;
       if (action !== 'up' && action !== 'status')
-        throw new CliError(`unknown action "${action}"; use up or status`, 2);
+        throw new CliError(`unknown action "${given}"; use up or status`, 2);
       assertKnownOptions(rest, {});
       const config = cliConfig(io);
       const log = cliLogger(config);
