@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import type { App, AppContext, RouteInfo } from './context.js';
 import { createAuthenticator } from './auth/authenticate.js';
@@ -21,6 +21,7 @@ import { assertSafeInput } from './platform/http/input-guard.js';
 import { ErrorBody } from './platform/http/schemas.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerCompression } from './platform/http/compression.js';
+import { logRequestsAtDebug } from './platform/http/request-log.js';
 import { Metrics } from './platform/metrics.js';
 import { registerSystemMetrics } from './platform/system-metrics.js';
 import { registerDomains } from './routes.js';
@@ -49,6 +50,8 @@ export async function buildServer(
       : { logger: deps.logger }),
     ...(deps.https ? { https: { cert: deps.https.cert, key: deps.https.key } } : {}),
     bodyLimit: config.bodyLimitBytes,
+    // One line per request at debug (request-log.ts) instead of two at info.
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: trustProxyOption(config),
     genReqId: () => newId(),
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
@@ -106,6 +109,7 @@ export async function buildServer(
   app.removeContentTypeParser('text/plain');
   registerValidation(app);
   registerTransport(app, config);
+  logRequestsAtDebug(app);
   registerErrorHandling(app, database);
   app.addSchema(ErrorBody);
   app.decorateRequest('principal', null);

@@ -25,6 +25,7 @@ import { DATABASE_VARIABLES } from './config-variables.database.js';
 import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
 import { METRICS_VARIABLES } from './config-variables.metrics.js';
 import { BACKUP_VARIABLES } from './config-variables.backup.js';
+import { LOGGING_VARIABLES } from './config-variables.logging.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -41,7 +42,8 @@ export const ENV_VARIABLES = [
   variable({
     name: 'STELLWERK_DATA_DIR',
     key: 'dataDir',
-    description: 'Data directory (embedded PostgreSQL, secrets key, spool).',
+    description:
+      'Data directory (embedded PostgreSQL, secrets key, spool, settings file `stellwerk.conf`). Set in the environment only, since the settings file is read from it.',
     defaultText:
       'root: `/var/lib/stellwerk`; Linux: `$XDG_DATA_HOME/stellwerk`; macOS: `~/Library/Application Support/Stellwerk`; Windows: `%PROGRAMDATA%\\Stellwerk`',
     default: (env) => defaultDataDir(env),
@@ -115,6 +117,7 @@ export const ENV_VARIABLES = [
     default: constant<LogLevel>('info'),
     parse: logLevel,
   }),
+  ...LOGGING_VARIABLES,
   variable({
     name: 'STELLWERK_NODE_NAME',
     key: 'nodeName',

@@ -1,4 +1,7 @@
-import { ConfigError, type LogLevel } from './config-values.js';
+import path from 'node:path';
+import { ENVIRONMENT_ONLY, readSettingsFile, settingsFilePath } from './config-file.js';
+import { ConfigError, defaultDataDir, type LogLevel } from './config-values.js';
+import type { LogFormatSetting } from './config-variables.logging.js';
 import type { TimeSeriesTargetSpec } from './timeseries/timeseries-targets.config.js';
 import { ENV_VARIABLES } from './config-variables.js';
 import { checkHttpConfig, type HttpsMode } from './config-variables.http.js';
@@ -6,10 +9,22 @@ import { checkHttpConfig, type HttpsMode } from './config-variables.http.js';
 export { ConfigError, defaultDataDir, type LogLevel } from './config-values.js';
 export { ENV_VARIABLES } from './config-variables.js';
 /**
- * The one place that reads `process.env`. Every variable is declared once in `ENV_VARIABLES`
- * with its default and description; the README table is generated from the same list
- * (`npm run docs:env`) and a unit test fails when the two disagree.
+ * The one place that reads `process.env` and the settings file `<data dir>/stellwerk.conf`
+ * (config-file.ts). Every variable is declared once in `ENV_VARIABLES` with its default and
+ * description; the README table is generated from the same list (`npm run docs:env`) and a unit
+ * test fails when the two disagree.
  */
+
+/** Where an effective value came from: the environment wins over the settings file over the default. */
+export type ConfigSource = 'env' | 'file' | 'default';
+
+export interface ConfigOrigin {
+  /** `<data dir>/stellwerk.conf`, whether or not it exists. */
+  settingsFile: string;
+  settingsFileFound: boolean;
+  /** By variable name (`STELLWERK_HTTP_PORT`). */
+  sources: Record<string, ConfigSource>;
+}
 
 export interface Config {
   dataDir: string;
@@ -40,6 +55,7 @@ export interface Config {
   adminEmail: string | undefined;
   adminPassword: string | undefined;
   logLevel: LogLevel;
+  logFormat: LogFormatSetting;
   nodeName: string;
   /** Bearer token `/metrics` requires, when set. */
   metricsToken: string | undefined;
@@ -75,15 +91,40 @@ export interface Config {
   mapOrigins: string[];
   /** Private, loopback and link-local targets outgoing connectors may reach (server/src/outgoing/target-guard.ts). */
   outgoingAllowPrivate: string[];
+  /** Where each value came from, for the start log, `stellwerk config` and `stellwerk doctor`. */
+  origin: ConfigOrigin;
 }
 
-/** Reads and validates the environment; throws `ConfigError` naming the first bad variable. */
+/**
+ * Reads and validates the environment and the settings file; throws `ConfigError` naming the first
+ * bad variable (and, for a value from the file, its line). The data directory, and so the file,
+ * comes from the environment or the default only.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDirRaw = env[ENVIRONMENT_ONLY];
+  const dataDir = dataDirRaw === undefined ? defaultDataDir(env) : path.resolve(dataDirRaw.trim());
+  const known = new Set(ENV_VARIABLES.map((v) => v.name));
+  // A blank STELLWERK_DATA_DIR is refused below, by name; there is no file to look for.
+  const file =
+    dataDirRaw?.trim() === ''
+      ? { path: '', found: false, values: new Map<string, { value: string; line: number }>() }
+      : readSettingsFile(settingsFilePath(dataDir), known);
+  // Defaults that derive from other variables (the spool under the data directory, the public URL
+  // from the HTTP port) see the file's values too.
+  const merged: NodeJS.ProcessEnv = { ...env };
+  for (const [name, { value }] of file.values) if (merged[name] === undefined) merged[name] = value;
+
   const config: Partial<Record<keyof Config, unknown>> = {};
+  const sources: Record<string, ConfigSource> = {};
   for (const v of ENV_VARIABLES) {
-    const raw = env[v.name];
-    config[v.key] = raw === undefined ? v.default(env) : v.parse(raw, v.name);
+    const fromFile = file.values.get(v.name);
+    const source: ConfigSource = env[v.name] !== undefined ? 'env' : fromFile ? 'file' : 'default';
+    sources[v.name] = source;
+    const raw = merged[v.name];
+    const name = source === 'file' ? `${v.name} (${file.path} line ${fromFile!.line})` : v.name;
+    config[v.key] = raw === undefined ? v.default(merged) : v.parse(raw, name);
   }
+  config.origin = { settingsFile: file.path, settingsFileFound: file.found, sources } satisfies ConfigOrigin;
   const result = config as Config;
   if (result.adminPassword && !result.adminEmail) {
     throw new ConfigError('STELLWERK_ADMIN_EMAIL', 'must be set when STELLWERK_ADMIN_PASSWORD is set');

@@ -1,14 +1,14 @@
-import pino from 'pino';
 import { buildServer } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { configLogFields, settingsFileNote } from './config-report.js';
 import { ENTITIES } from './entities.js';
 import { SecretBox } from './platform/crypto/secret-box.js';
 import { loadSecretKey } from './platform/crypto/secret-key.js';
-import { withAdvisoryLock } from './platform/db/advisory-lock.js';
+import { MIGRATION_LOCK, withAdvisoryLock } from './platform/db/advisory-lock.js';
 import { openDatabase } from './platform/db/database.js';
 import type { DatabaseAvailability } from './platform/db/database-availability.js';
 import { ensureWritableDataDir } from './platform/db/data-dir.js';
-import { loggableError } from './platform/db/database-errors.js';
+import { createLogger } from './platform/logging/logger.js';
 import { StartupError } from './platform/db/startup-error.js';
 import { migrateUp, openOrm } from './platform/db/orm.js';
 import { LifecycleRunner } from './platform/lifecycle.js';
@@ -18,17 +18,19 @@ import { VERSION } from './version.js';
 import { guardUpgrade, recordRunningVersion } from './backup/upgrade-guard.js';
 import { RequestContext } from '@mikro-orm/postgresql';
 
-const MIGRATION_LOCK = 0x5354_4c57; // "STLW"
-
 /** Process entry: config → database → migrations → HTTP → background parts; reverse on SIGTERM. */
 async function main(): Promise<void> {
   const startedAt = performance.now();
   const config = loadConfig();
-  const log = pino({
+  const log = createLogger({
     level: config.logLevel,
+    format: config.logFormat,
     base: { node: config.nodeName },
-    serializers: { err: loggableError },
   });
+  log.info(
+    { settingsFile: settingsFileNote(config), config: configLogFields(config) },
+    'effective configuration (secrets masked)',
+  );
   const runner = new LifecycleRunner(log);
   stopOnStartupFailure = () => runner.stopAll();
   const shutdown = (signal: string, exitCode = 0) => {
@@ -66,7 +68,6 @@ async function main(): Promise<void> {
     logger: log,
     ...(httpsCertificate ? { https: httpsCertificate } : {}),
   });
-  availability = ctx.database;
   availability = ctx.database;
 
   const boot = await withAdvisoryLock(database.url, MIGRATION_LOCK, async () => {

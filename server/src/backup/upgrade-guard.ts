@@ -1,6 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { BeforeMigrate } from '../cli/migrate.command.js';
 import type { Config } from '../config.js';
 import { knownMigrations, unknownMigrations } from '../platform/db/migration-names.js';
 import { StartupError } from '../platform/db/startup-error.js';
@@ -60,6 +61,11 @@ export async function guardUpgrade(options: {
   );
   return { backupFile: result.file };
 }
+
+/** The same guard for `stellwerk migrate up`: a backup before an older database is migrated. */
+export const guardUpgradeBeforeMigrating: BeforeMigrate = async (_pending, context) => {
+  await guardUpgrade(context);
+};
 
 /** After migrating: the database remembers the newest version that ran on it. */
 export async function recordRunningVersion(databaseUrl: string): Promise<void> {

@@ -17,6 +17,11 @@ describe('server launchers', () => {
     expect(scripts.start).toContain(`node ${flags} dist/server/src/main.js`);
   });
 
+  it('npm run stellwerk passes them too (its start subcommand runs the server in-process)', () => {
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.stellwerk).toContain(`node ${flags} dist/server/src/cli/stellwerk.js`);
+  });
+
   it('the systemd unit starts the package launcher, and the launcher passes them', () => {
     expect(read('installers/linux/stellwerk.service')).toMatch(/^ExecStart=\/usr\/bin\/stellwerk start$/m);
     expect(read('installers/linux/stellwerk')).toContain(`flags="${flags}"`);

@@ -1,5 +1,8 @@
 import pg from 'pg';
 
+/** Held while migrations (and the first start's bootstrap) run: by starting nodes and `stellwerk migrate`. */
+export const MIGRATION_LOCK = 0x5354_4c57; // "STLW"
+
 /**
  * Runs `work` while holding a PostgreSQL advisory lock on its own connection, so nodes that
  * start together on one database migrate and bootstrap one after the other.
