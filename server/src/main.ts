@@ -46,10 +46,10 @@ async function main(): Promise<void> {
   await ensureWritableDataDir(config.dataDir);
   const httpsCertificate = await loadHttpsCertificate(config, log);
   // Known once the server is built; the embedded supervisor tells it at once when PostgreSQL exits.
-  let availability: DatabaseAvailability | undefined;
+  const availability: { current?: DatabaseAvailability } = {};
   const database = await openDatabase(config, log, {
-    onExit: () => availability?.suspect(),
-    onRecovered: () => availability?.suspect(),
+    onExit: () => availability.current?.suspect(),
+    onRecovered: () => availability.current?.suspect(),
     // The service manager (systemd Restart=on-failure) restarts the whole server.
     onGiveUp: () => shutdown('embedded PostgreSQL gave up', 1),
   });
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     logger: log,
     ...(httpsCertificate ? { https: httpsCertificate } : {}),
   });
-  availability = ctx.database;
+  availability.current = ctx.database;
 
   const boot = await withAdvisoryLock(database.url, MIGRATION_LOCK, async () => {
     // Refuses a newer database; backs an older one up before the first migration touches it.

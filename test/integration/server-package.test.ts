@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DATA_DIR,
-  REPO_ROOT,
   UNIT_FILE,
   UPGRADE_PROBE_MIGRATION,
   api,
