@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import mqtt from 'mqtt';
@@ -24,6 +23,7 @@ import {
   type ServerProcess,
 } from './support/server-process.js';
 import { waitFor } from './support/wait.js';
+import { freePort } from './support/mosquitto.js';
 
 /**
  * Backup under load: QoS 1 messages flow into a server on the embedded database while
@@ -39,16 +39,6 @@ afterAll(async () => {
   killSpawnedServers();
   await Promise.all(dirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
 });
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 async function api<T>(base: string, route: string, init: { token?: string; body?: unknown } = {}) {
   const response = await fetch(`${base}${route}`, {

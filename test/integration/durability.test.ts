@@ -1,4 +1,3 @@
-import net from 'node:net';
 import mqtt from 'mqtt';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import {
   type ServerProcess,
 } from './support/server-process.js';
 import { waitFor } from './support/wait.js';
+import { freePort } from './support/mosquitto.js';
 
 /**
  * Acceptance 4: 5,000 QoS 1 messages with unique sequence numbers go to the embedded broker of a
@@ -30,16 +30,6 @@ afterAll(async () => {
   killSpawnedServers();
   await db?.drop();
 });
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 async function api<T>(base: string, path: string, init: { token?: string; body?: unknown } = {}): Promise<T> {
   const response = await fetch(`${base}${path}`, {

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { VERSION } from '../../server/src/version.js';
 import { createTestDatabase } from './support/database.js';
 import { killSpawnedServers, REPO_ROOT, startServer, tempDataDir } from './support/server-process.js';
 import { waitFor } from './support/wait.js';
+import { freePort } from './support/mosquitto.js';
 
 /**
  * `/metrics` of a real server process that has ingested MQTT messages: Prometheus' own checker
@@ -24,16 +24,6 @@ afterAll(async () => {
   killSpawnedServers();
   await db?.drop();
 });
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 async function post<T>(base: string, route: string, body: unknown, token?: string): Promise<T> {
   const response = await fetch(`${base}${route}`, {

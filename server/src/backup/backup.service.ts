@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { syncDirectory } from '../ingest/spool/spool-files.js';
 import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { VERSION } from '../version.js';
 import { ArchiveWriter } from './archive.js';
@@ -120,16 +121,6 @@ async function addSecretKey(
   const key = Buffer.from(text.trim(), 'base64');
   await archive.addBuffer(SECRET_KEY_MEMBER, Buffer.from(text, 'utf8'));
   return { source: 'file', member: SECRET_KEY_MEMBER, fingerprint: keyFingerprint(key) };
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /** One line for people; a database error's text never carries its statement or bound values. */
