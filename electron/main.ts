@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, screen, shell, Tray } from 'electron';
 import { backupMenu } from './backup-menu.js';
+import { acceptCertificate } from './certificate-trust.js';
 import { DESKTOP_SETTINGS_FILE, writeChosenDataDir } from './data-dir.js';
 import { openLogFile, type LogFile } from './log-file.js';
 import { applicationMenu, trayMenu, trayToolTip, type MenuActions, type TrayStatus } from './menu.js';
@@ -13,6 +14,7 @@ import {
   type DesktopSettings,
   type ServerHandle,
 } from './server-host.js';
+import { readCertificateFile } from './server-https.js';
 import { settingsWindow } from './settings-window.js';
 import { currentServerConfig, type SettingsStore } from './settings-store.js';
 import { MIN_SIZE, readWindowState, restoreBounds, writeWindowState } from './window-state.js';
@@ -167,10 +169,15 @@ function showTray(handle: ServerHandle): void {
   };
   show({ url: handle.url, mode: handle.mode, health: 'running' });
   stopWatching?.();
-  stopWatching = watchHealth(handle.url, (health) => {
-    if (health === 'not-answering') note(`[desktop] Stellwerk at ${handle.url} does not answer`);
-    show({ url: handle.url, mode: handle.mode, health });
-  });
+  stopWatching = watchHealth(
+    handle.url,
+    (health) => {
+      if (health === 'not-answering') note(`[desktop] Stellwerk at ${handle.url} does not answer`);
+      show({ url: handle.url, mode: handle.mode, health });
+    },
+    undefined,
+    handle.certFile,
+  );
 }
 
 function showMenu(): void {
@@ -220,6 +227,18 @@ async function start(): Promise<void> {
   app.on('web-contents-created', (_event, contents) =>
     hardenWebContents(contents, () => settings.url, openExternal),
   );
+  // The server's own certificate (self-signed, or not issued for 127.0.0.1) on its own origin only;
+  // the file is read each time, as the server may have renewed it at a restart.
+  app.on('certificate-error', (event, _contents, url, _error, certificate, callback) => {
+    const trusted = acceptCertificate({
+      url,
+      appUrl: settings.url,
+      presentedPem: certificate.data,
+      trustedPem: readCertificateFile(settings.certFile),
+    });
+    if (trusted) event.preventDefault();
+    callback(trusted);
+  });
   // The tray keeps the app (and a server it started) alive with no window open.
   app.on('window-all-closed', () => {});
   app.on('activate', () => showWindow());

@@ -140,7 +140,7 @@ describe('desktopSettings', () => {
 
   it('never starts anything for a remote STELLWERK_URL', () => {
     const settings = desktopSettings({ ...base, env: { STELLWERK_URL: 'https://iot.example.com/' } });
-    expect(settings).toEqual({ url: 'https://iot.example.com', spawn: undefined });
+    expect(settings).toEqual({ url: 'https://iot.example.com', spawn: undefined, certFile: undefined });
   });
 });
 
@@ -175,7 +175,7 @@ describe('attachOrStart', () => {
   it('attaches to a server that already answers and starts nothing', async () => {
     const url = await healthServer(200, { status: 'ok' });
     const spawn = { command: '/nonexistent/node', args: [], env: {}, cwd: '/' };
-    const handle = await attachOrStart({ settings: { url, spawn } });
+    const handle = await attachOrStart({ settings: { url, spawn, certFile: undefined } });
     expect(handle).toMatchObject({ url, mode: 'attached' });
     await handle.stop();
     expect(await probeHealth(url)).toBe(true);
@@ -226,7 +226,7 @@ describe('attachOrStart', () => {
 
   it('refuses to start a remote server that does not answer', async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
-    await expect(attachOrStart({ settings: { url, spawn: undefined } })).rejects.toThrow(
+    await expect(attachOrStart({ settings: { url, spawn: undefined, certFile: undefined } })).rejects.toThrow(
       /cannot be started from here/,
     );
   });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { getWithPinnedCertificate, serverCertificateFile, serverHttpsMode } from './server-https.js';
 
 /**
  * Attach-or-start: the desktop app uses a Stellwerk that already runs (a service on this
@@ -20,6 +21,11 @@ export interface DesktopSettings {
   url: string;
   /** How to start the server when nothing answers at `url`; undefined for a remote URL. */
   spawn: SpawnSpec | undefined;
+  /**
+   * With HTTPS: the certificate file the server the app starts serves. The health probe and the
+   * window trust that certificate alone for `url`; undefined for HTTP and remote servers.
+   */
+  certFile: string | undefined;
 }
 
 export interface DesktopEnvironment {
@@ -51,8 +57,14 @@ export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64', '--v8-pool-size=0'
 export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
   const setting = (name: string) => d.env[name]?.trim() || d.conf?.[name]?.trim() || undefined;
   const port = setting('STELLWERK_HTTP_PORT') ?? '8080';
-  const url = (d.env.STELLWERK_URL?.trim() || `http://127.0.0.1:${port}`).replace(/\/+$/, '');
-  if (!LOCAL_HOSTS.has(new URL(url).hostname)) return { url, spawn: undefined };
+  const conf = d.conf ?? {};
+  const httpsMode = serverHttpsMode(d.env, conf);
+  // An unknown mode stops the server at start; its own message says why, so plain HTTP here.
+  const scheme = httpsMode === 'on' || httpsMode === 'self-signed' ? 'https' : 'http';
+  // 127.0.0.1 rather than localhost even with HTTPS: Chromium keeps no HSTS for an IP address, so
+  // switching HTTPS off again is not refused by a remembered Strict-Transport-Security.
+  const url = (d.env.STELLWERK_URL?.trim() || `${scheme}://127.0.0.1:${port}`).replace(/\/+$/, '');
+  if (!LOCAL_HOSTS.has(new URL(url).hostname)) return { url, spawn: undefined, certFile: undefined };
 
   const exe = d.platform === 'win32' ? 'node.exe' : 'node';
   // Packaged: the Node 24 runtime and the server build ship as resources. In development the
@@ -61,8 +73,13 @@ export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
   const command = d.isPackaged
     ? path.join(d.resourcesPath, 'node', 'bin', exe)
     : (d.env.STELLWERK_NODE ?? 'node');
+  const serverDataDir = d.env.STELLWERK_DATA_DIR ?? d.dataDir;
+  const certFile = url.startsWith('https:')
+    ? serverCertificateFile({ mode: httpsMode, env: d.env, conf, dataDir: serverDataDir, cwd: root })
+    : undefined;
   return {
     url,
+    certFile,
     spawn: {
       command,
       args: [...SERVER_NODE_FLAGS, path.join(root, 'dist', 'server', 'src', 'main.js')],
@@ -71,22 +88,25 @@ export function desktopSettings(d: DesktopEnvironment): DesktopSettings {
       // the server reads the rest of stellwerk.conf itself.
       env: {
         ...d.env,
-        ...(d.dataDir ? { STELLWERK_DATA_DIR: d.env.STELLWERK_DATA_DIR ?? d.dataDir } : {}),
+        ...(serverDataDir !== undefined ? { STELLWERK_DATA_DIR: serverDataDir } : {}),
         STELLWERK_HTTP_PORT: port,
         STELLWERK_HTTP_HOST: setting('STELLWERK_HTTP_HOST') ?? '127.0.0.1',
-        STELLWERK_PUBLIC_URL: setting('STELLWERK_PUBLIC_URL') ?? `http://localhost:${port}`,
+        STELLWERK_PUBLIC_URL: setting('STELLWERK_PUBLIC_URL') ?? `${scheme}://localhost:${port}`,
       },
     },
   };
 }
 
-/** True when `{url}/health` answers 200 with Stellwerk's `{"status":"ok"}` within the timeout. */
-export async function probeHealth(url: string, timeoutMs = 1000): Promise<boolean> {
+/**
+ * True when `{url}/health` answers 200 with Stellwerk's `{"status":"ok"}` within the timeout.
+ * With `certFile` (DesktopSettings.certFile) an HTTPS answer counts only from that certificate.
+ */
+export async function probeHealth(url: string, timeoutMs = 1000, certFile?: string): Promise<boolean> {
   try {
-    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (response.status !== 200) return false;
-    const body = (await response.json()) as { status?: unknown };
-    return body.status === 'ok';
+    const answer = await getWithPinnedCertificate(`${url}/health`, timeoutMs, certFile);
+    if (answer.status !== 200) return false;
+    const body = JSON.parse(answer.body) as { status?: unknown } | null;
+    return body?.status === 'ok';
   } catch {
     return false;
   }
@@ -97,6 +117,8 @@ export interface WaitOptions {
   intervalMs?: number;
   /** Stops waiting early, e.g. when the child process has exited. */
   abandon?: () => string | undefined;
+  /** The certificate to trust for an HTTPS url (see probeHealth). */
+  certFile?: string;
 }
 
 /** Polls the health URL until it answers; rejects after the timeout or when `abandon` gives a reason. */
@@ -106,7 +128,7 @@ export async function waitForHealth(url: string, options: WaitOptions): Promise<
   for (;;) {
     const reason = options.abandon?.();
     if (reason) throw new Error(reason);
-    if (await probeHealth(url, Math.min(1000, interval * 4))) return;
+    if (await probeHealth(url, Math.min(1000, interval * 4), options.certFile)) return;
     if (Date.now() >= deadline)
       throw new Error(`Stellwerk did not answer on ${url}/health within ${options.timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, interval));
@@ -123,13 +145,14 @@ export function watchHealth(
   url: string,
   onChange: (health: ServerHealth) => void,
   intervalMs = 5000,
+  certFile?: string,
 ): () => void {
   let last: ServerHealth | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const poll = async () => {
     // A busy server gets 2 s to answer whatever the interval: a slow answer is not a dead server.
-    const health: ServerHealth = (await probeHealth(url, 2000)) ? 'running' : 'not-answering';
+    const health: ServerHealth = (await probeHealth(url, 2000, certFile)) ? 'running' : 'not-answering';
     if (stopped) return;
     if (health !== last) onChange((last = health));
     timer = setTimeout(() => void poll(), intervalMs);
@@ -147,6 +170,8 @@ export interface ServerHandle {
   mode: 'attached' | 'started';
   /** The server process this app started; undefined when attached. */
   pid: number | undefined;
+  /** The certificate trusted for an HTTPS url (DesktopSettings.certFile). */
+  certFile: string | undefined;
   /** Stops a server this app started (SIGTERM, then SIGKILL after the grace time); no-op when attached. */
   stop(): Promise<void>;
 }
@@ -160,8 +185,9 @@ export interface AttachOrStartOptions {
 }
 
 export async function attachOrStart(options: AttachOrStartOptions): Promise<ServerHandle> {
-  const { url, spawn: spec } = options.settings;
-  if (await probeHealth(url)) return { url, mode: 'attached', pid: undefined, stop: async () => {} };
+  const { url, spawn: spec, certFile } = options.settings;
+  if (await probeHealth(url, 1000, certFile))
+    return { url, mode: 'attached', pid: undefined, certFile, stop: async () => {} };
   if (!spec)
     throw new Error(`Stellwerk at ${url} does not answer, and a remote server cannot be started from here`);
 
@@ -191,6 +217,7 @@ export async function attachOrStart(options: AttachOrStartOptions): Promise<Serv
   try {
     await waitForHealth(url, {
       timeoutMs: options.startTimeoutMs ?? 120_000,
+      ...(certFile ? { certFile } : {}),
       abandon: () => {
         if (spawnError) return `Stellwerk could not be started (${spec.command}): ${spawnError.message}`;
         if (ended !== undefined)
@@ -202,7 +229,7 @@ export async function attachOrStart(options: AttachOrStartOptions): Promise<Serv
     await stop();
     throw error;
   }
-  return { url, mode: 'started', pid: child.pid, stop };
+  return { url, mode: 'started', pid: child.pid, certFile, stop };
 }
 
 /** SIGTERM lets the server drain and stop its PostgreSQL; SIGKILL only if it hangs. */
