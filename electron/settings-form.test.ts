@@ -48,6 +48,18 @@ describe('settings form values', () => {
     });
     expect(settingsView({}, {}, '/d', '/d/stellwerk.conf').values.https).toBe('off');
   });
+
+  it('shows the HTTPS mode the server will serve', () => {
+    const mode = (env: NodeJS.ProcessEnv, conf: Record<string, string>) =>
+      settingsView(env, conf, '/d', '/d/stellwerk.conf').values.https;
+    const files = { STELLWERK_HTTPS_CERT: '/c.pem', STELLWERK_HTTPS_KEY: '/k.pem' };
+    expect(mode({}, { STELLWERK_HTTPS: 'off', ...files })).toBe('off');
+    expect(mode({ STELLWERK_HTTPS: 'off' }, files)).toBe('off');
+    expect(mode({}, { STELLWERK_HTTPS: 'on', ...files })).toBe('files');
+    expect(mode({}, { STELLWERK_HTTPS: ' Self-Signed ' })).toBe('self-signed');
+    expect(mode({ STELLWERK_HTTPS: 'off' }, { STELLWERK_HTTPS: 'self-signed' })).toBe('off');
+    expect(mode({}, { STELLWERK_HTTPS_KEY: '/k.pem' })).toBe('off');
+  });
 });
 
 describe('settings validation', () => {

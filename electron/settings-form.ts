@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { ConfChanges } from './conf-file.js';
+import { serverHttpsMode } from './server-https.js';
 
 /**
  * What the settings window shows and saves: the form's values, read from stellwerk.conf under the
@@ -47,10 +48,15 @@ export interface SettingsView {
 const pick = (name: string, env: NodeJS.ProcessEnv, conf: Record<string, string>) =>
   env[name]?.trim() || conf[name]?.trim() || '';
 
+/**
+ * The mode the server will serve, by its own rule: the form must not show `files` for an explicit
+ * `STELLWERK_HTTPS=off` beside a certificate, or saving it unchanged would switch HTTPS on. A value
+ * the server refuses shows as off, so saving repairs it.
+ */
 function httpsMode(env: NodeJS.ProcessEnv, conf: Record<string, string>): HttpsMode {
-  if (pick('STELLWERK_HTTPS', env, conf) === 'self-signed') return 'self-signed';
-  if (pick('STELLWERK_HTTPS_CERT', env, conf) || pick('STELLWERK_HTTPS_KEY', env, conf)) return 'files';
-  return 'off';
+  const mode = serverHttpsMode(env, conf);
+  if (mode === 'self-signed') return 'self-signed';
+  return mode === 'on' ? 'files' : 'off';
 }
 
 /** The form as the effective configuration has it: environment over file over default. */
