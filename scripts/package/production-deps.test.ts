@@ -85,4 +85,30 @@ describe('run-time packages of the server package', () => {
       expect([...imports].filter((spec) => spec === name || spec.startsWith(`${name}/`))).toEqual([]);
     }
   });
+
+  it('ships every package the server imports at run time: each one is a dependency, not a devDependency', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const missing = new Set<string>();
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (file.endsWith('.ts') && !file.endsWith('.test.ts')) {
+          // Type-only imports vanish in the build; every other bare specifier must resolve when installed.
+          const code = fs.readFileSync(file, 'utf8').replace(/^import type [^;]*;/gm, '');
+          for (const match of code.matchAll(/from '([^'.][^']*)'|import\('([^'.][^']*)'\)/g)) {
+            const spec = (match[1] ?? match[2])!;
+            if (spec.startsWith('node:')) continue;
+            const parts = spec.split('/');
+            const name = spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+            if (!(name in pkg.dependencies)) missing.add(`${name} (${path.relative(root, file)})`);
+          }
+        }
+      }
+    };
+    walk(path.join(root, 'server', 'src'));
+    expect([...missing]).toEqual([]);
+  });
 });
