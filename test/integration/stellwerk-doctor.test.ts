@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises';
+import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorFinding } from '../../server/src/cli/doctor-check.js';
+import { createSelfSignedCertificate } from '../../server/src/platform/tls/self-signed.js';
 import { runStellwerk } from './support/cli-process.js';
 import { tempDataDir } from './support/server-process.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -71,6 +73,48 @@ describe('stellwerk doctor', () => {
     expect(settings.STELLWERK_HTTP_PORT).toMatchObject({ value: String(httpPort), source: 'env' });
     expect(settings.STELLWERK_PACKET_HISTORY_LIMIT).toMatchObject({ source: 'default' });
     expect(settings.DATABASE_URL!.value).not.toContain(new URL(t.config.databaseUrl!).password || '\u0000');
+  });
+
+  it('recognises this Stellwerk on its port when it serves HTTPS', async () => {
+    const day = 24 * 3600 * 1000;
+    const { certPem, keyPem } = createSelfSignedCertificate({
+      names: ['localhost', '127.0.0.1'],
+      commonName: 'localhost',
+      notBefore: new Date(Date.now() - day),
+      notAfter: new Date(Date.now() + 90 * day),
+    });
+    const cert = path.join(dataDir, 'doctor-cert.pem');
+    const key = path.join(dataDir, 'doctor-key.pem');
+    await fs.writeFile(cert, certPem);
+    await fs.writeFile(key, keyPem, { mode: 0o600 });
+    // The test server's health answer, served over TLS on a port of its own.
+    const tlsServer = https.createServer({ cert: certPem, key: keyPem }, (request, response) => {
+      void t.app.inject({ method: 'GET', url: request.url ?? '/' }).then((answer) => {
+        response.writeHead(answer.statusCode, { 'content-type': 'application/json' }).end(answer.body);
+      });
+    });
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    const port = (tlsServer.address() as net.AddressInfo).port;
+    try {
+      const env = doctorEnv({
+        STELLWERK_HTTP_PORT: String(port),
+        STELLWERK_HTTPS: 'on',
+        STELLWERK_HTTPS_CERT: cert,
+        STELLWERK_HTTPS_KEY: key,
+        STELLWERK_PUBLIC_URL: `https://localhost:${port}`,
+      });
+      const { code, report } = await doctor(['--only', 'ports,tls-certificate'], env);
+      expect(finding(report, 'ports')).toEqual([
+        expect.objectContaining({
+          status: 'ok',
+          details: expect.objectContaining({ port, heldBy: 'stellwerk' }) as unknown,
+        }),
+      ]);
+      expect(finding(report, 'tls-certificate')[0]!.status).toBe('ok');
+      expect(code).toBe(0);
+    } finally {
+      await new Promise((resolve) => tlsServer.close(resolve));
+    }
   });
 
   it('fails on a port held by another process, and passes once it is free', async () => {

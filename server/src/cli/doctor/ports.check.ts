@@ -1,3 +1,4 @@
+import https from 'node:https';
 import net from 'node:net';
 import type { Config } from '../../config.js';
 import type { DoctorCheck, DoctorFinding } from '../doctor-check.js';
@@ -22,13 +23,43 @@ export function probePort(host: string, port: number): Promise<PortState> {
   });
 }
 
+/**
+ * The health document on this machine's port, over TLS when the server serves HTTPS. The
+ * certificate is not checked: only the public health answer is read, from loopback, to tell this
+ * server from another process (an operator's certificate rarely names 127.0.0.1).
+ */
+function healthOnLoopback(port: number, tls: boolean): Promise<unknown> {
+  if (!tls)
+    return fetch(`http://127.0.0.1:${port}/xapi/v1/health`, { signal: AbortSignal.timeout(2000) }).then(
+      (response) => response.json(),
+    );
+  return new Promise((resolve, reject) => {
+    const request = https.get(
+      { host: '127.0.0.1', port, path: '/xapi/v1/health', rejectUnauthorized: false, timeout: 2000 },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            reject(new Error('not a health document'));
+          }
+        });
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('timeout')));
+    request.on('error', reject);
+  });
+}
+
 /** Whether a Stellwerk server answers on this port (bounded: one request, 2 s). */
-async function stellwerkAnswers(port: number): Promise<{ pid?: number } | undefined> {
+async function stellwerkAnswers(port: number, tls: boolean): Promise<{ pid?: number } | undefined> {
   try {
-    const response = await fetch(`http://127.0.0.1:${port}/xapi/v1/health`, {
-      signal: AbortSignal.timeout(2000),
-    });
-    const body = (await response.json()) as { checkedBy?: string; nodes?: { id?: string; pid?: number }[] };
+    const body = (await healthOnLoopback(port, tls)) as {
+      checkedBy?: string;
+      nodes?: { id?: string; pid?: number }[];
+    };
     if (!Array.isArray(body.nodes) || typeof body.checkedBy !== 'string') return undefined;
     return { pid: body.nodes.find((n) => n.id === body.checkedBy)?.pid };
   } catch {
@@ -62,7 +93,10 @@ export const portsCheck: DoctorCheck = {
     const ports = configuredPorts(config);
     const states = await Promise.all(ports.map((p) => probePort(p.host, p.port)));
     const anyInUse = states.some((s) => s === 'in-use');
-    const server = anyInUse && config.httpPort !== 0 ? await stellwerkAnswers(config.httpPort) : undefined;
+    const server =
+      anyInUse && config.httpPort !== 0
+        ? await stellwerkAnswers(config.httpPort, config.https !== 'off')
+        : undefined;
     const postmaster =
       anyInUse && !config.databaseUrl ? await runningEmbeddedPostmaster(config.dataDir) : undefined;
     return ports.map((spec, i): DoctorFinding => {

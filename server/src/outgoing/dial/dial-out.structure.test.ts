@@ -16,6 +16,8 @@ const DOOR = path.join('outgoing', 'dial') + path.sep;
 
 /** Files that connect by themselves, and why that is allowed. */
 const OPERATOR_TARGETS: Record<string, string> = {
+  'cli/doctor/ports.check.ts': "this machine's own configured HTTP port on loopback (is it this Stellwerk?)",
+  'platform/http/https-redirect.ts': 'a listener (node:http server of the redirect port); it dials nowhere',
   'platform/mail/mailer.ts': 'STELLWERK_SMTP_URL, the server mail of the operator',
   'timeseries/targets/influxdb-v1.target.ts': 'STELLWERK_TIMESERIES_TARGETS, set by the operator',
   'timeseries/targets/influxdb-v2.target.ts': 'STELLWERK_TIMESERIES_TARGETS, set by the operator',
