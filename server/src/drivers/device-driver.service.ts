@@ -238,7 +238,9 @@ async function asUnprocessable<T>(work: () => Promise<T>, code?: string): Promis
     return await work();
   } catch (error) {
     if (error instanceof ParseError) {
-      throw errors.unprocessable(code ?? error.code, error.message, [{ parseError: error.code }]);
+      // The script's console lines help most when it failed.
+      const logs = error.logs.length > 0 ? { logs: error.logs } : {};
+      throw errors.unprocessable(code ?? error.code, error.message, [{ parseError: error.code, ...logs }]);
     }
     throw error;
   }

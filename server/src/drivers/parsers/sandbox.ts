@@ -33,19 +33,30 @@ export interface SandboxLimits {
   stackLimitKb: number;
 }
 
-/**
- * The function a script must define and the properties of the call's JSON input handed to it, in
- * order. Constants of the calling module only (they are spliced into the prelude), never user input.
- */
-export interface SandboxEntry {
+/** A function a script may define and the properties of the call's JSON input handed to it, in order. */
+export interface SandboxFunction {
   name: string;
   params: readonly string[];
+  /** `input.recvTime` arrives as an ISO string and is handed to the script as a Date (TS013 codecs). */
+  recvTimeAsDate?: boolean;
+}
+
+/**
+ * What a script must define (`name`, or one of `others` marked `entry`) and what else it may define.
+ * Constants of the calling module only (they are spliced into the prelude), never user input.
+ */
+export interface SandboxEntry extends SandboxFunction {
   /** How messages name the script: `parser script`, `filter script`, … */
   label: string;
+  others?: ReadonlyArray<SandboxFunction & { entry?: boolean }>;
 }
 
 /** Device driver parsers: `parse(bytes, meta)`. */
 export const PARSE_ENTRY: SandboxEntry = { name: 'parse', params: ['bytes', 'meta'], label: 'parser script' };
+
+/** `console.*` lines kept per call and characters per line; the rest is counted, not kept. */
+export const MAX_LOG_LINES = 100;
+export const MAX_LOG_LINE_CHARS = 1000;
 
 const PAGE = 64 * 1024;
 /** The module's own minimum (Emscripten's INITIAL_MEMORY): code, static data, C stack. */
@@ -77,39 +88,86 @@ const wasmModule = () =>
       throw error;
     }));
 
+const signature = (f: SandboxFunction) => `${f.name}(${f.params.join(', ')})`;
+
 /**
  * Runs inside the sandbox before the user's code. It keeps its own references to JSON, so a
  * script that replaces JSON.stringify cannot smuggle non-JSON values out, and it hands back
- * only a JSON string. It is removed from the global object again before the user's code runs.
+ * only JSON strings. Its hooks are removed from the global object again before the user's code
+ * runs. `console` is the sandbox's own: its lines are collected here and handed to the host by
+ * `__stellwerkLogs`, bounded per call.
  */
-const prelude = ({ name, params }: SandboxEntry) => `(function () {
-  var stringify = JSON.stringify, parseJson = JSON.parse, hasParse = function () { return typeof ${name} === 'function'; };
-  globalThis.__stellwerkRun = function (input) {
-    if (!hasParse()) throw new TypeError('the script must define function ${name}(${params.join(', ')})');
+const prelude = (entry: SandboxEntry) => {
+  const functions = [entry, ...(entry.others ?? [])];
+  // `typeof name` (not globalThis[name]) also finds functions declared with const/let.
+  const table = functions
+    .map(
+      (f) =>
+        `${JSON.stringify(f.name)}: { get: function () { return typeof ${f.name} === 'function' ? ${f.name} : undefined; }, ` +
+        `params: ${JSON.stringify(f.params)}, date: ${f.recvTimeAsDate === true} }`,
+    )
+    .join(',\n    ');
+  return `(function () {
+  var stringify = JSON.stringify, parseJson = JSON.parse, toText = String, DateType = Date;
+  var functions = {
+    ${table}
+  };
+  var logs = [], dropped = 0;
+  function show(value) {
+    if (typeof value === 'string') return value;
+    try { var text = stringify(value); if (text !== undefined) return text; } catch (e) {}
+    try { return toText(value); } catch (e) { return '[unprintable]'; }
+  }
+  function logger(prefix) {
+    return function () {
+      if (logs.length >= ${MAX_LOG_LINES}) { dropped += 1; return; }
+      var parts = [];
+      for (var i = 0; i < arguments.length; i++) parts.push(show(arguments[i]));
+      logs.push((prefix + parts.join(' ')).slice(0, ${MAX_LOG_LINE_CHARS}));
+    };
+  }
+  globalThis.console = { log: logger(''), info: logger(''), debug: logger(''), warn: logger('warn: '), error: logger('error: ') };
+  globalThis.__stellwerkLogs = function () {
+    var out = logs;
+    if (dropped > 0) out.push('… ' + dropped + ' more lines not kept');
+    logs = []; dropped = 0;
+    return stringify(out);
+  };
+  globalThis.__stellwerkDefined = function () {
+    var names = [];
+    for (var name in functions) if (functions[name].get()) names.push(name);
+    return stringify(names);
+  };
+  globalThis.__stellwerkRun = function (name, input) {
+    var spec = functions[name], fn = spec && spec.get();
+    if (!fn) throw new TypeError('the script does not define function ' + name);
     var args = parseJson(input);
-    var result = ${name}(${params.map((p) => `args.${p}`).join(', ')});
+    if (spec.date && args.input && typeof args.input.recvTime === 'string') args.input.recvTime = new DateType(args.input.recvTime);
+    var values = [];
+    for (var i = 0; i < spec.params.length; i++) values.push(args[spec.params[i]]);
+    var result = fn.apply(undefined, values);
     if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-      throw new TypeError('${name} must return its values directly, not a Promise');
+      throw new TypeError(name + ' must return its values directly, not a Promise');
     }
     try {
       var text = stringify(result, function (key, value) {
         var type = typeof value;
         if (type === 'function' || type === 'symbol' || type === 'bigint' || (type === 'undefined' && key === '')) {
-          throw new TypeError('${name} returned ' + (type === 'undefined' ? 'undefined' : 'a ' + type) +
+          throw new TypeError(name + ' returned ' + (type === 'undefined' ? 'undefined' : 'a ' + type) +
             (key === '' ? '' : ' at "' + key + '"') + '; only JSON values are allowed');
         }
         return value;
       });
     } catch (error) {
-      if (error instanceof TypeError && /circular/i.test(String(error.message))) {
-        throw new TypeError('${name} returned a cyclic value; only JSON values are allowed');
+      if (error instanceof TypeError && /circular/i.test(toText(error.message))) {
+        throw new TypeError(name + ' returned a cyclic value; only JSON values are allowed');
       }
       throw error;
     }
     return text;
   };
-  globalThis.__stellwerkHasParse = hasParse;
 })();`;
+};
 
 export class Sandbox {
   private deadline = Number.POSITIVE_INFINITY;
@@ -121,6 +179,9 @@ export class Sandbox {
   private readonly runtime: QuickJSRuntime;
   private readonly context: QuickJSContext;
   private readonly run: QuickJSHandle;
+  private readonly logs: QuickJSHandle;
+  /** The functions of the entry and its `others` that the script defines. */
+  readonly defined: ReadonlySet<string> = new Set();
 
   /** Loads the user's code into a new sandbox; throws ParseError when it does not compile or run. */
   static async create(
@@ -170,23 +231,31 @@ export class Sandbox {
     try {
       this.evaluate(prelude(entry), 'prelude.js');
       this.run = this.context.getProp(this.context.global, '__stellwerkRun');
-      const hasParse = this.context.getProp(this.context.global, '__stellwerkHasParse');
-      this.evaluate('delete globalThis.__stellwerkRun; delete globalThis.__stellwerkHasParse;', 'prelude.js');
+      this.logs = this.context.getProp(this.context.global, '__stellwerkLogs');
+      const defined = this.context.getProp(this.context.global, '__stellwerkDefined');
+      this.evaluate(
+        'delete globalThis.__stellwerkRun; delete globalThis.__stellwerkLogs; delete globalThis.__stellwerkDefined;',
+        'prelude.js',
+      );
       try {
         this.evaluate(code, `${entry.name}.js`);
-        this.limited(
-          () => this.context.callFunction(hasParse, this.context.undefined),
-          (result) => {
-            if (this.context.dump(result) !== true) {
-              throw new ParseError(
-                `The script must define function ${entry.name}(${entry.params.join(', ')})`,
-                'PARSER_ERROR',
-              );
-            }
-          },
+        this.defined = new Set(
+          JSON.parse(
+            this.limited(
+              () => this.context.callFunction(defined, this.context.undefined),
+              (result) => this.context.getString(result),
+            ),
+          ) as string[],
         );
       } finally {
-        hasParse.dispose();
+        defined.dispose();
+      }
+      const entries = [entry, ...(entry.others ?? []).filter((f) => f.entry)];
+      if (!entries.some((f) => this.defined.has(f.name))) {
+        throw new ParseError(
+          `The script must define function ${entries.map(signature).join(' or ')}`,
+          'PARSER_ERROR',
+        );
       }
     } catch (error) {
       this.dispose();
@@ -194,18 +263,22 @@ export class Sandbox {
     }
   }
 
-  /** Calls the entry (`parse(bytes, meta)`) with JSON in and JSON out; throws ParseError with a PARSER_* code. */
-  call(input: string): string {
+  /**
+   * Calls a function the script defines (the entry by default) with JSON in and JSON out; throws
+   * ParseError with a PARSER_* code.
+   */
+  call(input: string, name: string = this.entry.name): string {
     if (this.disposed) throw new Error('sandbox used after dispose');
+    const fn = this.context.newString(name);
     const arg = this.context.newString(input);
     try {
       return this.limited(
-        () => this.context.callFunction(this.run, this.context.undefined, arg),
+        () => this.context.callFunction(this.run, this.context.undefined, fn, arg),
         (result) => {
           const text = this.context.getString(result);
           if (text.length > MAX_RESULT_CHARS) {
             throw new ParseError(
-              `${this.entry.name} returned ${text.length} characters of JSON; at most ${MAX_RESULT_CHARS} are allowed`,
+              `${name} returned ${text.length} characters of JSON; at most ${MAX_RESULT_CHARS} are allowed`,
               'PARSER_ERROR',
             );
           }
@@ -214,6 +287,25 @@ export class Sandbox {
       );
     } finally {
       arg.dispose();
+      fn.dispose();
+    }
+  }
+
+  /**
+   * The `console.*` lines written since the last take (at most MAX_LOG_LINES). Empty once a limit was
+   * hit: the runtime is not entered again.
+   */
+  takeLogs(): string[] {
+    if (this.disposed || this.broken) return [];
+    try {
+      const text = this.limited(
+        () => this.context.callFunction(this.logs, this.context.undefined),
+        (result) => this.context.getString(result),
+      );
+      const lines: unknown = JSON.parse(text);
+      return Array.isArray(lines) ? lines.map(String) : [];
+    } catch {
+      return [];
     }
   }
 
@@ -228,6 +320,7 @@ export class Sandbox {
     // Handles first: QuickJS frees a runtime only when nothing refers into it any more.
     for (const release of [
       () => this.run?.dispose(),
+      () => this.logs?.dispose(),
       () => this.context?.dispose(),
       () => this.runtime?.dispose(),
     ]) {
