@@ -11,6 +11,8 @@ import {
   DriverReply,
   DriverTestBody,
   DriverUpdate,
+  EncodeDownlinkBody,
+  EncodeDownlinkReply,
   ParserTestBody,
   ParserTestReply,
 } from './device-driver.schemas.js';
@@ -147,6 +149,23 @@ export async function deviceDriverRoutes(
     },
     async (request) =>
       drivers.test(principal(request), request.params.id, request.body.payload, request.body.meta),
+  );
+
+  app.post(
+    '/xapi/v1/device-drivers/:id/encode-downlink',
+    {
+      config: { auth: 'principal', permission: 'deviceDriver.read', resource: 'deviceDriver' },
+      schema: {
+        tags,
+        summary:
+          "Encode downlink data with a stored driver's TS013 codec (encodeDownlink); 422 DOWNLINK_ENCODE_FAILED with the codec's errors",
+        params: IdParams,
+        body: EncodeDownlinkBody,
+        response: { 200: EncodeDownlinkReply, ...errorResponses },
+      },
+    },
+    async (request) =>
+      drivers.encodeDownlink(principal(request), request.params.id, request.body.data, request.body.meta),
   );
 
   app.post(

@@ -192,3 +192,21 @@ export const ParserTestReply = Type.Object({
   }),
   logs: Type.Array(Type.String(), { description: "The script's console.log lines" }),
 });
+
+export const EncodeDownlinkBody = Type.Object(
+  {
+    data: Type.Unknown({ description: "`input.data` of the codec's encodeDownlink" }),
+    meta: Type.Optional(Meta),
+  },
+  { additionalProperties: false },
+);
+
+export const EncodeDownlinkReply = Type.Object({
+  bytes: Type.Array(Type.Integer({ minimum: 0, maximum: 255 })),
+  hex: Type.String(),
+  fPort: Type.Union([Type.Integer({ minimum: 1, maximum: 223 }), Type.Null()], {
+    description: 'The fPort the codec chose; null when it left it to the sender',
+  }),
+  warnings: Type.Array(Type.String()),
+  logs: Type.Array(Type.String(), { description: "The script's console.log lines" }),
+});

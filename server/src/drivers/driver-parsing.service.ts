@@ -4,6 +4,7 @@ import {
   ParseError,
   type CompiledParser,
   type Decoded,
+  type EncodedDownlink,
   type PacketMeta,
   type ParsedValues,
 } from './parser.types.js';
@@ -89,6 +90,21 @@ export class DriverParsing {
     }
     const compiled = await this.compiled(driver);
     return this.outcome(await decode(compiled, payload, meta), driver.targetVariables);
+  }
+
+  /**
+   * Encodes downlink `data` with the driver's codec (`encodeDownlink`); the codec's own errors come
+   * back in the result. Throws ParseError when the driver has no such function or the script fails.
+   */
+  async encodeDownlink(driver: DriverForParsing, data: unknown, meta?: PacketMeta): Promise<EncodedDownlink> {
+    const compiled = await this.compiled(driver);
+    if (!compiled.encodeDownlink) {
+      throw new ParseError(
+        `A ${driver.parser.type} parser does not define function encodeDownlink(input)`,
+        'PARSER_ERROR',
+      );
+    }
+    return compiled.encodeDownlink(data, meta);
   }
 
   /** Parses with a configuration that is not stored (the parser test endpoint); nothing is cached. */
