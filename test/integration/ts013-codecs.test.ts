@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, caller, expectStatus, login, type Credentials } from './support/identity.js';
 import { createConnector } from './support/connectors.js';
@@ -9,8 +11,17 @@ let t: TestApp;
 let admin: Credentials;
 let call: ReturnType<typeof caller>;
 
+/** What the server logged, one JSON object a line: script console output is at debug level. */
+let logged = '';
+const logSink = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    logged += chunk.toString();
+    done();
+  },
+});
+
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ logger: pino({ level: 'debug' }, logSink) });
   admin = bearer(await login(t));
   call = caller(t, admin);
 });
@@ -115,6 +126,13 @@ describe('TS013 payload codecs as device drivers', () => {
     expect((await post([0x21, 0x03, 0x01, 0xf4, 0x02, 0x58])).statusCode).toBe(202);
     expect((await post([0x99])).statusCode).toBe(202);
     const [decoded, refused] = await processedPackets(t, connector.id, 2);
+    const scriptLines = logged
+      .split('\n')
+      .filter((line) => line.includes('driver script console output') && line.includes(deviceId));
+    expect(scriptLines.map((line) => (JSON.parse(line) as { lines: string[] }).lines).sort()).toEqual([
+      ['frame 153 of 1 bytes'],
+      ['frame 33 of 6 bytes'],
+    ]);
     expect(decoded).toMatchObject({ status: 'parsed', error: null });
     expect(refused).toMatchObject({
       status: 'parse-error',

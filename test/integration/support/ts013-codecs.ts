@@ -75,6 +75,7 @@ var FRAME_READINGS = 0x21;
 
 function decodeUplink(input) {
   var b = input.bytes;
+  console.log('frame', b[0], 'of', b.length, 'bytes');
   if (b[0] !== FRAME_READINGS) return { errors: ['frame type ' + b[0] + ' not supported'] };
   var readings = [];
   for (var i = 2; i + 1 < b.length; i += 2) readings.push({ value: ((b[i] << 8) | b[i + 1]) / 10 });
