@@ -80,6 +80,8 @@ describe('TS013 payload codecs as device drivers', () => {
       {
         volume: 123.456,
         medium: 'water',
+        battery: { voltage: 3, low: true },
+        meter: { serial: 'WM-1' },
         'battery.voltage': 3,
         'battery.low': true,
         'meter.serial': 'WM-1',
@@ -89,6 +91,10 @@ describe('TS013 payload codecs as device drivers', () => {
     expect(index.logs).toEqual(['fPort 1 bytes 6']);
     const alarms = await test(2, [1, 4]);
     expect(alarms.states[0]).toEqual({
+      alarms: [
+        { code: 1, name: 'leak' },
+        { code: 4, name: 'tamper' },
+      ],
       'alarms.0.code': 1,
       'alarms.0.name': 'leak',
       'alarms.1.code': 4,

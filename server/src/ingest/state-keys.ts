@@ -1,10 +1,11 @@
 /**
- * How one parsed item becomes device states. Nested objects and arrays become states under dotted
- * keys of their leaves: `{battery: {voltage: 3.6}}` → `battery.voltage`, `{readings: [{value: 1}]}`
- * → `readings.0.value`, `{samples: [4, 5]}` → `samples.0`, `samples.1`. A key a target variable of
- * type `object` names keeps its whole value; an empty object or array is kept as the value of its
- * key, so a list that became empty shows as empty. Items of a top-level array are separate updates
- * (the 50-item rule), never numbered keys.
+ * How one parsed item becomes device states. Every top-level key is a state with its value, as it
+ * always was (data states, rules and health rules name them). Nested objects and arrays also
+ * become states under the dotted keys of their leaves: `{battery: {voltage: 3.6}}` → `battery`
+ * and `battery.voltage`, `{readings: [{value: 1}]}` → `readings` and `readings.0.value`,
+ * `{samples: [4, 5]}` → `samples`, `samples.0`, `samples.1`. Below a key a target variable of type
+ * `object` names, nothing is split. Items of a top-level array are separate updates (the 50-item
+ * rule), never numbered keys.
  */
 
 export const RAW_STATE = '_raw';
@@ -40,7 +41,12 @@ export function stateEntries(
   };
   for (const [key, value] of Object.entries(item)) {
     if (RESERVED.has(key) || key === '' || key.length > MAX_KEY_LENGTH) continue;
-    if (!walk(value, key, 1)) break;
+    if (out.size >= MAX_KEYS_PER_ITEM) break;
+    out.set(key, value);
+    if (keepWhole.has(key) || !isContainer(value)) continue;
+    for (const [child, nested] of Object.entries(value)) {
+      if (child !== '' && !walk(nested, `${key}.${child}`, 2)) return out;
+    }
   }
   return out;
 }
