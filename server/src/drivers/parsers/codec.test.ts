@@ -101,6 +101,12 @@ describe('TS013 payload codecs as driver scripts', () => {
       year: 2026,
       fPort: 'none',
     });
+    // A sample without any time (the driver test): now.
+    await expect(parser.parse(Buffer.alloc(0), { fPort: 3 })).resolves.toEqual({
+      isDate: true,
+      year: new Date().getUTCFullYear(),
+      fPort: 3,
+    });
     parser.dispose?.();
   });
 

@@ -29,13 +29,16 @@ export function variablesOf(driverVariables: unknown, meta: PacketMeta): Variabl
 const fPortOf = (meta: PacketMeta): number | undefined =>
   typeof meta.fPort === 'number' && Number.isInteger(meta.fPort) ? meta.fPort : undefined;
 
-/** The network server's receive time, else the time the packet arrived here (ISO; a Date in the script). */
-const recvTimeOf = (meta: PacketMeta): string | undefined => {
+/**
+ * The network server's receive time, else the time the packet arrived here, else now (a sample in
+ * the driver test): codecs rely on it being a date (ISO here; a Date in the script).
+ */
+const recvTimeOf = (meta: PacketMeta): string => {
   for (const value of [meta.recvTime, meta.receivedAt]) {
     if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value;
     if (value instanceof Date) return value.toISOString();
   }
-  return undefined;
+  return new Date().toISOString();
 };
 
 /** The JSON the sandbox turns into `decodeUplink(input)` / `decodeDownlink(input)`. */
