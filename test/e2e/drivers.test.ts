@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
 import { createMqttConnector, loginXapi, signIn, type Xapi } from './support/seed.js';
+import { WATER_METER_CODEC } from '../integration/support/ts013-codecs.js';
 
 const EMAIL = 'ada@stellwerk.test';
 const PASSWORD = 'analytical engine 1843';
@@ -123,13 +124,53 @@ describe('console drivers, templates and bulk work end to end (Chromium)', () =>
     expect(await panel.getByTestId('parser-test-result').count()).toBe(0);
   });
 
+  it('takes a LoRaWAN payload codec pasted unchanged and tests it by fPort, with warnings, errors and console lines', async () => {
+    const { page } = h;
+    await nav(page, 'Drivers');
+    await page.getByRole('button', { name: 'New driver' }).click();
+    await page.getByTestId('driver-heading').waitFor();
+    await page.getByLabel('Title').fill('Water meter codec');
+    await page.getByLabel('JavaScript').check();
+    await page.getByLabel('Script', { exact: true }).fill(WATER_METER_CODEC);
+    await page.getByRole('button', { name: 'Create driver' }).click();
+    await page.waitForURL(/#\/drivers\/[0-9a-f-]{36}$/);
+    const id = page.url().split('/').at(-1)!;
+    const stored = await xapi<{ parser: { code: string } }>('GET', `/xapi/v1/device-drivers/${id}`);
+    expect(stored.parser.code).toBe(WATER_METER_CODEC);
+
+    const panel = page.getByTestId('parser-test');
+    await panel.getByLabel('Format').selectOption('hex');
+    await panel.getByLabel('Sample packet').fill('00 01 e2 40 00 64');
+    await panel.getByLabel('fPort (optional)').fill('1');
+    await panel.getByRole('button', { name: 'Run parser test' }).click();
+    const result = panel.getByTestId('parser-test-result');
+    await expect
+      .poll(() => result.getByTestId('parsed-battery.voltage').getByTestId('parsed-value').textContent())
+      .toBe('3');
+    expect(await result.getByTestId('parsed-volume').getByTestId('parsed-value').textContent()).toBe(
+      '123.456',
+    );
+    expect(await result.getByTestId('parser-test-codec-warnings').textContent()).toContain(
+      'battery voltage low: 3 V',
+    );
+    expect(await result.getByTestId('parser-test-logs').textContent()).toBe('fPort 1 bytes 6');
+    await h.shot('drivers-02b-codec-test');
+
+    await panel.getByLabel('fPort (optional)').fill('3');
+    await panel.getByRole('button', { name: 'Run parser test' }).click();
+    await expect
+      .poll(() => result.getByTestId('parser-test-errors').textContent())
+      .toContain('unknown FPort 3');
+  });
+
   it('creates a template, links it on a device page and copies it', async () => {
     const { page } = h;
     await nav(page, 'Templates');
     await page.getByRole('heading', { name: 'Device templates', level: 1 }).waitFor();
     await page.getByRole('button', { name: 'New template' }).click();
     await page.getByLabel('Title').fill('Basement meter');
-    await expect.poll(() => page.getByLabel('Driver').locator('option').count()).toBe(2);
+    // No driver, the binary one and the codec.
+    await expect.poll(() => page.getByLabel('Driver').locator('option').count()).toBe(3);
     await page.getByLabel('Driver').selectOption({ label: 'Meter (binary)' });
     await page.getByLabel('Tags').fill('metered');
     await page.getByLabel('Managed groups').fill('basement');

@@ -1287,7 +1287,14 @@ export interface ApiOperations {
       payload: { json: unknown } | { base64: string } | { hex: string };
       meta?: Record<string, unknown>;
     };
-    reply: { values: Record<string, never>[]; warnings: string[] };
+    reply: {
+      values: Record<string, never>[];
+      warnings: string[];
+      states: Record<string, never>[];
+      codecWarnings: string[];
+      errors: string[];
+      logs: string[];
+    };
   };
   /** One driver */
   'GET /xapi/v1/device-drivers/{id}': {
@@ -1366,6 +1373,13 @@ export interface ApiOperations {
     body: never;
     reply: null;
   };
+  /** Encode downlink data with a stored driver's TS013 codec (encodeDownlink); 422 DOWNLINK_ENCODE_FAILED with the codec's errors */
+  'POST /xapi/v1/device-drivers/{id}/encode-downlink': {
+    path: { id: string };
+    query: never;
+    body: { data: unknown; meta?: Record<string, unknown> };
+    reply: { bytes: number[]; hex: string; fPort: number | null; warnings: string[]; logs: string[] };
+  };
   /** Parse a sample packet with a stored driver; 422 PARSE_ERROR or PARSER_* with the message */
   'POST /xapi/v1/device-drivers/{id}/test': {
     path: { id: string };
@@ -1374,7 +1388,14 @@ export interface ApiOperations {
       payload: { json: unknown } | { base64: string } | { hex: string };
       meta?: Record<string, unknown>;
     };
-    reply: { values: Record<string, never>[]; warnings: string[] };
+    reply: {
+      values: Record<string, never>[];
+      warnings: string[];
+      states: Record<string, never>[];
+      codecWarnings: string[];
+      errors: string[];
+      logs: string[];
+    };
   };
   /** Device templates of an account */
   'GET /xapi/v1/device-templates': {
@@ -3463,6 +3484,7 @@ export interface ApiOperations {
         source: string;
         status: string | null;
         error: string | null;
+        warnings: string[];
         payloadText: string | null;
         payloadBase64: string;
       }[];

@@ -186,6 +186,7 @@ export const deDevices: Messages['devices'] = {
     status: 'Status',
     payload: 'Nutzdaten',
     failed: 'fehlgeschlagen',
+    codecWarnings: 'Codec-Warnungen',
     empty: 'Noch keine Pakete gespeichert.',
   },
   health: {

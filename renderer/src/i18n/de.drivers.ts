@@ -31,7 +31,7 @@ export const deDrivers: Messages['drivers'] = {
     binary:
       'Jedes Feld liest eine Zahl fester Breite ab einem Byte-Offset und rechnet Wert × Skala + Offset.',
     javascript:
-      'Eine Funktion parse(bytes, meta), die ein Objekt mit Werten liefert; sie läuft in einer Sandbox mit Zeit- und Speichergrenze.',
+      'Ein LoRaWAN-Payload-Codec (TS013: decodeUplink(input), optional encodeDownlink), so eingefügt, wie der Hersteller ihn liefert, oder eine Funktion parse(bytes, meta), die ein Objekt mit Werten liefert; sie läuft in einer Sandbox mit Zeit- und Speichergrenze.',
   },
   editor: {
     newTitle: 'Neuer Treiber',
@@ -84,7 +84,7 @@ export const deDrivers: Messages['drivers'] = {
   script: {
     code: 'Skript',
     codeHint:
-      'bytes ist ein Array aus Zahlen 0–255; meta enthält den Geräteschlüssel. Tab rückt ein (Esc, dann Tab verlässt das Feld).',
+      'Bis 1 MiB. decodeUplink erhält input = {bytes, fPort, recvTime, variables}; parse erhält bytes (Zahlen 0–255) und meta. console.log erscheint im Parser-Test. Tab rückt ein (Esc, dann Tab verlässt das Feld).',
     timeout: 'Zeitgrenze (ms, optional)',
     timeoutHint: '1–1000; Standard 50.',
   },
@@ -151,12 +151,16 @@ export const deDrivers: Messages['drivers'] = {
     },
     run: 'Parser-Test ausführen',
     running: 'Wird geparst…',
-    result: 'Geparste Werte',
     item: 'Eintrag {number}',
     key: 'Schlüssel',
     value: 'Wert',
     warnings: 'Warnungen',
     noValues: 'Der Parser hat keine Werte geliefert.',
+    fPort: 'fPort (optional)',
+    states: 'Gerätezustände',
+    codecWarnings: 'Codec-Warnungen',
+    codecErrors: 'Codec-Fehler: ein solches Paket wird als fehlgeschlagen markiert',
+    logs: 'Konsolenausgabe',
   },
   templates: {
     heading: 'Gerätevorlagen',

@@ -182,6 +182,7 @@ export const enDevices = {
     status: 'Status',
     payload: 'Payload',
     failed: 'failed',
+    codecWarnings: 'Codec warnings',
     empty: 'No packets stored yet.',
   },
   health: {

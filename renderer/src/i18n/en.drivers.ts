@@ -28,7 +28,7 @@ export const enDrivers = {
     cbor: 'The packet is CBOR (RFC 8949): a map, or an array of up to 50 maps. Byte strings become hex. No settings.',
     binary: 'Each field reads a fixed-width number at a byte offset, then applies value × scale + offset.',
     javascript:
-      'A function parse(bytes, meta) returning an object of values; it runs in a sandbox with a time and memory limit.',
+      'A LoRaWAN payload codec (TS013: decodeUplink(input), optionally encodeDownlink) pasted as the vendor ships it, or a function parse(bytes, meta) returning an object of values; it runs in a sandbox with a time and memory limit.',
   } as Record<string, string>,
   editor: {
     newTitle: 'New driver',
@@ -80,7 +80,7 @@ export const enDrivers = {
   script: {
     code: 'Script',
     codeHint:
-      'bytes is an array of numbers 0–255; meta holds the device key. Tab indents (Escape, then Tab leaves the field).',
+      'Up to 1 MiB. decodeUplink gets input = {bytes, fPort, recvTime, variables}; parse gets bytes (numbers 0–255) and meta. console.log shows in the parser test. Tab indents (Escape, then Tab leaves the field).',
     timeout: 'Time limit (ms, optional)',
     timeoutHint: '1–1000; default 50.',
   },
@@ -149,12 +149,16 @@ export const enDrivers = {
     } as Record<string, string>,
     run: 'Run parser test',
     running: 'Parsing…',
-    result: 'Parsed values',
     item: 'Item {number}',
     key: 'Key',
     value: 'Value',
     warnings: 'Warnings',
     noValues: 'The parser returned no values.',
+    fPort: 'fPort (optional)',
+    states: 'Device states',
+    codecWarnings: 'Codec warnings',
+    codecErrors: 'Codec errors: a packet like this is marked failed',
+    logs: 'Console output',
   },
   templates: {
     heading: 'Device templates',

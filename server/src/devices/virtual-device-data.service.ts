@@ -16,6 +16,8 @@ export interface StoredPacket {
   source: string;
   status: string | null;
   error: string | null;
+  /** A payload codec's warnings about the packet. */
+  warnings: string[];
   payload: Buffer;
 }
 
@@ -97,7 +99,7 @@ export class VirtualDeviceDataService {
       take === 0
         ? Promise.resolve([])
         : connection.execute<Array<Record<string, unknown>>>(
-            `SELECT id, received_at, source, ${PACKET_STATUS_SQL} AS status, error, payload FROM packets p
+            `SELECT id, received_at, source, ${PACKET_STATUS_SQL} AS status, error, warnings, payload FROM packets p
               WHERE connector_id = ? AND device_key = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
             [...address, take, offset],
           ),
@@ -109,6 +111,7 @@ export class VirtualDeviceDataService {
       source: r.source as string,
       status: (r.status as string | null) ?? null,
       error: (r.error as string | null) ?? null,
+      warnings: Array.isArray(r.warnings) ? (r.warnings as unknown[]).map(String) : [],
       payload: r.payload as Buffer,
     }));
     return {

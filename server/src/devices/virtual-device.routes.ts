@@ -269,6 +269,7 @@ export async function virtualDeviceRoutes(
           source: p.source,
           status: p.status,
           error: p.error,
+          warnings: p.warnings,
           payloadText: asText(p.payload),
           payloadBase64: p.payload.toString('base64'),
         })),

@@ -199,6 +199,9 @@ export const PacketReply = Type.Object({
   source: Type.String(),
   status: Type.Union([Type.String(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
+  warnings: Type.Array(Type.String(), {
+    description: "The `warnings` of the driver's payload codec (TS013) for a packet that decoded",
+  }),
   payloadText: Type.Union([Type.String(), Type.Null()], {
     description: 'The payload when it is UTF-8 text.',
   }),

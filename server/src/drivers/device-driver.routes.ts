@@ -11,13 +11,22 @@ import {
   DriverReply,
   DriverTestBody,
   DriverUpdate,
+  EncodeDownlinkBody,
+  EncodeDownlinkReply,
   ParserTestBody,
   ParserTestReply,
 } from './device-driver.schemas.js';
 import { DRIVER_SORTABLE } from './device-driver.service.js';
 import { shownAccountId } from '../accounts/account.service.js';
+import { MAX_SCRIPT_LENGTH } from './parsers/javascript.parser.js';
 
 const tags = ['device-drivers'];
+
+/**
+ * Bodies that carry a parser script (up to MAX_SCRIPT_LENGTH characters): JSON escaping of quotes,
+ * backslashes and line breaks at most doubles ASCII, and UTF-8 takes up to 3 bytes a character.
+ */
+export const DRIVER_BODY_LIMIT = 4 * MAX_SCRIPT_LENGTH;
 
 /** `above`: accounts above the caller's, whose shared drivers it uses without learning their ids. */
 export const driverDto = (driver: DeviceDriver, above: ReadonlySet<string> = new Set()) => ({
@@ -80,6 +89,7 @@ export async function deviceDriverRoutes(
   app.post(
     '/xapi/v1/device-drivers',
     {
+      bodyLimit: DRIVER_BODY_LIMIT,
       config: { auth: 'principal', permission: 'deviceDriver.manage' },
       schema: {
         tags,
@@ -95,6 +105,7 @@ export async function deviceDriverRoutes(
   app.put(
     '/xapi/v1/device-drivers/:id',
     {
+      bodyLimit: DRIVER_BODY_LIMIT,
       config: { auth: 'principal', permission: 'deviceDriver.manage', resource: 'deviceDriver' },
       schema: {
         tags,
@@ -141,8 +152,26 @@ export async function deviceDriverRoutes(
   );
 
   app.post(
+    '/xapi/v1/device-drivers/:id/encode-downlink',
+    {
+      config: { auth: 'principal', permission: 'deviceDriver.read', resource: 'deviceDriver' },
+      schema: {
+        tags,
+        summary:
+          "Encode downlink data with a stored driver's TS013 codec (encodeDownlink); 422 DOWNLINK_ENCODE_FAILED with the codec's errors",
+        params: IdParams,
+        body: EncodeDownlinkBody,
+        response: { 200: EncodeDownlinkReply, ...errorResponses },
+      },
+    },
+    async (request) =>
+      drivers.encodeDownlink(principal(request), request.params.id, request.body.data, request.body.meta),
+  );
+
+  app.post(
     '/xapi/v1/device-drivers/test',
     {
+      bodyLimit: DRIVER_BODY_LIMIT,
       config: { auth: 'principal', permission: 'deviceDriver.manage' },
       schema: {
         tags,

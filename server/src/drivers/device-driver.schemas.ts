@@ -16,7 +16,8 @@ export const ParserConfigSchema = Type.Object(
     additionalProperties: true,
     description:
       'binary: `{fields: [{key, offset, type, endian?, scale?, add?, bit?}]}`; ' +
-      'javascript: `{code, timeoutMs?, memoryLimitMb?, stackLimitKb?}`',
+      'javascript: `{code, timeoutMs?, memoryLimitMb?, stackLimitKb?, variables?}` where `code` (up to 1 MiB) ' +
+      'is a TS013 codec (`decodeUplink(input)`, optionally `encodeDownlink`/`decodeDownlink`) or `parse(bytes, meta)`',
   },
 );
 
@@ -154,7 +155,9 @@ export const SamplePayload = Type.Union(
 );
 
 const Meta = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
-  description: 'Passed as `meta` to a javascript parser (e.g. `{deviceKey}`)',
+  description:
+    'Passed as `meta` to a javascript parser (e.g. `{deviceKey}`); a TS013 codec gets `fPort`, `recvTime` ' +
+    'and `variables` from it',
 });
 
 export const DriverTestBody = Type.Object(
@@ -177,4 +180,33 @@ export const ParserTestReply = Type.Object({
     description: 'One item for an object payload, up to 50 for an array payload',
   }),
   warnings: Type.Array(Type.String(), { description: 'Values that do not fit their target variable type' }),
+  states: Type.Array(Type.Object({}, { additionalProperties: true }), {
+    description:
+      'The device states of each item: nested values under dotted keys (`battery.voltage`, `readings.0.value`)',
+  }),
+  codecWarnings: Type.Array(Type.String(), {
+    description: 'The `warnings` a TS013 codec returned; ingest keeps them on the packet',
+  }),
+  errors: Type.Array(Type.String(), {
+    description: 'The `errors` a TS013 codec returned; ingest marks such a packet failed with them',
+  }),
+  logs: Type.Array(Type.String(), { description: "The script's console.log lines" }),
+});
+
+export const EncodeDownlinkBody = Type.Object(
+  {
+    data: Type.Unknown({ description: "`input.data` of the codec's encodeDownlink" }),
+    meta: Type.Optional(Meta),
+  },
+  { additionalProperties: false },
+);
+
+export const EncodeDownlinkReply = Type.Object({
+  bytes: Type.Array(Type.Integer({ minimum: 0, maximum: 255 })),
+  hex: Type.String(),
+  fPort: Type.Union([Type.Integer({ minimum: 1, maximum: 223 }), Type.Null()], {
+    description: 'The fPort the codec chose; null when it left it to the sender',
+  }),
+  warnings: Type.Array(Type.String()),
+  logs: Type.Array(Type.String(), { description: "The script's console.log lines" }),
 });

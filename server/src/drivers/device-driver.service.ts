@@ -121,6 +121,24 @@ export class DeviceDriverService {
     return asUnprocessable(() => this.parsing.parse(driver, sampleBytes(sample), meta));
   }
 
+  /**
+   * Encodes downlink `data` with a stored driver's codec: its bytes (also as hex) and fPort; the
+   * codec's errors are a 422 DOWNLINK_ENCODE_FAILED with its messages.
+   */
+  async encodeDownlink(principal: Principal, id: string, data: unknown, meta?: PacketMeta) {
+    const driver = await this.get(principal, id);
+    const encoded = await asUnprocessable(() => this.parsing.encodeDownlink(driver, data, meta));
+    if (encoded.errors.length > 0) {
+      throw errors.unprocessable(
+        'DOWNLINK_ENCODE_FAILED',
+        `The codec refused the downlink: ${encoded.errors.join('; ')}`,
+        encoded.errors.map((message) => ({ message })),
+      );
+    }
+    const { bytes, fPort, warnings, logs } = encoded;
+    return { bytes, hex: Buffer.from(bytes).toString('hex'), fPort, warnings, logs };
+  }
+
   /** Parses a sample with a parser configuration that is not stored; nothing of an account is read. */
   async testConfig(input: {
     parser: ParserConfig;
@@ -238,7 +256,9 @@ async function asUnprocessable<T>(work: () => Promise<T>, code?: string): Promis
     return await work();
   } catch (error) {
     if (error instanceof ParseError) {
-      throw errors.unprocessable(code ?? error.code, error.message, [{ parseError: error.code }]);
+      // The script's console lines help most when it failed.
+      const logs = error.logs.length > 0 ? { logs: error.logs } : {};
+      throw errors.unprocessable(code ?? error.code, error.message, [{ parseError: error.code, ...logs }]);
     }
     throw error;
   }

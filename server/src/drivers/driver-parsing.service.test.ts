@@ -24,6 +24,10 @@ describe('DriverParsing', () => {
     ).resolves.toEqual({
       values: [{ flow: 2.5, open: true }],
       warnings: [],
+      states: [{ flow: 2.5, open: true }],
+      codecWarnings: [],
+      errors: [],
+      logs: [],
     });
     await expect(
       parsing.parse(
@@ -33,6 +37,10 @@ describe('DriverParsing', () => {
     ).resolves.toEqual({
       values: [{ flow: 1 }, { flow: 2 }],
       warnings: [],
+      states: [{ flow: 1 }, { flow: 2 }],
+      codecWarnings: [],
+      errors: [],
+      logs: [],
     });
   });
 
@@ -91,7 +99,7 @@ describe('DriverParsing', () => {
         VARIABLES,
         Buffer.from([0xff]),
       ),
-    ).resolves.toEqual({ values: [{ flow: -1 }], warnings: [] });
+    ).resolves.toMatchObject({ values: [{ flow: -1 }], warnings: [], states: [{ flow: -1 }] });
     expect(parsing.size).toBe(0);
   });
 });

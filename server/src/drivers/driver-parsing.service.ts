@@ -1,5 +1,13 @@
 import type { ParserConfig, TargetVariable, ValueType } from './device-driver.entity.js';
-import { ParseError, type CompiledParser, type PacketMeta, type ParsedValues } from './parser.types.js';
+import { stateEntries, wholeKeys } from '../ingest/state-keys.js';
+import {
+  ParseError,
+  type CompiledParser,
+  type Decoded,
+  type EncodedDownlink,
+  type PacketMeta,
+  type ParsedValues,
+} from './parser.types.js';
 import { parserFor } from './parsers/index.js';
 
 /** What parsing needs of a driver; the ingest path may hold just these columns. */
@@ -15,6 +23,14 @@ export interface ParseOutcome {
   values: ParsedValues[];
   /** Values that do not fit their target variable's type; the values are kept as parsed. */
   warnings: string[];
+  /** The device states each item becomes (nested values under dotted keys), as ingest writes them. */
+  states: Array<Record<string, unknown>>;
+  /** A codec's `warnings` (kept on the packet). */
+  codecWarnings: string[];
+  /** A codec's `errors`: ingest marks the packet failed with them; `values` is empty. */
+  errors: string[];
+  /** The script's `console.*` lines. */
+  logs: string[];
 }
 
 /** Compiled parsers kept at once; beyond this the least recently used one is dropped. */
@@ -28,13 +44,26 @@ interface CacheEntry {
 const typeOf = (value: unknown): ValueType | 'null' =>
   value === null ? 'null' : typeof value === 'object' ? 'object' : (typeof value as ValueType);
 
-/** Type mismatches between parsed values and target variables, one message each. */
+/** The states of each item, as ingest writes them (state-keys.ts). */
+export const statesOf = (values: ParsedValues[], targetVariables: readonly TargetVariable[]) => {
+  const keep = wholeKeys(targetVariables);
+  return values.map((item) => stateEntries(item, keep));
+};
+
+/** Type mismatches between the states of parsed values and target variables, one message each. */
 export function typeWarnings(values: ParsedValues[], targetVariables: readonly TargetVariable[]): string[] {
   const warnings: string[] = [];
-  values.forEach((item, index) => {
+  statesOf(values, targetVariables).forEach((states, index) => {
     for (const variable of targetVariables) {
-      if (!Object.hasOwn(item, variable.key)) continue;
-      const actual = typeOf(item[variable.key]);
+      // A nested object under a scalar variable's key became dotted keys: still worth a warning.
+      const item = values[index]!;
+      const value = states.has(variable.key)
+        ? states.get(variable.key)
+        : Object.hasOwn(item, variable.key)
+          ? item[variable.key]
+          : undefined;
+      if (value === undefined) continue;
+      const actual = typeOf(value);
       if (actual === 'null' || actual === variable.type) continue;
       const where = values.length > 1 ? ` (item ${index})` : '';
       warnings.push(
@@ -60,7 +89,22 @@ export class DriverParsing {
       return this.parseOnce(driver.parser, driver.targetVariables, payload, meta);
     }
     const compiled = await this.compiled(driver);
-    return this.outcome(await compiled.parse(payload, meta), driver.targetVariables);
+    return this.outcome(await decode(compiled, payload, meta), driver.targetVariables);
+  }
+
+  /**
+   * Encodes downlink `data` with the driver's codec (`encodeDownlink`); the codec's own errors come
+   * back in the result. Throws ParseError when the driver has no such function or the script fails.
+   */
+  async encodeDownlink(driver: DriverForParsing, data: unknown, meta?: PacketMeta): Promise<EncodedDownlink> {
+    const compiled = await this.compiled(driver);
+    if (!compiled.encodeDownlink) {
+      throw new ParseError(
+        `A ${driver.parser.type} parser does not define function encodeDownlink(input)`,
+        'PARSER_ERROR',
+      );
+    }
+    return compiled.encodeDownlink(data, meta);
   }
 
   /** Parses with a configuration that is not stored (the parser test endpoint); nothing is cached. */
@@ -72,7 +116,7 @@ export class DriverParsing {
   ): Promise<ParseOutcome> {
     const compiled = await compile(parser);
     try {
-      return this.outcome(await compiled.parse(payload, meta), targetVariables);
+      return this.outcome(await decode(compiled, payload, meta), targetVariables);
     } finally {
       compiled.dispose?.();
     }
@@ -118,14 +162,28 @@ export class DriverParsing {
     return compiled;
   }
 
-  private outcome(
-    parsed: ParsedValues | ParsedValues[],
-    targetVariables: readonly TargetVariable[],
-  ): ParseOutcome {
-    const values = Array.isArray(parsed) ? parsed : [parsed];
-    return { values, warnings: typeWarnings(values, targetVariables) };
+  private outcome(decoded: Decoded, targetVariables: readonly TargetVariable[]): ParseOutcome {
+    const values = Array.isArray(decoded.values) ? decoded.values : [decoded.values];
+    const states = statesOf(values, targetVariables).map((entries) => {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of entries) {
+        Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    });
+    return {
+      values,
+      warnings: typeWarnings(values, targetVariables),
+      states,
+      codecWarnings: decoded.warnings ?? [],
+      errors: decoded.errors ?? [],
+      logs: decoded.logs ?? [],
+    };
   }
 }
+
+const decode = async (compiled: CompiledParser, payload: Buffer, meta?: PacketMeta): Promise<Decoded> =>
+  compiled.decode ? compiled.decode(payload, meta) : { values: await compiled.parse(payload, meta) };
 
 async function compile(parser: ParserConfig): Promise<CompiledParser> {
   const plugin = parserFor(parser.type);

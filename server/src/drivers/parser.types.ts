@@ -13,9 +13,35 @@ export interface ConfigProblem {
   message: string;
 }
 
+/** What a parser made of one payload, with what a codec reported about it. */
+export interface Decoded {
+  values: ParsedValues | ParsedValues[];
+  /** A codec's `warnings`: the payload decoded, with remarks kept on the packet. */
+  warnings?: string[];
+  /** A codec's `errors`: the payload did not decode and the packet fails with them (values are empty). */
+  errors?: string[];
+  /** What the script wrote with `console.*`. */
+  logs?: string[];
+}
+
+/** A codec's `encodeDownlink` result (LoRa Alliance TS013). */
+export interface EncodedDownlink {
+  bytes: number[];
+  fPort: number | null;
+  warnings: string[];
+  errors: string[];
+  logs: string[];
+}
+
 /** A parser prepared once for one configuration (layout checked, sandbox loaded) and reused. */
 export interface CompiledParser {
   parse(payload: Buffer, meta?: PacketMeta): Promise<ParsedValues | ParsedValues[]>;
+  /** Like parse, with a codec's warnings and errors and the script's console lines. */
+  decode?(payload: Buffer, meta?: PacketMeta): Promise<Decoded>;
+  /** Present when the script defines `encodeDownlink(input)`: `data` → bytes for the device. */
+  encodeDownlink?(data: unknown, meta?: PacketMeta): Promise<EncodedDownlink>;
+  /** Present when the script defines `decodeDownlink(input)`: bytes sent to the device → `data`. */
+  decodeDownlink?(payload: Buffer, meta?: PacketMeta): Promise<Decoded>;
   /** Frees what the parser holds (a sandbox runtime); the parser is not used afterwards. */
   dispose?(): void;
 }
@@ -55,6 +81,9 @@ export type ParseErrorCode =
   | 'PARSER_MEMORY_LIMIT';
 
 export class ParseError extends Error {
+  /** What the script wrote with `console.*` before it failed (empty after a time or memory limit). */
+  logs: string[] = [];
+
   constructor(
     message: string,
     readonly code: ParseErrorCode = 'PARSE_ERROR',

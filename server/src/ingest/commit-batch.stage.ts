@@ -48,8 +48,8 @@ const LAST_SEEN_SQL = `
    WHERE v.id = u.d AND (v.last_seen IS NULL OR v.last_seen < u.t)`;
 
 const PACKETS_SQL = `
-  UPDATE packets p SET status = u.s, error = u.e, device_uuid = u.d
-    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::uuid[]) AS u(id, s, e, d)
+  UPDATE packets p SET status = u.s, error = u.e, device_uuid = u.d, warnings = u.w
+    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::uuid[], $5::jsonb[]) AS u(id, s, e, d, w)
    WHERE p.id = u.id`;
 
 const CURSOR_SQL = `
@@ -74,13 +74,15 @@ export async function commitBatch(
       await client.query(STATES_SQL, [states.d, states.k, states.v, states.t, states.p]);
     const seen = lastSeenRows(outcomes);
     if (seen.d.length > 0) await client.query(LAST_SEEN_SQL, [seen.d, seen.t]);
-    const marked = outcomes.filter((o) => o.status !== 'parsed');
+    // Parsed packets keep a null status (derived from the cursor) unless a codec warned about them.
+    const marked = outcomes.filter((o) => o.status !== 'parsed' || (o.warnings?.length ?? 0) > 0);
     if (marked.length > 0)
       await client.query(PACKETS_SQL, [
         marked.map((o) => o.packet.id.toString()),
-        marked.map((o) => o.status),
+        marked.map((o) => (o.status === 'parsed' ? null : o.status)),
         marked.map((o) => o.error?.slice(0, ERROR_MAX_LENGTH) ?? null),
-        marked.map((o) => o.device?.id ?? null),
+        marked.map((o) => (o.status === 'parsed' ? null : (o.device?.id ?? null))),
+        marked.map((o) => (o.warnings?.length ? JSON.stringify(o.warnings) : null)),
       ]);
     const afterCommit = hook ? await hook(client, outcomes) : undefined;
     await client.query(CURSOR_SQL, [CURSOR_KEY, cursor.toString()]);

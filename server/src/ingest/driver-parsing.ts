@@ -1,5 +1,5 @@
 import type { ParserConfig, TargetVariable } from '../drivers/device-driver.entity.js';
-import type { ParsedValues } from '../drivers/parser.types.js';
+import type { PacketMeta, ParsedValues } from '../drivers/parser.types.js';
 
 /** What the pipeline knows of a device's driver: enough to parse, cached with the device. */
 export interface DriverRef {
@@ -15,5 +15,17 @@ export interface DriverRef {
  * The drivers domain's DriverParsing service (all parser plugins) is what the server passes in.
  */
 export interface DriverParsing {
-  parse(driver: DriverRef, payload: Buffer): Promise<{ values: ParsedValues[] }>;
+  parse(
+    driver: DriverRef,
+    payload: Buffer,
+    meta?: PacketMeta,
+  ): Promise<{
+    values: ParsedValues[];
+    /** A codec's `warnings`, kept on the packet. */
+    codecWarnings?: string[];
+    /** A codec's `errors`: the packet fails with them. */
+    errors?: string[];
+    /** The script's `console.*` lines. */
+    logs?: string[];
+  }>;
 }

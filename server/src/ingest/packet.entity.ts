@@ -22,6 +22,8 @@ export class Packet {
    */
   status: string | null = null;
   error: string | null = null;
+  /** A payload codec's warnings (TS013 `warnings`), written only for packets that have some. */
+  warnings: string[] | null = null;
 }
 
 export const PacketSchema = new EntitySchema<Packet>({
@@ -40,5 +42,6 @@ export const PacketSchema = new EntitySchema<Packet>({
     source: { type: 'string', length: 16 },
     status: { type: 'string', length: 16, nullable: true },
     error: { type: 'text', nullable: true },
+    warnings: { type: 'json', columnType: 'jsonb', nullable: true },
   },
 });

@@ -1,6 +1,7 @@
 import { MAX_ARRAY_ITEMS } from './ingest.types.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { rawText, toJsonValue } from './json-value.js';
+import { PARSED_STATE, RAW_STATE, stateEntries, wholeKeys } from './state-keys.js';
 import type { DeviceRef, ResolvedPacket } from './resolve-device.stage.js';
 import type { StoredPacket } from './packet-store.js';
 
@@ -10,7 +11,9 @@ import type { StoredPacket } from './packet-store.js';
  * Failure behaviour: never throws. An unknown device yields no update (`unknown-device`); a
  * parser error keeps the `_raw` update and marks the packet `parse-error` with the parser's message;
  * a device without a driver gets `_raw` only. A parser that returns an array yields one update per
- * item, in order (at most MAX_ARRAY_ITEMS; more is a parse error).
+ * item, in order (at most MAX_ARRAY_ITEMS; more is a parse error). Nested values become states
+ * under dotted keys (state-keys.ts). A codec's `errors` mark the packet `parse-error` with them;
+ * its `warnings` are kept on the packet; its console lines go to the debug log.
  */
 
 export type PacketStatus = 'parsed' | 'unknown-device' | 'parse-error' | 'failed';
@@ -31,25 +34,41 @@ export interface PacketOutcome {
   device: DeviceRef | null;
   status: PacketStatus;
   error: string | null;
+  /** A codec's warnings about this packet; absent or empty for most. */
+  warnings?: string[];
   updates: StateUpdate[];
 }
 
-export const RAW_STATE = '_raw';
-export const PARSED_STATE = '_parsed';
-/** Keys a parser may produce per item; beyond it the rest are ignored (they stay in `_parsed`). */
-export const MAX_KEYS_PER_ITEM = 200;
-const MAX_KEY_LENGTH = 200;
-const RESERVED = new Set([RAW_STATE, PARSED_STATE]);
+export { MAX_KEYS_PER_ITEM, PARSED_STATE, RAW_STATE } from './state-keys.js';
+
+/** Where a script's console lines go (the debug log), with the packet they came from. */
+export type ScriptLog = (fields: { deviceId: string; packetId: string; lines: string[] }) => void;
 
 export async function parsePackets(
   resolved: ResolvedPacket[],
   parsing: DriverParsing,
+  scriptLog?: ScriptLog,
 ): Promise<PacketOutcome[]> {
-  return Promise.all(resolved.map((r) => parseOne(r, parsing)));
+  return Promise.all(resolved.map((r) => parseOne(r, parsing, scriptLog)));
 }
 
-async function parseOne({ packet, device }: ResolvedPacket, parsing: DriverParsing): Promise<PacketOutcome> {
-  if (!device) return { packet, device, status: 'unknown-device', error: null, updates: [] };
+/**
+ * What a parser learns about a packet. The stored packet holds no network-server metadata yet,
+ * so `fPort` reaches a codec only once front doors store it; `receivedAt` is the codec's `recvTime`.
+ */
+const metaOf = (packet: StoredPacket) => ({
+  deviceKey: packet.deviceKey,
+  connectorId: packet.connectorId,
+  source: packet.source,
+  receivedAt: packet.receivedAt.toISOString(),
+});
+
+async function parseOne(
+  { packet, device }: ResolvedPacket,
+  parsing: DriverParsing,
+  scriptLog?: ScriptLog,
+): Promise<PacketOutcome> {
+  if (!device) return { packet, device, status: 'unknown-device', error: null, warnings: [], updates: [] };
   const update = (states: Record<string, unknown>): StateUpdate => ({
     deviceId: device.id,
     accountId: device.accountId,
@@ -60,30 +79,53 @@ async function parseOne({ packet, device }: ResolvedPacket, parsing: DriverParsi
   });
   const raw = rawText(packet.payload);
   if (!device.driver)
-    return { packet, device, status: 'parsed', error: null, updates: [update({ [RAW_STATE]: raw })] };
+    return {
+      packet,
+      device,
+      status: 'parsed',
+      error: null,
+      warnings: [],
+      updates: [update({ [RAW_STATE]: raw })],
+    };
+  const driver = device.driver;
   let items: unknown[];
+  let warnings: string[] = [];
+  const failed = (message: string): PacketOutcome => ({
+    packet,
+    device,
+    status: 'parse-error',
+    // PostgreSQL text cannot hold NUL; parser messages may quote payload bytes.
+    error: message.replaceAll('\0', ''),
+    warnings,
+    updates: [update({ [RAW_STATE]: raw })],
+  });
   try {
-    items = (await parsing.parse(device.driver, packet.payload)).values;
+    const outcome = await parsing.parse(driver, packet.payload, metaOf(packet));
+    if (outcome.logs?.length)
+      scriptLog?.({ deviceId: device.id, packetId: packet.id.toString(), lines: outcome.logs });
+    warnings = outcome.codecWarnings ?? [];
+    if (outcome.errors?.length) return failed(`The codec reported: ${outcome.errors.join('; ')}`);
+    items = outcome.values;
     if (items.length > MAX_ARRAY_ITEMS)
       throw new Error(`The parser returned ${items.length} items; at most ${MAX_ARRAY_ITEMS} are allowed`);
   } catch (error) {
-    // PostgreSQL text cannot hold NUL; parser messages may quote payload bytes.
-    const message = (error instanceof Error ? error.message : String(error)).replaceAll('\0', '');
-    return { packet, device, status: 'parse-error', error: message, updates: [update({ [RAW_STATE]: raw })] };
+    const logs = (error as { logs?: unknown }).logs;
+    if (Array.isArray(logs) && logs.length > 0)
+      scriptLog?.({ deviceId: device.id, packetId: packet.id.toString(), lines: logs.map(String) });
+    return failed(error instanceof Error ? error.message : String(error));
   }
+  const keepWhole = wholeKeys(driver.targetVariables);
   const updates = items.map((item, i) => {
     const values = toJsonValue(item);
     const states: Record<string, unknown> = i === 0 ? { [RAW_STATE]: raw } : {};
     states[PARSED_STATE] = values ?? null;
     if (values !== null && typeof values === 'object' && !Array.isArray(values)) {
-      let count = 0;
-      for (const [key, value] of Object.entries(values)) {
-        if (RESERVED.has(key) || key === '' || key.length > MAX_KEY_LENGTH) continue;
-        if (++count > MAX_KEYS_PER_ITEM) break;
-        states[key] = value;
+      for (const [key, value] of stateEntries(values as Record<string, unknown>, keepWhole)) {
+        // Defined, not assigned: a `__proto__` key is a state like any other.
+        Object.defineProperty(states, key, { value, enumerable: true, writable: true, configurable: true });
       }
     }
     return update(states);
   });
-  return { packet, device, status: 'parsed', error: null, updates };
+  return { packet, device, status: 'parsed', error: null, warnings, updates };
 }

@@ -238,7 +238,9 @@ export class IngestPipeline implements Lifecycle {
   private async process(batch: StoredPacket[]): Promise<void> {
     const began = performance.now();
     const resolved = await this.retrying('resolve devices', () => this.resolver.resolve(batch));
-    const outcomes = await parsePackets(resolved, this.parsing);
+    const outcomes = await parsePackets(resolved, this.parsing, (fields) =>
+      this.log.debug(fields, 'driver script console output'),
+    );
     const afterCommit: Array<() => void> = [];
     const committed = await this.commit(outcomes, afterCommit);
     this.batchSeconds.observe((performance.now() - began) / 1000);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RequestContext, type MikroORM } from '@mikro-orm/postgresql';
-import type { LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
 import { buildServer } from '../../../server/src/app.js';
 import { loadConfig, type Config } from '../../../server/src/config.js';
 import type { App, AppContext } from '../../../server/src/context.js';
@@ -37,6 +37,8 @@ export interface TestAppOptions {
   admin?: boolean;
   /** The URL the server uses for its test database (e.g. through a TCP proxy the test can cut). */
   databaseUrl?: (url: string) => string;
+  /** The server's logger (default: none), for tests that read what the server logs. */
+  logger?: FastifyBaseLogger;
 }
 
 /** The real server against a fresh database; requests go through `app.inject`. */
@@ -64,7 +66,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     config,
     orm,
     secretBox: new SecretBox(randomBytes(32)),
-    logger: false,
+    logger: options.logger ?? false,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const withContext = <T>(fn: () => Promise<T>) => RequestContext.create(orm.em.fork(), fn);

@@ -113,9 +113,10 @@ describe('javascript parser (QuickJS sandbox)', () => {
     const values = await run(
       `function parse() {
          return { process: typeof process, require: typeof require, module: typeof module,
-                  fetch: typeof fetch, setTimeout: typeof setTimeout, console: typeof console,
+                  fetch: typeof fetch, setTimeout: typeof setTimeout,
                   std: typeof std, os: typeof os, WebAssembly: typeof WebAssembly,
-                  prelude: typeof __stellwerkRun, viaFunction: typeof Function('return this')().process };
+                  prelude: typeof __stellwerkRun, logs: typeof __stellwerkLogs, defined: typeof __stellwerkDefined,
+                  viaFunction: typeof Function('return this')().process };
        }`,
     );
     expect(values).toEqual({
@@ -124,11 +125,12 @@ describe('javascript parser (QuickJS sandbox)', () => {
       module: 'undefined',
       fetch: 'undefined',
       setTimeout: 'undefined',
-      console: 'undefined',
       std: 'undefined',
       os: 'undefined',
       WebAssembly: 'undefined',
       prelude: 'undefined',
+      logs: 'undefined',
+      defined: 'undefined',
       viaFunction: 'undefined',
     });
   });
@@ -188,7 +190,9 @@ describe('javascript parser (QuickJS sandbox)', () => {
       { path: '/memoryLimitMb', message: 'memoryLimitMb must be an integer from 1 to 64' },
       { path: '/stackLimitKb', message: 'stackLimitKb must be an integer from 32 to 1024' },
     ]);
-    expect(javascriptParser.validate({ type: 'javascript', code: 'x'.repeat(70_000) })).toHaveLength(1);
+    expect(javascriptParser.validate({ type: 'javascript', code: 'x'.repeat(1024 * 1024 + 1) })).toHaveLength(
+      1,
+    );
   });
 
   it('keeps a bounded number of sandboxes alive and rebuilds released ones on use', async () => {

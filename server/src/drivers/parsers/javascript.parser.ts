@@ -1,14 +1,39 @@
-import { ParseError, type CompiledParser, type ConfigProblem, type ParserPlugin } from '../parser.types.js';
-import { Sandbox, type SandboxLimits } from './sandbox.js';
-import { toValues } from './values.js';
+import {
+  ParseError,
+  type CompiledParser,
+  type ConfigProblem,
+  type Decoded,
+  type EncodedDownlink,
+  type PacketMeta,
+  type ParserPlugin,
+} from '../parser.types.js';
+import {
+  DECODE_DOWNLINK,
+  DECODE_UPLINK,
+  downlinkInput,
+  ENCODE_DOWNLINK,
+  readDecoded,
+  readEncoded,
+  uplinkInput,
+  variablesOf,
+} from './codec.js';
+import { PARSE_ENTRY, Sandbox, type SandboxEntry, type SandboxLimits } from './sandbox.js';
+import { isPlainObject, toValues } from './values.js';
 
 /**
- * User JavaScript: `function parse(bytes, meta) { return { … }; }` where `bytes` is a plain
- * array of numbers (0–255) and `meta` what the ingest path knows about the packet. It returns an
- * object or an array of at most 50 objects of JSON values. It runs in a QuickJS sandbox (see
- * sandbox.ts) with limits the driver may set within the maxima below.
+ * User JavaScript in one of two forms, whichever the script defines:
+ * - a LoRa Alliance TS013 codec, pasted unchanged: `decodeUplink(input)` with
+ *   `input = {bytes, fPort, recvTime, variables}` returning `{data, warnings?, errors?}`, and
+ *   optionally `encodeDownlink(input)` and `decodeDownlink(input)` (codec.ts). It wins when a
+ *   script defines both forms;
+ * - `function parse(bytes, meta) { return { … }; }` where `meta` is what the ingest path knows
+ *   about the packet, returning an object or an array of at most 50 objects.
+ * `bytes` is a plain array of numbers (0–255). The script runs in a QuickJS sandbox (sandbox.ts)
+ * with limits the driver may set within the maxima below; its `console.*` lines come back with
+ * each result (the driver test shows them, ingest writes them to the debug log).
  *
- * Config: `{ code, timeoutMs?, memoryLimitMb?, stackLimitKb? }`.
+ * Config: `{ code, timeoutMs?, memoryLimitMb?, stackLimitKb?, variables? }`; `variables` is the
+ * codec's `input.variables`, overlaid by the device's.
  */
 
 export const SCRIPT_LIMITS = {
@@ -17,7 +42,17 @@ export const SCRIPT_LIMITS = {
   stackLimitKb: { default: 256, min: 32, max: 1024 },
 } as const;
 
-export const MAX_SCRIPT_LENGTH = 64 * 1024;
+/** Vendor codecs with their lookup tables reach hundreds of KiB. */
+export const MAX_SCRIPT_LENGTH = 1024 * 1024;
+
+const DRIVER_ENTRY: SandboxEntry = {
+  ...PARSE_ENTRY,
+  others: [
+    { name: DECODE_UPLINK, params: ['input'], recvTimeAsDate: true, entry: true },
+    { name: ENCODE_DOWNLINK, params: ['input'] },
+    { name: DECODE_DOWNLINK, params: ['input'], recvTimeAsDate: true },
+  ],
+};
 
 /** Sandboxes kept alive at once; the least recently used one is released beyond this. */
 const MAX_LIVE_SANDBOXES = 32;
@@ -28,10 +63,13 @@ function validateScript(config: Record<string, unknown>): ConfigProblem[] {
   if (typeof code !== 'string' || code.trim() === '') {
     problems.push({
       path: '/code',
-      message: 'code is required: function parse(bytes, meta) { return {…}; }',
+      message: 'code is required: function decodeUplink(input) or function parse(bytes, meta)',
     });
   } else if (code.length > MAX_SCRIPT_LENGTH) {
     problems.push({ path: '/code', message: `code is longer than ${MAX_SCRIPT_LENGTH} characters` });
+  }
+  if (config.variables !== undefined && !isPlainObject(config.variables)) {
+    problems.push({ path: '/variables', message: 'variables must be an object' });
   }
   for (const [name, range] of Object.entries(SCRIPT_LIMITS)) {
     const value = config[name];
@@ -60,25 +98,77 @@ function limitsOf(config: Record<string, unknown>): SandboxLimits {
 const live = new Map<ScriptParser, true>();
 
 class ScriptParser implements CompiledParser {
+  /** The TS013 functions and `parse` the script defines, from its first load. */
+  private readonly defined: ReadonlySet<string>;
+
   constructor(
     private readonly code: string,
     private readonly limits: SandboxLimits,
+    private readonly variables: unknown,
     private sandbox: Sandbox | null,
   ) {
+    this.defined = sandbox?.defined ?? new Set();
     if (sandbox) this.touch();
   }
 
-  async parse(payload: Buffer, meta: Record<string, unknown> = {}) {
-    this.sandbox ??= await Sandbox.create(this.code, this.limits);
+  async parse(payload: Buffer, meta: PacketMeta = {}) {
+    return (await this.decode(payload, meta)).values;
+  }
+
+  async decode(payload: Buffer, meta: PacketMeta = {}): Promise<Decoded> {
+    if (this.defined.has(DECODE_UPLINK)) {
+      const { result, logs } = await this.call(
+        DECODE_UPLINK,
+        uplinkInput(payload, meta, variablesOf(this.variables, meta)),
+      );
+      return { ...readDecoded(result, DECODE_UPLINK), logs };
+    }
+    const { result, logs } = await this.call(
+      PARSE_ENTRY.name,
+      JSON.stringify({ bytes: Array.from(payload), meta }),
+    );
+    return { values: toValues(result, 'The parser script result', 'PARSER_ERROR'), logs };
+  }
+
+  async encodeDownlink(data: unknown, meta: PacketMeta = {}): Promise<EncodedDownlink> {
+    this.require(ENCODE_DOWNLINK);
+    const { result, logs } = await this.call(
+      ENCODE_DOWNLINK,
+      downlinkInput(data, variablesOf(this.variables, meta)),
+    );
+    return { ...readEncoded(result), logs };
+  }
+
+  async decodeDownlink(payload: Buffer, meta: PacketMeta = {}): Promise<Decoded> {
+    this.require(DECODE_DOWNLINK);
+    const { result, logs } = await this.call(
+      DECODE_DOWNLINK,
+      uplinkInput(payload, meta, variablesOf(this.variables, meta)),
+    );
+    return { ...readDecoded(result, DECODE_DOWNLINK), logs };
+  }
+
+  private require(name: string): void {
+    if (!this.defined.has(name)) {
+      throw new ParseError(`The driver's script does not define function ${name}(input)`, 'PARSER_ERROR');
+    }
+  }
+
+  /** One call into the sandbox; its console lines come back with the result or on the error. */
+  private async call(name: string, input: string): Promise<{ result: unknown; logs: string[] }> {
+    this.sandbox ??= await Sandbox.create(this.code, this.limits, DRIVER_ENTRY);
     const sandbox = this.sandbox;
     this.touch();
     let text: string;
     try {
-      text = sandbox.call(JSON.stringify({ bytes: Array.from(payload), meta }));
+      text = sandbox.call(input, name);
+    } catch (error) {
+      if (error instanceof ParseError) error.logs = sandbox.takeLogs();
+      throw error;
     } finally {
       if (sandbox.broken) this.release();
     }
-    return toValues(JSON.parse(text), 'The parser script result', 'PARSER_ERROR');
+    return { result: JSON.parse(text) as unknown, logs: sandbox.takeLogs() };
   }
 
   /** Frees the sandbox; the next parse builds a fresh one from the code. */
@@ -108,7 +198,7 @@ async function compileScript(config: Record<string, unknown>): Promise<ScriptPar
   }
   const code = config.code as string;
   const limits = limitsOf(config);
-  return new ScriptParser(code, limits, await Sandbox.create(code, limits));
+  return new ScriptParser(code, limits, config.variables, await Sandbox.create(code, limits, DRIVER_ENTRY));
 }
 
 export const javascriptParser: ParserPlugin = {

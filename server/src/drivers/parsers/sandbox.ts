@@ -10,6 +10,15 @@ import {
   type QuickJSWASMModule,
 } from 'quickjs-emscripten';
 import { ParseError } from '../parser.types.js';
+import { PARSE_ENTRY, prelude, signature, type SandboxEntry } from './sandbox-prelude.js';
+
+export {
+  MAX_LOG_LINE_CHARS,
+  MAX_LOG_LINES,
+  PARSE_ENTRY,
+  type SandboxEntry,
+  type SandboxFunction,
+} from './sandbox-prelude.js';
 
 /**
  * User scripts run in QuickJS compiled to WebAssembly, never in the server's V8 context: the
@@ -32,20 +41,6 @@ export interface SandboxLimits {
   memoryLimitMb: number;
   stackLimitKb: number;
 }
-
-/**
- * The function a script must define and the properties of the call's JSON input handed to it, in
- * order. Constants of the calling module only (they are spliced into the prelude), never user input.
- */
-export interface SandboxEntry {
-  name: string;
-  params: readonly string[];
-  /** How messages name the script: `parser script`, `filter script`, … */
-  label: string;
-}
-
-/** Device driver parsers: `parse(bytes, meta)`. */
-export const PARSE_ENTRY: SandboxEntry = { name: 'parse', params: ['bytes', 'meta'], label: 'parser script' };
 
 const PAGE = 64 * 1024;
 /** The module's own minimum (Emscripten's INITIAL_MEMORY): code, static data, C stack. */
@@ -77,40 +72,6 @@ const wasmModule = () =>
       throw error;
     }));
 
-/**
- * Runs inside the sandbox before the user's code. It keeps its own references to JSON, so a
- * script that replaces JSON.stringify cannot smuggle non-JSON values out, and it hands back
- * only a JSON string. It is removed from the global object again before the user's code runs.
- */
-const prelude = ({ name, params }: SandboxEntry) => `(function () {
-  var stringify = JSON.stringify, parseJson = JSON.parse, hasParse = function () { return typeof ${name} === 'function'; };
-  globalThis.__stellwerkRun = function (input) {
-    if (!hasParse()) throw new TypeError('the script must define function ${name}(${params.join(', ')})');
-    var args = parseJson(input);
-    var result = ${name}(${params.map((p) => `args.${p}`).join(', ')});
-    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-      throw new TypeError('${name} must return its values directly, not a Promise');
-    }
-    try {
-      var text = stringify(result, function (key, value) {
-        var type = typeof value;
-        if (type === 'function' || type === 'symbol' || type === 'bigint' || (type === 'undefined' && key === '')) {
-          throw new TypeError('${name} returned ' + (type === 'undefined' ? 'undefined' : 'a ' + type) +
-            (key === '' ? '' : ' at "' + key + '"') + '; only JSON values are allowed');
-        }
-        return value;
-      });
-    } catch (error) {
-      if (error instanceof TypeError && /circular/i.test(String(error.message))) {
-        throw new TypeError('${name} returned a cyclic value; only JSON values are allowed');
-      }
-      throw error;
-    }
-    return text;
-  };
-  globalThis.__stellwerkHasParse = hasParse;
-})();`;
-
 export class Sandbox {
   private deadline = Number.POSITIVE_INFINITY;
   /** Interrupt polls since the step started; QuickJS polls about every 10,000 operations. */
@@ -121,6 +82,9 @@ export class Sandbox {
   private readonly runtime: QuickJSRuntime;
   private readonly context: QuickJSContext;
   private readonly run: QuickJSHandle;
+  private readonly logs: QuickJSHandle;
+  /** The functions of the entry and its `others` that the script defines. */
+  readonly defined: ReadonlySet<string> = new Set();
 
   /** Loads the user's code into a new sandbox; throws ParseError when it does not compile or run. */
   static async create(
@@ -170,23 +134,31 @@ export class Sandbox {
     try {
       this.evaluate(prelude(entry), 'prelude.js');
       this.run = this.context.getProp(this.context.global, '__stellwerkRun');
-      const hasParse = this.context.getProp(this.context.global, '__stellwerkHasParse');
-      this.evaluate('delete globalThis.__stellwerkRun; delete globalThis.__stellwerkHasParse;', 'prelude.js');
+      this.logs = this.context.getProp(this.context.global, '__stellwerkLogs');
+      const defined = this.context.getProp(this.context.global, '__stellwerkDefined');
+      this.evaluate(
+        'delete globalThis.__stellwerkRun; delete globalThis.__stellwerkLogs; delete globalThis.__stellwerkDefined;',
+        'prelude.js',
+      );
       try {
         this.evaluate(code, `${entry.name}.js`);
-        this.limited(
-          () => this.context.callFunction(hasParse, this.context.undefined),
-          (result) => {
-            if (this.context.dump(result) !== true) {
-              throw new ParseError(
-                `The script must define function ${entry.name}(${entry.params.join(', ')})`,
-                'PARSER_ERROR',
-              );
-            }
-          },
+        this.defined = new Set(
+          JSON.parse(
+            this.limited(
+              () => this.context.callFunction(defined, this.context.undefined),
+              (result) => this.context.getString(result),
+            ),
+          ) as string[],
         );
       } finally {
-        hasParse.dispose();
+        defined.dispose();
+      }
+      const entries = [entry, ...(entry.others ?? []).filter((f) => f.entry)];
+      if (!entries.some((f) => this.defined.has(f.name))) {
+        throw new ParseError(
+          `The script must define function ${entries.map(signature).join(' or ')}`,
+          'PARSER_ERROR',
+        );
       }
     } catch (error) {
       this.dispose();
@@ -194,18 +166,22 @@ export class Sandbox {
     }
   }
 
-  /** Calls the entry (`parse(bytes, meta)`) with JSON in and JSON out; throws ParseError with a PARSER_* code. */
-  call(input: string): string {
+  /**
+   * Calls a function the script defines (the entry by default) with JSON in and JSON out; throws
+   * ParseError with a PARSER_* code.
+   */
+  call(input: string, name: string = this.entry.name): string {
     if (this.disposed) throw new Error('sandbox used after dispose');
+    const fn = this.context.newString(name);
     const arg = this.context.newString(input);
     try {
       return this.limited(
-        () => this.context.callFunction(this.run, this.context.undefined, arg),
+        () => this.context.callFunction(this.run, this.context.undefined, fn, arg),
         (result) => {
           const text = this.context.getString(result);
           if (text.length > MAX_RESULT_CHARS) {
             throw new ParseError(
-              `${this.entry.name} returned ${text.length} characters of JSON; at most ${MAX_RESULT_CHARS} are allowed`,
+              `${name} returned ${text.length} characters of JSON; at most ${MAX_RESULT_CHARS} are allowed`,
               'PARSER_ERROR',
             );
           }
@@ -214,6 +190,25 @@ export class Sandbox {
       );
     } finally {
       arg.dispose();
+      fn.dispose();
+    }
+  }
+
+  /**
+   * The `console.*` lines written since the last take (at most MAX_LOG_LINES). Empty once a limit was
+   * hit: the runtime is not entered again.
+   */
+  takeLogs(): string[] {
+    if (this.disposed || this.broken) return [];
+    try {
+      const text = this.limited(
+        () => this.context.callFunction(this.logs, this.context.undefined),
+        (result) => this.context.getString(result),
+      );
+      const lines: unknown = JSON.parse(text);
+      return Array.isArray(lines) ? lines.map(String) : [];
+    } catch {
+      return [];
     }
   }
 
@@ -228,6 +223,7 @@ export class Sandbox {
     // Handles first: QuickJS frees a runtime only when nothing refers into it any more.
     for (const release of [
       () => this.run?.dispose(),
+      () => this.logs?.dispose(),
       () => this.context?.dispose(),
       () => this.runtime?.dispose(),
     ]) {

@@ -21,6 +21,8 @@ export interface IngestWorkerSetup {
   maxPending?: number;
   /** Nice value of the worker thread (Linux; 0: unchanged). */
   nice?: number;
+  /** Debug lines (driver scripts' console output) are relayed only when the main logger writes them. */
+  debug?: boolean;
 }
 
 export type ToWorker =
@@ -43,7 +45,7 @@ export type ToWorker =
   | { type: 'want'; visibleUpdates: boolean; processed: boolean }
   | { type: 'metrics'; requestId: number };
 
-export type LogLevel = 'error' | 'warn' | 'info';
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export type FromWorker =
   /** `committedSeq`: the spool position in `packets`; the main thread sends what follows it. */

@@ -39,12 +39,12 @@ function relayLogger(): FastifyBaseLogger {
       post({ type: 'log', level, fields, message: text });
     };
   const logger: Record<string, unknown> = {
-    level: 'info',
+    level: setup.debug ? 'debug' : 'info',
     fatal: at('error'),
     error: at('error'),
     warn: at('warn'),
     info: at('info'),
-    debug: () => undefined,
+    debug: setup.debug ? at('debug') : () => undefined,
     trace: () => undefined,
     silent: () => undefined,
     child: () => logger,

@@ -203,6 +203,7 @@ export class IngestWorker implements Lifecycle {
       ...(options.commitIntervalMs !== undefined ? { commitIntervalMs: options.commitIntervalMs } : {}),
       ...(options.nice ? { nice: options.nice } : {}),
       ...(options.maxPending ? { maxPending: options.maxPending } : {}),
+      ...(options.log.level === 'debug' || options.log.level === 'trace' ? { debug: true } : {}),
     };
     const worker = createWorker(setup);
     this.worker = worker;
