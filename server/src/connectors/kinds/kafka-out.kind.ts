@@ -8,9 +8,11 @@ import {
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
 import { couldNotConnect } from '../../outgoing/dial/connect-failure.js';
-import type { ConnectorKind } from '../connector-kind.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
-import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+import { Type } from 'typebox';
+import { ConfigCheck, openSecret } from './config-fields.js';
+import { deliveryFields, flag, integer, oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 /**
  * Kafka outgoing (kafkajs producer): each message becomes one record on `topic` (the message's,
@@ -22,7 +24,6 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * Every broker connection goes through DialOut (SSRF protection), the ones the cluster names too.
  */
 
-const SECRETS = ['saslPassword', 'clientKey'] as const;
 const TOPIC = /^[a-zA-Z0-9._-]{1,249}$/;
 const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 
@@ -260,14 +261,36 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   };
 }
 
-export function kafkaOutKind(ctx: DeliveryContext): ConnectorKind {
-  return {
-    type: 'kafka-out',
-    direction: 'outgoing',
-    capabilities: ['sends'],
-    validate,
-    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
-    publicConfig: (config) => maskSecrets(config, SECRETS),
-    sender: sender(ctx),
-  };
-}
+export const kafkaOutKind: ConnectorKindDescriptor = {
+  type: 'kafka-out',
+  direction: 'outgoing',
+  summary: 'Produces each message as a record on a Kafka topic (acks, TLS, SASL plain/SCRAM).',
+  capabilities: ['sends'],
+  settings: settingsObject(
+    {
+      brokers: Type.Array(text(300), {
+        minItems: 1,
+        maxItems: 20,
+        description: 'host:port of bootstrap brokers',
+      }),
+      topic: text(249),
+      keyField: text(100, 'Body field used as the record key'),
+      acks: oneOf([-1, 0, 1], '-1: all replicas (default)'),
+      clientId: text(100),
+      ssl: flag(),
+      serverCa: text(20_000, 'PEM of the CA that signed the broker certificates'),
+      clientCert: text(20_000, 'PEM client certificate (with clientKey)'),
+      clientKey: secret(20_000, 'PEM private key of clientCert'),
+      rejectUnauthorized: flag('false accepts self-signed or otherwise unverifiable broker certificates'),
+      saslMechanism: oneOf(SASL_MECHANISMS),
+      saslUsername: text(200),
+      saslPassword: secret(500),
+      connectionTimeoutMs: integer(100, 60_000),
+      ...deliveryFields(),
+    },
+    ['brokers', 'topic'],
+  ),
+  check: validate,
+  devices: PLAIN_DEVICES,
+  runtime: ({ outgoing }) => ({ sender: sender(outgoing) }),
+};

@@ -9,9 +9,10 @@ import {
 } from '../../outgoing/delivery.js';
 import { refusalOf } from '../../outgoing/dial/connect-failure.js';
 import type { TargetRefusedError } from '../../outgoing/target-guard.js';
-import type { ConnectorKind } from '../connector-kind.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
-import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+import { ConfigCheck, openSecret } from './config-fields.js';
+import { deliveryFields, flag, oneOf, secret, settingsObject, text, tlsFields } from './settings-fields.js';
 
 /**
  * MQTT outgoing: publishes each message to an external broker with the configured QoS (0, 1, 2)
@@ -24,7 +25,6 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * until its overflow policy (`drop-newest` or `drop-oldest`, `queueSize`) drops messages.
  */
 
-const SECRETS = ['password', 'clientKey'] as const;
 const CONNECT_WAIT_MS = 2000;
 const PUBLISH_TIMEOUT_MS = 10_000;
 
@@ -199,14 +199,27 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   };
 }
 
-export function mqttOutKind(ctx: DeliveryContext): ConnectorKind {
-  return {
-    type: 'mqtt-out',
-    direction: 'outgoing',
-    capabilities: ['sends'],
-    validate,
-    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
-    publicConfig: (config) => maskSecrets(config, SECRETS),
-    sender: sender(ctx),
-  };
-}
+export const mqttOutKind: ConnectorKindDescriptor = {
+  type: 'mqtt-out',
+  direction: 'outgoing',
+  summary: 'Publishes each message to a topic template on an external MQTT broker (QoS 0–2, retain, TLS).',
+  capabilities: ['sends'],
+  settings: settingsObject(
+    {
+      url: text(500, 'mqtt://, mqtts://, ws:// or wss:// URL of the broker'),
+      topic: text(500, 'Topic template; {{field}} takes a field of the message'),
+      qos: oneOf([0, 1, 2]),
+      retain: flag(),
+      protocolVersion: oneOf([4, 5], '4: MQTT 3.1.1, 5: MQTT 5'),
+      clientId: text(100),
+      username: text(200),
+      password: secret(500),
+      ...tlsFields(),
+      ...deliveryFields(),
+    },
+    ['url', 'topic'],
+  ),
+  check: validate,
+  devices: PLAIN_DEVICES,
+  runtime: ({ outgoing }) => ({ sender: sender(outgoing) }),
+};

@@ -8,8 +8,10 @@ import {
   type DeliveryContext,
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
-import type { ConnectorKind } from '../connector-kind.js';
-import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
+import { Type } from 'typebox';
+import { ConfigCheck, openSecret } from './config-fields.js';
+import { deliveryFields, integer, oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 /**
  * Webhook (Outgoing): one HTTP request per message to `url` with `method` (POST, PUT, PATCH,
@@ -22,7 +24,6 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  */
 
 export const WEBHOOK_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
-const SECRETS = ['signingSecret'] as const;
 /** Headers the connector sets itself; user headers may not replace them. */
 const RESERVED_HEADERS =
   /^(host|content-length|content-type|transfer-encoding|connection|webhook-(id|timestamp|signature))$/i;
@@ -137,14 +138,23 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   };
 }
 
-export function webhookOutKind(ctx: DeliveryContext): ConnectorKind {
-  return {
-    type: 'webhook-out',
-    direction: 'outgoing',
-    capabilities: ['sends'],
-    validate,
-    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
-    publicConfig: (config) => maskSecrets(config, SECRETS),
-    sender: sender(ctx),
-  };
-}
+export const webhookOutKind: ConnectorKindDescriptor = {
+  type: 'webhook-out',
+  direction: 'outgoing',
+  summary: 'One HTTP request per message, optionally signed (Standard Webhooks).',
+  capabilities: ['sends'],
+  settings: settingsObject(
+    {
+      url: text(2000, 'http:// or https:// URL, without credentials'),
+      method: oneOf(WEBHOOK_METHODS),
+      headers: Type.Record(Type.String(), text(4000), { description: 'Extra request headers (at most 30)' }),
+      signingSecret: secret(200, 'whsec_ + base64 (Standard Webhooks)'),
+      timeoutMs: integer(100, 60_000),
+      ...deliveryFields(),
+    },
+    ['url'],
+  ),
+  check: validate,
+  devices: PLAIN_DEVICES,
+  runtime: ({ outgoing }) => ({ sender: sender(outgoing) }),
+};
