@@ -141,6 +141,35 @@ describe('connectors', () => {
     );
   });
 
+  it('documents one create body per kind, with the kind settings and write-only secrets', async () => {
+    const doc = (await t.app.inject({ url: '/xapi/v1/openapi.json' })).json<{
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Schema }> } }>>;
+    }>();
+    interface Schema {
+      oneOf?: Schema[];
+      properties?: Record<string, Schema & { enum?: string[]; writeOnly?: boolean }>;
+    }
+    const body = doc.paths['/xapi/v1/connectors']!.post!.requestBody.content['application/json']!.schema;
+    const byType = new Map(body.oneOf!.map((branch) => [branch.properties!.type!.enum![0], branch]));
+    expect(byType.size).toBe(13);
+    const mqttIn = byType.get('mqtt-in')!.properties!.config!.properties!;
+    expect(mqttIn.password!.writeOnly).toBe(true);
+    expect(mqttIn.url!.writeOnly).toBeUndefined();
+    expect(byType.get('smtp-mail')!.properties!.config!.properties!.oauth2ClientSecret!.writeOnly).toBe(true);
+
+    // Validation still answers with the kind's problems, not with the oneOf's.
+    const bad = await call('POST', '/xapi/v1/connectors', {
+      type: 'tts-uplink',
+      title: 'bad',
+      config: { deviceIdFrom: 'eui', applicationId: 7 },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json<{ error: { details: unknown[] } }>().error.details).toEqual([
+      { path: '/config/deviceIdFrom', message: 'must be one of "dev_eui", "device_id"' },
+      { path: '/config/applicationId', message: 'must be string' },
+    ]);
+  });
+
   it('validates mqtt-in settings and masks its password and client key', async () => {
     const bad = await call('POST', '/xapi/v1/connectors', {
       type: 'mqtt-in',

@@ -6,6 +6,7 @@ import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
 import type { Connector } from './connector.entity.js';
 import {
+  connectorBodyValidator,
   ConnectorCreate,
   ConnectorCreatedReply,
   ConnectorListQuery,
@@ -92,6 +93,7 @@ export async function connectorRoutes(
     base,
     {
       config: { auth: 'principal', permission: 'connector.manage' },
+      validatorCompiler: connectorBodyValidator,
       schema: {
         tags,
         summary: 'Create a connector; broker credentials or the webhook URL are in the reply once',
@@ -109,6 +111,7 @@ export async function connectorRoutes(
     `${base}/:id`,
     {
       config: { auth: 'principal', permission: 'connector.manage', resource: 'connector' },
+      validatorCompiler: connectorBodyValidator,
       schema: {
         tags,
         summary: 'Change title, description or settings (masked secrets keep their value)',
