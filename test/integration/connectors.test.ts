@@ -170,6 +170,33 @@ describe('connectors', () => {
     ]);
   });
 
+  it('serves every kind with its settings schema and device rules to readers of connectors', async () => {
+    interface Kind {
+      type: string;
+      capabilities: string[];
+      settings: { properties: Record<string, { writeOnly?: boolean }>; required?: string[] };
+      freeForm: boolean;
+      devices: { lowerCaseEui: boolean };
+    }
+    const reader = await userWithPermissions(t, admin, 'Kind Reader', ['connector.read']);
+    const kinds = expectStatus<{ data: Kind[] }>(
+      await caller(t, bearer(reader.token))('GET', '/xapi/v1/connector-kinds'),
+      200,
+    ).data;
+    const byType = new Map(kinds.map((k) => [k.type, k]));
+    expect(byType.size).toBe(13);
+    expect(byType.get('mqtt-in')!.settings.required).toEqual(['url', 'topics']);
+    expect(byType.get('mqtt-in')!.settings.properties.clientKey!.writeOnly).toBe(true);
+    expect(byType.get('webhook-out')!.capabilities).toEqual(['sends']);
+    expect(kinds.filter((k) => k.devices.lowerCaseEui).map((k) => k.type)).toEqual([
+      'tts-uplink',
+      'chirpstack-uplink',
+    ]);
+    expect(byType.get('iec104')).toMatchObject({ capabilities: [], freeForm: true });
+    const stranger = await userWithPermissions(t, admin, 'No Connectors', ['user.read']);
+    expect((await caller(t, bearer(stranger.token))('GET', '/xapi/v1/connector-kinds')).statusCode).toBe(403);
+  });
+
   it('validates mqtt-in settings and masks its password and client key', async () => {
     const bad = await call('POST', '/xapi/v1/connectors', {
       type: 'mqtt-in',

@@ -785,6 +785,23 @@ export interface ApiOperations {
     body: never;
     reply: null;
   };
+  /** Every connector kind: direction, capabilities, settings schema and device rules */
+  'GET /xapi/v1/connector-kinds': {
+    path: never;
+    query: never;
+    body: never;
+    reply: {
+      data: {
+        type: string;
+        direction: 'incoming' | 'outgoing';
+        summary: string;
+        capabilities: string[];
+        settings: Record<string, unknown>;
+        freeForm: boolean;
+        devices: { required: string[]; lowerCaseEui: boolean; endDeviceId: boolean };
+      }[];
+    };
+  };
   /** Connector monitoring rules of an account */
   'GET /xapi/v1/connector-monitoring-rules': {
     path: never;

@@ -9,6 +9,8 @@ import {
   connectorBodyValidator,
   ConnectorCreate,
   ConnectorCreatedReply,
+  ConnectorKindReply,
+  connectorKindDto,
   ConnectorListQuery,
   ConnectorLogReply,
   ConnectorReply,
@@ -17,6 +19,7 @@ import {
   LogsQuery,
 } from './connector.schemas.js';
 import { CONNECTOR_SORTABLE, type ConnectorService } from './connector.service.js';
+import { CONNECTOR_KIND_DESCRIPTORS } from './kinds/index.js';
 
 const tags = ['connectors'];
 
@@ -73,6 +76,20 @@ export async function connectorRoutes(
       const result = await connectors.list(principal(request), params, request.query);
       return { data: result.data.map(dto), meta: result.meta };
     },
+  );
+
+  const kinds = { data: CONNECTOR_KIND_DESCRIPTORS.map(connectorKindDto) };
+  app.get(
+    '/xapi/v1/connector-kinds',
+    {
+      config: { auth: 'principal', permission: 'connector.read' },
+      schema: {
+        tags,
+        summary: 'Every connector kind: direction, capabilities, settings schema and device rules',
+        response: { 200: Type.Object({ data: Type.Array(ConnectorKindReply) }), ...errorResponses },
+      },
+    },
+    () => kinds,
   );
 
   app.get(

@@ -159,3 +159,30 @@ export const WebhookBody = Type.Union(
 );
 
 export const WebhookReply = Type.Object({ accepted: Type.Integer() });
+
+export const ConnectorKindReply = Type.Object({
+  type: Type.String(),
+  direction: Type.Union([Type.Literal('incoming'), Type.Literal('outgoing')]),
+  summary: Type.String(),
+  capabilities: Type.Array(Type.String(), { description: 'Empty: stored only, does nothing yet' }),
+  settings: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'JSON Schema of `config`; secrets are `writeOnly`',
+  }),
+  freeForm: Type.Boolean({ description: 'Settings are free-form (kinds that do nothing yet)' }),
+  devices: Type.Object({
+    required: Type.Array(Type.String(), { description: 'Device fields a device on such a connector needs' }),
+    lowerCaseEui: Type.Boolean(),
+    endDeviceId: Type.Boolean(),
+  }),
+});
+
+/** A kind as clients see it: the descriptor without its runtime (docs/adr/0074-connector-kind-descriptors.md). */
+export const connectorKindDto = (kind: (typeof CONNECTOR_KIND_DESCRIPTORS)[number]) => ({
+  type: kind.type,
+  direction: kind.direction,
+  summary: kind.summary,
+  capabilities: [...kind.capabilities],
+  settings: JSON.parse(JSON.stringify(kind.settings)) as Record<string, unknown>,
+  freeForm: kind.freeForm ?? false,
+  devices: { ...kind.devices, required: [...kind.devices.required] },
+});
