@@ -9,6 +9,7 @@ import {
   type Credentials,
   type ListBody,
 } from './support/identity.js';
+import { CONNECTOR_TYPES } from '../../server/src/connectors/kinds/index.js';
 import { createConnector, type ConnectorBody } from './support/connectors.js';
 import { insertDevice } from './support/ingest-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -151,7 +152,7 @@ describe('connectors', () => {
     }
     const body = doc.paths['/xapi/v1/connectors']!.post!.requestBody.content['application/json']!.schema;
     const byType = new Map(body.oneOf!.map((branch) => [branch.properties!.type!.enum![0], branch]));
-    expect(byType.size).toBe(13);
+    expect(byType.size).toBe(CONNECTOR_TYPES.length);
     const mqttIn = byType.get('mqtt-in')!.properties!.config!.properties!;
     expect(mqttIn.password!.writeOnly).toBe(true);
     expect(mqttIn.url!.writeOnly).toBeUndefined();
@@ -184,7 +185,7 @@ describe('connectors', () => {
       200,
     ).data;
     const byType = new Map(kinds.map((k) => [k.type, k]));
-    expect(byType.size).toBe(13);
+    expect(byType.size).toBe(CONNECTOR_TYPES.length);
     expect(byType.get('mqtt-in')!.settings.required).toEqual(['url', 'topics']);
     expect(byType.get('mqtt-in')!.settings.properties.clientKey!.writeOnly).toBe(true);
     expect(byType.get('webhook-out')!.capabilities).toEqual(['sends']);
