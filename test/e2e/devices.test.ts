@@ -147,6 +147,50 @@ describe('console devices end to end (Chromium)', () => {
     await expect.poll(() => rows.count()).toBe(1);
   });
 
+  it('creates an MQTT subscription connector from the form its kind schema renders', async () => {
+    const { page } = h;
+    await page.getByRole('button', { name: 'New connector' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New connector' });
+    await dialog.getByLabel('MQTT (external broker)').check();
+    await dialog.getByLabel('Title').fill('Plant broker');
+    const settings = dialog.getByTestId('kind-settings');
+    await settings.locator('#kind-setting-url').fill('http://not-mqtt');
+    await settings.locator('#kind-setting-topics').fill('plant/+/up\nplant/+/status');
+    await settings.locator('#kind-setting-qos').selectOption('1');
+    await dialog.getByRole('button', { name: 'Create connector' }).click();
+    // The server's problem for the setting appears under its field.
+    await settings.locator('#kind-setting-url-hint', { hasText: 'mqtt://' }).waitFor();
+    await settings.locator('#kind-setting-url').fill('mqtt://192.0.2.1:1883');
+    await settings.locator('#kind-setting-password').fill('s3cret');
+    await dialog.getByRole('button', { name: 'Create connector' }).click();
+    const created = page.getByRole('dialog', { name: 'Connector created' });
+    const id = (await created.getByTestId('connector-id').textContent())!.trim();
+    await created.getByRole('button', { name: 'I have stored them' }).click();
+
+    const token = await apiToken(h.server.baseUrl, EMAIL, PASSWORD);
+    const read = await fetch(`${h.server.baseUrl}/xapi/v1/connectors/${id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const connector = (await read.json()) as { type: string; config: Record<string, unknown> };
+    expect(connector.type).toBe('mqtt-in');
+    expect(connector.config).toEqual({
+      url: 'mqtt://192.0.2.1:1883',
+      topics: ['plant/+/up', 'plant/+/status'],
+      qos: 1,
+      password: '********',
+    });
+    await page
+      .getByTestId('connector-row')
+      .filter({ hasText: 'Plant broker' })
+      .getByRole('button', { name: /Delete/ })
+      .click();
+    await page
+      .getByRole('dialog', { name: 'Delete connector' })
+      .getByRole('button', { name: 'Delete' })
+      .click();
+    await expect.poll(() => page.getByTestId('connector-row').count()).toBe(1);
+  });
+
   it('creates a device and shows a mosquitto_pub packet live on its page', async () => {
     const { page } = h;
     await nav(page, 'Devices');

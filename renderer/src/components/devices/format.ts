@@ -28,6 +28,8 @@ void everyServerKind;
 export const CREATABLE_CONNECTOR_TYPES = [
   'mqtt-broker',
   'webhook-in',
+  'mqtt-in',
+  'tts-uplink',
   'webhook-out',
   'mqtt-out',
   'kafka-out',

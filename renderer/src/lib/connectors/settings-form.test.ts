@@ -64,7 +64,7 @@ describe('connector settings form from the kind schema', () => {
     );
   });
 
-  it('keeps a masked secret, removes a cleared one and leaves out one never set', () => {
+  it('starts secrets empty, keeps a stored one when left empty and sends a new one', () => {
     const read = {
       url: 'mqtt://h',
       topics: ['t'],
@@ -73,9 +73,9 @@ describe('connector settings form from the kind schema', () => {
       rejectUnauthorized: false,
     };
     const draft = settingsDraft(fields, read);
-    expect(draft).toMatchObject({ topics: 't', password: SECRET_MASK, rejectUnauthorized: false });
-    const sent = settingsConfig(fields, { ...draft, clientKey: '' }, read);
-    expect(sent).toMatchObject({ password: SECRET_MASK, clientKey: null, rejectUnauthorized: false });
+    expect(draft).toMatchObject({ topics: 't', password: '', rejectUnauthorized: false });
+    const sent = settingsConfig(fields, { ...draft, clientKey: 'new key' }, read);
+    expect(sent).toMatchObject({ password: SECRET_MASK, clientKey: 'new key', rejectUnauthorized: false });
     expect(settingsConfig(fields, settingsDraft(fields), {})).not.toHaveProperty('password');
   });
 });

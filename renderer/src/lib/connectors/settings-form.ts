@@ -72,12 +72,13 @@ const scalar = (value: unknown): string =>
       ? String(value)
       : JSON.stringify(value);
 
-/** The form's values from the settings as read (secrets arrive masked). */
+/** The form's values from the settings as read; secrets start empty (the server never sends them back). */
 export function settingsDraft(fields: SettingsField[], config: Record<string, unknown> = {}): SettingsDraft {
   const draft: SettingsDraft = {};
   for (const field of fields) {
     const value = config[field.key];
-    if (field.kind === 'flag') draft[field.key] = value === true;
+    if (field.kind === 'secret') draft[field.key] = '';
+    else if (field.kind === 'flag') draft[field.key] = value === true;
     else if (field.kind === 'list') draft[field.key] = Array.isArray(value) ? value.join('\n') : '';
     else if (field.kind === 'map')
       draft[field.key] =
@@ -98,10 +99,9 @@ const lines = (text: string) =>
     .filter(Boolean);
 
 /**
- * The settings to send. Empty optional fields are left out; a secret still showing the mask is
- * sent back as the mask (the server keeps it); a secret that was set and is now empty is sent
- * as `null` (the server removes it). Numbers that do not parse are sent as text, so the server
- * names the field.
+ * The settings to send. Empty optional fields are left out; an empty secret input keeps a stored
+ * secret (the mask goes back, as SecretField tells the user). Numbers that do not parse are sent
+ * as text, so the server names the field.
  */
 export function settingsConfig(
   fields: SettingsField[],
@@ -118,7 +118,7 @@ export function settingsConfig(
     const text = typeof value === 'string' ? value.trim() : '';
     if (field.kind === 'secret') {
       if (text) config[field.key] = text;
-      else if (previous[field.key] !== undefined) config[field.key] = null;
+      else if (previous[field.key] !== undefined) config[field.key] = SECRET_MASK;
       continue;
     }
     if (!text) continue;
