@@ -147,7 +147,7 @@ describe('console devices end to end (Chromium)', () => {
     await expect.poll(() => rows.count()).toBe(1);
   });
 
-  it('creates an MQTT subscription connector from the form its kind schema renders', async () => {
+  it('creates and edits an MQTT subscription connector in the form its kind schema renders', async () => {
     const { page } = h;
     await page.getByRole('button', { name: 'New connector' }).click();
     const dialog = page.getByRole('dialog', { name: 'New connector' });
@@ -177,6 +177,26 @@ describe('console devices end to end (Chromium)', () => {
       url: 'mqtt://192.0.2.1:1883',
       topics: ['plant/+/up', 'plant/+/status'],
       qos: 1,
+      password: '********',
+    });
+    // Editing shows the saved settings; the secret stays stored while its input is left empty.
+    const row = page.getByTestId('connector-row').filter({ hasText: 'Plant broker' });
+    await row.getByRole('button', { name: 'Edit Plant broker' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit Plant broker' });
+    await expect
+      .poll(() => edit.locator('#kind-setting-topics').inputValue())
+      .toBe('plant/+/up\nplant/+/status');
+    expect(await edit.locator('#kind-setting-password').inputValue()).toBe('');
+    await edit.locator('#kind-setting-qos').selectOption('0');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'hidden' });
+    const again = await fetch(`${h.server.baseUrl}/xapi/v1/connectors/${id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(((await again.json()) as { config: Record<string, unknown> }).config).toEqual({
+      url: 'mqtt://192.0.2.1:1883',
+      topics: ['plant/+/up', 'plant/+/status'],
+      qos: 0,
       password: '********',
     });
     await page
