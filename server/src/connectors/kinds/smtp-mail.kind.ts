@@ -6,7 +6,6 @@ import {
   type MailOAuthProvider,
 } from '../../outgoing/mail-oauth.providers.js';
 import {
-  checkDeliveryOptions,
   connectionFailed,
   DeliveryError,
   type DeliveryContext,
@@ -61,12 +60,10 @@ function checkUrl(check: ConfigCheck, config: Record<string, unknown>, key: stri
     check.custom(key, 'must be an http(s) URL');
 }
 
+/** Rules the settings schema cannot say: URL and address forms, PEM labels, settings that go together. */
 function validate(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   check.string('host', { required: true, maxLength: 255 });
-  check.integer('port', 1, 65535);
-  check.oneOf('security', ['starttls', 'tls', 'none']);
-  check.boolean('rejectUnauthorized');
   check.string('from', { required: true, maxLength: 300 });
   if (typeof config.from === 'string' && !FROM.test(config.from.trim()))
     check.custom('from', 'must be an address or Name <address>');
@@ -77,16 +74,8 @@ function validate(config: Record<string, unknown>) {
   ) {
     check.custom('to', 'must be a list of at most 50 e-mail addresses');
   }
-  check.oneOf('auth', ['none', 'password', 'oauth2']);
-  check.string('username', { maxLength: 300 });
-  check.string('password', { maxLength: 500 });
-  check.oneOf('oauth2Provider', MAIL_OAUTH_PROVIDERS);
-  check.string('oauth2ClientId', { maxLength: 500 });
-  check.string('oauth2ClientSecret', { maxLength: 1000 });
-  check.string('oauth2RefreshToken', { maxLength: 4000 });
   checkUrl(check, config, 'oauth2AuthUrl');
   checkUrl(check, config, 'oauth2TokenUrl');
-  check.string('oauth2Scope', { maxLength: 500 });
   if (config.auth === 'oauth2') {
     if (config.oauth2Provider === undefined) check.custom('oauth2Provider', 'is required with auth oauth2');
     if (typeof config.oauth2ClientId !== 'string')
@@ -99,7 +88,6 @@ function validate(config: Record<string, unknown>) {
     )
       check.custom('oauth2TokenUrl', 'a custom provider needs oauth2AuthUrl and oauth2TokenUrl');
   }
-  checkDeliveryOptions(check);
   return check.problems;
 }
 
