@@ -147,6 +147,70 @@ describe('console devices end to end (Chromium)', () => {
     await expect.poll(() => rows.count()).toBe(1);
   });
 
+  it('creates and edits an MQTT subscription connector in the form its kind schema renders', async () => {
+    const { page } = h;
+    await page.getByRole('button', { name: 'New connector' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New connector' });
+    await dialog.getByLabel('MQTT (external broker)').check();
+    await dialog.getByLabel('Title').fill('Plant broker');
+    const settings = dialog.getByTestId('kind-settings');
+    await settings.locator('#kind-setting-url').fill('http://not-mqtt');
+    await settings.locator('#kind-setting-topics').fill('plant/+/up\nplant/+/status');
+    await settings.locator('#kind-setting-qos').selectOption('1');
+    await dialog.getByRole('button', { name: 'Create connector' }).click();
+    // The server's problem for the setting appears under its field.
+    await settings.locator('#kind-setting-url-hint', { hasText: 'mqtt://' }).waitFor();
+    await settings.locator('#kind-setting-url').fill('mqtt://192.0.2.1:1883');
+    await settings.locator('#kind-setting-password').fill('s3cret');
+    await dialog.getByRole('button', { name: 'Create connector' }).click();
+    const created = page.getByRole('dialog', { name: 'Connector created' });
+    const id = (await created.getByTestId('connector-id').textContent())!.trim();
+    await created.getByRole('button', { name: 'I have stored them' }).click();
+
+    const token = await apiToken(h.server.baseUrl, EMAIL, PASSWORD);
+    const read = await fetch(`${h.server.baseUrl}/xapi/v1/connectors/${id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const connector = (await read.json()) as { type: string; config: Record<string, unknown> };
+    expect(connector.type).toBe('mqtt-in');
+    expect(connector.config).toEqual({
+      url: 'mqtt://192.0.2.1:1883',
+      topics: ['plant/+/up', 'plant/+/status'],
+      qos: 1,
+      password: '********',
+    });
+    // Editing shows the saved settings; the secret stays stored while its input is left empty.
+    const row = page.getByTestId('connector-row').filter({ hasText: 'Plant broker' });
+    await row.getByRole('button', { name: 'Edit Plant broker' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit Plant broker' });
+    await expect
+      .poll(() => edit.locator('#kind-setting-topics').inputValue())
+      .toBe('plant/+/up\nplant/+/status');
+    expect(await edit.locator('#kind-setting-password').inputValue()).toBe('');
+    await edit.locator('#kind-setting-qos').selectOption('0');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'hidden' });
+    const again = await fetch(`${h.server.baseUrl}/xapi/v1/connectors/${id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(((await again.json()) as { config: Record<string, unknown> }).config).toEqual({
+      url: 'mqtt://192.0.2.1:1883',
+      topics: ['plant/+/up', 'plant/+/status'],
+      qos: 0,
+      password: '********',
+    });
+    await page
+      .getByTestId('connector-row')
+      .filter({ hasText: 'Plant broker' })
+      .getByRole('button', { name: /Delete/ })
+      .click();
+    await page
+      .getByRole('dialog', { name: 'Delete connector' })
+      .getByRole('button', { name: 'Delete' })
+      .click();
+    await expect.poll(() => page.getByTestId('connector-row').count()).toBe(1);
+  });
+
   it('creates a device and shows a mosquitto_pub packet live on its page', async () => {
     const { page } = h;
     await nav(page, 'Devices');

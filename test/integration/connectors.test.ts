@@ -9,6 +9,7 @@ import {
   type Credentials,
   type ListBody,
 } from './support/identity.js';
+import { CONNECTOR_TYPES } from '../../server/src/connectors/kinds/index.js';
 import { createConnector, type ConnectorBody } from './support/connectors.js';
 import { insertDevice } from './support/ingest-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -35,7 +36,7 @@ describe('connectors', () => {
       type: 'mqtt-broker',
       active: true,
       accountId: t.rootAccountId,
-      capabilities: ['broker', 'receives'],
+      capabilities: ['broker', 'receives', 'monitoring'],
       packetsIn: 0,
       packetsFailed: 0,
       lastPacketAt: null,
@@ -141,6 +142,62 @@ describe('connectors', () => {
     );
   });
 
+  it('documents one create body per kind, with the kind settings and write-only secrets', async () => {
+    const doc = (await t.app.inject({ url: '/xapi/v1/openapi.json' })).json<{
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Schema }> } }>>;
+    }>();
+    interface Schema {
+      oneOf?: Schema[];
+      properties?: Record<string, Schema & { enum?: string[]; writeOnly?: boolean }>;
+    }
+    const body = doc.paths['/xapi/v1/connectors']!.post!.requestBody.content['application/json']!.schema;
+    const byType = new Map(body.oneOf!.map((branch) => [branch.properties!.type!.enum![0], branch]));
+    expect(byType.size).toBe(CONNECTOR_TYPES.length);
+    const mqttIn = byType.get('mqtt-in')!.properties!.config!.properties!;
+    expect(mqttIn.password!.writeOnly).toBe(true);
+    expect(mqttIn.url!.writeOnly).toBeUndefined();
+    expect(byType.get('smtp-mail')!.properties!.config!.properties!.oauth2ClientSecret!.writeOnly).toBe(true);
+
+    // Validation still answers with the kind's problems, not with the oneOf's.
+    const bad = await call('POST', '/xapi/v1/connectors', {
+      type: 'tts-uplink',
+      title: 'bad',
+      config: { deviceIdFrom: 'eui', applicationId: 7 },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json<{ error: { details: unknown[] } }>().error.details).toEqual([
+      { path: '/config/deviceIdFrom', message: 'must be one of "dev_eui", "device_id"' },
+      { path: '/config/applicationId', message: 'must be string' },
+    ]);
+  });
+
+  it('serves every kind with its settings schema and device rules to readers of connectors', async () => {
+    interface Kind {
+      type: string;
+      capabilities: string[];
+      settings: { properties: Record<string, { writeOnly?: boolean }>; required?: string[] };
+      freeForm: boolean;
+      devices: { lowerCaseEui: boolean };
+    }
+    const reader = await userWithPermissions(t, admin, 'Kind Reader', ['connector.read']);
+    const kinds = expectStatus<{ data: Kind[] }>(
+      await caller(t, bearer(reader.token))('GET', '/xapi/v1/connector-kinds'),
+      200,
+    ).data;
+    const byType = new Map(kinds.map((k) => [k.type, k]));
+    expect(byType.size).toBe(CONNECTOR_TYPES.length);
+    expect(byType.get('mqtt-in')!.settings.required).toEqual(['url', 'topics']);
+    expect(byType.get('mqtt-in')!.settings.properties.clientKey!.writeOnly).toBe(true);
+    expect(byType.get('webhook-out')!.capabilities).toEqual(['sends']);
+    expect(kinds.filter((k) => k.devices.lowerCaseEui).map((k) => k.type)).toEqual([
+      'tts-uplink',
+      'chirpstack-uplink',
+    ]);
+    expect(byType.get('iec104')).toMatchObject({ capabilities: [], freeForm: true });
+    const stranger = await userWithPermissions(t, admin, 'No Connectors', ['user.read']);
+    expect((await caller(t, bearer(stranger.token))('GET', '/xapi/v1/connector-kinds')).statusCode).toBe(403);
+  });
+
   it('validates mqtt-in settings and masks its password and client key', async () => {
     const bad = await call('POST', '/xapi/v1/connectors', {
       type: 'mqtt-in',
@@ -160,7 +217,7 @@ describe('connectors', () => {
     });
     expect(created.config).toMatchObject({ username: 'u', password: '********' });
     expect(created.apiEndpoint).toBe('mqtt://127.0.0.1:1');
-    expect(created.capabilities).toEqual(['subscribe', 'receives']);
+    expect(created.capabilities).toEqual(['subscribe', 'receives', 'monitoring']);
   });
 
   it('lists by type and searches titles; unknown sort fields are refused', async () => {

@@ -107,6 +107,16 @@ describe('virtual devices', () => {
     });
     expect(plain.devEui).toBe('70B3D57ED0000ABD');
     expect(plain.endDeviceId).toBeNull();
+    // ChirpStack is LoRaWAN too: its EUIs are lower-cased; EndDevice IDs are The Things Stack's.
+    const chirpstack = await makeConnector(t, t.rootAccountId, 'chirpstack-uplink');
+    const heard = await create({
+      device_id: 'lora-2',
+      title: 'Lora 2',
+      connectorId: chirpstack,
+      devEui: '70B3D57ED0000ABE',
+    });
+    expect(heard.devEui).toBe('70b3d57ed0000abe');
+    expect(heard.endDeviceId).toBeNull();
   });
 
   it('lists with search, filters with NOT, sort and paging; parentId and lastSeen are in the list', async () => {

@@ -785,6 +785,23 @@ export interface ApiOperations {
     body: never;
     reply: null;
   };
+  /** Every connector kind: direction, capabilities, settings schema and device rules */
+  'GET /xapi/v1/connector-kinds': {
+    path: never;
+    query: never;
+    body: never;
+    reply: {
+      data: {
+        type: string;
+        direction: 'incoming' | 'outgoing';
+        summary: string;
+        capabilities: string[];
+        settings: Record<string, unknown>;
+        freeForm: boolean;
+        devices: { required: string[]; lowerCaseEui: boolean; endDeviceId: boolean };
+      }[];
+    };
+  };
   /** Connector monitoring rules of an account */
   'GET /xapi/v1/connector-monitoring-rules': {
     path: never;
@@ -922,27 +939,193 @@ export interface ApiOperations {
   'POST /xapi/v1/connectors': {
     path: never;
     query: never;
-    body: {
-      type:
-        | 'mqtt-broker'
-        | 'webhook-in'
-        | 'mqtt-in'
-        | 'tts-uplink'
-        | 'webhook-out'
-        | 'mqtt-out'
-        | 'kafka-out'
-        | 'smtp-mail'
-        | 'iec104'
-        | 'lwm2m'
-        | 'weather'
-        | 'websocket'
-        | 'chirpstack-uplink';
-      title: string;
-      description?: string;
-      active?: boolean;
-      config?: Record<string, unknown>;
-      accountId?: string;
-    };
+    body:
+      | {
+          type: 'mqtt-broker';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: { maxConnections?: number };
+          accountId?: string;
+        }
+      | {
+          type: 'webhook-in';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: { deviceIdField?: string };
+          accountId?: string;
+        }
+      | {
+          type: 'mqtt-in';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            url: string;
+            topics: string[];
+            qos?: 0 | 1;
+            protocolVersion?: 4 | 5;
+            clientId?: string;
+            username?: string;
+            password?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            deviceIdSource?: 'topic' | 'payload';
+            deviceIdTopicSegment?: number;
+            deviceIdField?: string;
+          };
+          accountId?: string;
+        }
+      | {
+          type: 'tts-uplink';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: { deviceIdFrom?: 'dev_eui' | 'device_id'; applicationId?: string };
+          accountId?: string;
+        }
+      | {
+          type: 'webhook-out';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            url: string;
+            method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+            headers?: Record<string, string>;
+            signingSecret?: string | null;
+            timeoutMs?: number;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          };
+          accountId?: string;
+        }
+      | {
+          type: 'mqtt-out';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            url: string;
+            topic: string;
+            qos?: 0 | 1 | 2;
+            retain?: boolean;
+            protocolVersion?: 4 | 5;
+            clientId?: string;
+            username?: string;
+            password?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          };
+          accountId?: string;
+        }
+      | {
+          type: 'kafka-out';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            brokers: string[];
+            topic: string;
+            keyField?: string;
+            acks?: -1 | 0 | 1;
+            clientId?: string;
+            ssl?: boolean;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            saslMechanism?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+            saslUsername?: string;
+            saslPassword?: string | null;
+            connectionTimeoutMs?: number;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          };
+          accountId?: string;
+        }
+      | {
+          type: 'smtp-mail';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            host: string;
+            port?: number;
+            security?: 'starttls' | 'tls' | 'none';
+            rejectUnauthorized?: boolean;
+            from: string;
+            to?: string[];
+            auth?: 'none' | 'password' | 'oauth2';
+            username?: string;
+            password?: string | null;
+            oauth2Provider?: 'google' | 'microsoft' | 'custom';
+            oauth2ClientId?: string;
+            oauth2ClientSecret?: string | null;
+            oauth2RefreshToken?: string | null;
+            oauth2AuthUrl?: string;
+            oauth2TokenUrl?: string;
+            oauth2Scope?: string;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          };
+          accountId?: string;
+        }
+      | {
+          type: 'iec104';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: Record<string, never>;
+          accountId?: string;
+        }
+      | {
+          type: 'lwm2m';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: Record<string, never>;
+          accountId?: string;
+        }
+      | {
+          type: 'weather';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: Record<string, never>;
+          accountId?: string;
+        }
+      | {
+          type: 'websocket';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: Record<string, never>;
+          accountId?: string;
+        }
+      | {
+          type: 'chirpstack-uplink';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: Record<string, never>;
+          accountId?: string;
+        };
     reply: {
       id: string;
       accountId: string;
@@ -991,7 +1174,102 @@ export interface ApiOperations {
   'PUT /xapi/v1/connectors/{id}': {
     path: { id: string };
     query: never;
-    body: { title?: string; description?: string; config?: Record<string, unknown> };
+    body: {
+      title?: string;
+      description?: string;
+      config?:
+        | { maxConnections?: number }
+        | { deviceIdField?: string }
+        | {
+            url: string;
+            topics: string[];
+            qos?: 0 | 1;
+            protocolVersion?: 4 | 5;
+            clientId?: string;
+            username?: string;
+            password?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            deviceIdSource?: 'topic' | 'payload';
+            deviceIdTopicSegment?: number;
+            deviceIdField?: string;
+          }
+        | { deviceIdFrom?: 'dev_eui' | 'device_id'; applicationId?: string }
+        | {
+            url: string;
+            method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+            headers?: Record<string, string>;
+            signingSecret?: string | null;
+            timeoutMs?: number;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          }
+        | {
+            url: string;
+            topic: string;
+            qos?: 0 | 1 | 2;
+            retain?: boolean;
+            protocolVersion?: 4 | 5;
+            clientId?: string;
+            username?: string;
+            password?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          }
+        | {
+            brokers: string[];
+            topic: string;
+            keyField?: string;
+            acks?: -1 | 0 | 1;
+            clientId?: string;
+            ssl?: boolean;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            saslMechanism?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+            saslUsername?: string;
+            saslPassword?: string | null;
+            connectionTimeoutMs?: number;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          }
+        | {
+            host: string;
+            port?: number;
+            security?: 'starttls' | 'tls' | 'none';
+            rejectUnauthorized?: boolean;
+            from: string;
+            to?: string[];
+            auth?: 'none' | 'password' | 'oauth2';
+            username?: string;
+            password?: string | null;
+            oauth2Provider?: 'google' | 'microsoft' | 'custom';
+            oauth2ClientId?: string;
+            oauth2ClientSecret?: string | null;
+            oauth2RefreshToken?: string | null;
+            oauth2AuthUrl?: string;
+            oauth2TokenUrl?: string;
+            oauth2Scope?: string;
+            queueSize?: number;
+            overflow?: 'drop-newest' | 'drop-oldest';
+            maxAttempts?: number;
+            retryDelayMs?: number;
+          }
+        | Record<string, never>;
+    };
     reply: {
       id: string;
       accountId: string;

@@ -57,6 +57,8 @@ export const deDevices: Messages['devices'] = {
       'mqtt-broker':
         'Geräte senden an den in Stellwerk eingebauten Broker, mit eigenem Benutzernamen und Passwort.',
       'webhook-in': 'Geräte oder Systeme senden ihre Pakete per POST an eine geheime URL.',
+      'mqtt-in': 'Stellwerk abonniert Topics auf Ihrem MQTT-Broker.',
+      'tts-uplink': 'The Things Stack sendet LoRaWAN-Uplinks an eine geheime URL (Application-Webhook).',
     },
     createTitle: 'Neuer Konnektor',
     create: 'Konnektor anlegen',

@@ -54,6 +54,8 @@ export const enDevices = {
       'mqtt-broker':
         'Devices publish to the broker built into Stellwerk with their own username and password.',
       'webhook-in': 'Devices or systems POST their packets to a secret URL.',
+      'mqtt-in': 'Stellwerk subscribes to topics on a broker you run (MQTT 3.1.1 or 5).',
+      'tts-uplink': 'The Things Stack posts LoRaWAN uplinks to a secret URL (application webhook).',
     },
     createTitle: 'New connector',
     create: 'Create connector',

@@ -1,16 +1,80 @@
-import type { OutgoingSender } from '../outgoing/delivery.js';
+import type { TObject } from 'typebox';
+import type { DeliveryContext, OutgoingSender } from '../outgoing/delivery.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Connector } from './connector.entity.js';
 
 /**
- * What a kind actually does in this version; the console shows kinds without `receives`/`sends`
- * as "stored only" (docs/adr/0071-connector-kinds.md).
+ * What a kind actually does in this version; the console shows kinds without capabilities
+ * as "stored only" (docs/adr/0071-connector-kinds.md, 0074-connector-kind-descriptors.md).
  * - `broker`: devices log in to the embedded broker with issued credentials.
  * - `webhook`: an incoming webhook URL (`apiEndpoint`) is issued.
  * - `subscribe`: the server keeps a client connection to an external system.
- * - `receives` / `sends`: packets flow in / out through this kind.
+ * - `receives` / `sends`: packets flow in (ingest) / out (outgoing) through this kind.
+ * - `downlink`: messages can be queued to devices through this kind.
+ * - `monitoring`: the kind keeps a connection whose state connector monitoring reports.
+ * - `remote-delete`: devices can be deleted on the system behind the connector.
  */
-export type ConnectorCapability = 'broker' | 'webhook' | 'subscribe' | 'receives' | 'sends';
+export const CONNECTOR_CAPABILITIES = [
+  'broker',
+  'webhook',
+  'subscribe',
+  'receives',
+  'sends',
+  'downlink',
+  'monitoring',
+  'remote-delete',
+] as const;
+export type ConnectorCapability = (typeof CONNECTOR_CAPABILITIES)[number];
+
+/** Device fields a kind can require or normalise (names as in the XAPI device body). */
+export type DeviceIdentityField = 'devEui' | 'endDeviceId' | 'externalId';
+
+/** How devices on a connector of this kind are identified (the spec's "connector-specific required fields"). */
+export interface DeviceIdentityRules {
+  /** Device fields a device on such a connector must have. */
+  required: readonly DeviceIdentityField[];
+  /** LoRaWAN: EUIs are case-insensitive; stored and matched lower-case. */
+  lowerCaseEui: boolean;
+  /** The Things Stack: an EndDevice ID is made from the EUI (or device_id) when none is given. */
+  endDeviceId: boolean;
+}
+
+/** What a kind's runtime may use; built once by services.ts. */
+export interface KindDeps {
+  mqttIn: {
+    start(connector: Connector): Promise<void>;
+    stop(connectorId: string): Promise<void>;
+  };
+  /** What outgoing kinds deliver with (sealed secrets, the door to their targets). */
+  outgoing: DeliveryContext;
+}
+
+/** The behaviour of a kind that needs server services. */
+export type KindRuntime = Pick<ConnectorKind, 'webhookItems' | 'start' | 'stop' | 'sender'>;
+
+/**
+ * A connector kind as one self-describing module (docs/adr/0074-connector-kind-descriptors.md).
+ * It needs no server to be read, so the docs table, the OpenAPI and the console derive from it.
+ */
+export interface ConnectorKindDescriptor {
+  type: string;
+  direction: 'incoming' | 'outgoing';
+  /** One sentence for the generated kinds table (docs/connector-kinds.md). */
+  summary: string;
+  /** Empty for kinds the data model admits but that do nothing yet. */
+  capabilities: readonly ConnectorCapability[];
+  /** The kind's `config`; secrets are marked `writeOnly: true` (sealed on write, masked on read). */
+  settings: TObject;
+  /** Planned kinds: free-form settings whose secret-looking keys are sealed. */
+  freeForm?: boolean;
+  /** Rules the schema cannot express (cross-field, URL parsing, PEM labels, topic grammar). */
+  check?(config: Record<string, unknown>): ConfigProblem[];
+  devices: DeviceIdentityRules;
+  runtime?(deps: KindDeps): KindRuntime;
+}
+
+/** Devices on a connector of this kind need nothing beyond `device_id`. */
+export const PLAIN_DEVICES: DeviceIdentityRules = { required: [], lowerCaseEui: false, endDeviceId: false };
 
 export interface ConfigProblem {
   path: string;
@@ -28,11 +92,13 @@ export interface KindContext {
 }
 
 /**
- * A connector kind is a plugin: `connectors/kinds/<type>.kind.ts`, registered in
- * `connectors/kinds/index.ts`. Incoming kinds that keep a connection open (mqtt-in) implement
- * `start`/`stop`; the connector service calls them on create, activate, deactivate and delete.
+ * A kind as the connector service uses it: its descriptor with validation and secret handling
+ * derived, and its runtime (kinds/registry.ts `createConnectorKinds`). Incoming kinds that keep a
+ * connection open (mqtt-in) implement `start`/`stop`; the connector service calls them on create,
+ * activate, deactivate and delete.
  */
 export interface ConnectorKind {
+  descriptor: ConnectorKindDescriptor;
   type: string;
   direction: 'incoming' | 'outgoing';
   /** Empty for kinds the data model admits but that do nothing yet. */

@@ -6,8 +6,11 @@ import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
 import type { Connector } from './connector.entity.js';
 import {
+  connectorBodyValidator,
   ConnectorCreate,
   ConnectorCreatedReply,
+  ConnectorKindReply,
+  connectorKindDto,
   ConnectorListQuery,
   ConnectorLogReply,
   ConnectorReply,
@@ -16,6 +19,7 @@ import {
   LogsQuery,
 } from './connector.schemas.js';
 import { CONNECTOR_SORTABLE, type ConnectorService } from './connector.service.js';
+import { CONNECTOR_KIND_DESCRIPTORS } from './kinds/index.js';
 
 const tags = ['connectors'];
 
@@ -74,6 +78,20 @@ export async function connectorRoutes(
     },
   );
 
+  const kinds = { data: CONNECTOR_KIND_DESCRIPTORS.map(connectorKindDto) };
+  app.get(
+    '/xapi/v1/connector-kinds',
+    {
+      config: { auth: 'principal', permission: 'connector.read' },
+      schema: {
+        tags,
+        summary: 'Every connector kind: direction, capabilities, settings schema and device rules',
+        response: { 200: Type.Object({ data: Type.Array(ConnectorKindReply) }), ...errorResponses },
+      },
+    },
+    () => kinds,
+  );
+
   app.get(
     `${base}/:id`,
     {
@@ -92,6 +110,7 @@ export async function connectorRoutes(
     base,
     {
       config: { auth: 'principal', permission: 'connector.manage' },
+      validatorCompiler: connectorBodyValidator,
       schema: {
         tags,
         summary: 'Create a connector; broker credentials or the webhook URL are in the reply once',
@@ -109,6 +128,7 @@ export async function connectorRoutes(
     `${base}/:id`,
     {
       config: { auth: 'principal', permission: 'connector.manage', resource: 'connector' },
+      validatorCompiler: connectorBodyValidator,
       schema: {
         tags,
         summary: 'Change title, description or settings (masked secrets keep their value)',

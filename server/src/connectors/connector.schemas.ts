@@ -1,6 +1,8 @@
-import { Type } from 'typebox';
+import type { FastifySchemaCompiler } from 'fastify';
+import { Type, type Static, type TSchema } from 'typebox';
+import { compileValidator } from '../platform/http/validation.js';
 import { ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
-import { CONNECTOR_TYPES } from './kinds/index.js';
+import { CONNECTOR_KIND_DESCRIPTORS, CONNECTOR_TYPES } from './kinds/index.js';
 
 const ConnectorType = Type.Union(
   CONNECTOR_TYPES.map((t) => Type.Literal(t)),
@@ -8,18 +10,18 @@ const ConnectorType = Type.Union(
 );
 
 const Config = Type.Record(Type.String(), Type.Unknown(), {
-  description:
-    'Settings of the kind. mqtt-in: url, topics, qos, protocolVersion, clientId, username, password, ' +
-    'serverCa, clientCert, clientKey, rejectUnauthorized, deviceIdSource, deviceIdTopicSegment, deviceIdField. ' +
-    'webhook-in: deviceIdField. tts-uplink: deviceIdFrom (dev_eui | device_id). ' +
-    'mqtt-broker: maxConnections (clients connected at once). Secrets come back masked.',
+  description: "Settings of the kind (its schema in the OpenAPI's oneOf). Secrets come back masked.",
 });
 
-export const ConnectorCreate = Type.Object(
+const Title = Type.String({ minLength: 1, maxLength: 200 });
+const Description = Type.String({ maxLength: 2000 });
+
+/** What Fastify checks of a create body; the settings are checked against the kind by the service. */
+const ConnectorCreateEnvelope = Type.Object(
   {
     type: ConnectorType,
-    title: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    title: Title,
+    description: Type.Optional(Description),
     active: Type.Optional(Type.Boolean()),
     config: Type.Optional(Config),
     accountId: Type.Optional(Uuid),
@@ -27,14 +29,68 @@ export const ConnectorCreate = Type.Object(
   { additionalProperties: false },
 );
 
-export const ConnectorUpdate = Type.Object(
+const ConnectorUpdateEnvelope = Type.Object(
   {
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    title: Type.Optional(Title),
+    description: Type.Optional(Description),
     config: Type.Optional(Config),
   },
   { additionalProperties: false },
 );
+
+const kindSettings = (kind: (typeof CONNECTOR_KIND_DESCRIPTORS)[number]): TSchema => ({
+  ...kind.settings,
+  title: `${kind.type} settings`,
+  description: kind.summary,
+});
+
+/**
+ * The create body as documented: one object per kind, its `config` the kind's settings schema
+ * (docs/adr/0074-connector-kind-descriptors.md). The static type stays the envelope's.
+ */
+export const ConnectorCreate = Type.Unsafe<Static<typeof ConnectorCreateEnvelope>>({
+  oneOf: CONNECTOR_KIND_DESCRIPTORS.map((kind) =>
+    Type.Object(
+      {
+        type: Type.Literal(kind.type),
+        title: Title,
+        description: Type.Optional(Description),
+        active: Type.Optional(Type.Boolean()),
+        config: Type.Optional(kindSettings(kind)),
+        accountId: Type.Optional(Uuid),
+      },
+      { additionalProperties: false, title: kind.type },
+    ),
+  ),
+  discriminator: { propertyName: 'type' },
+});
+
+export const ConnectorUpdate = Type.Unsafe<Static<typeof ConnectorUpdateEnvelope>>(
+  Type.Object(
+    {
+      title: Type.Optional(Title),
+      description: Type.Optional(Description),
+      config: Type.Optional(
+        Type.Unsafe({
+          oneOf: CONNECTOR_KIND_DESCRIPTORS.map(kindSettings),
+          description: "The connector kind's settings; masked secrets keep their value",
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+/**
+ * Validates connector bodies by their envelope only. Ajv's `removeAdditional` would strip, inside
+ * the documented `oneOf` branches, properties of the branch that finally matches; the service
+ * checks `config` against the kind and names each bad field.
+ */
+export const connectorBodyValidator: FastifySchemaCompiler<unknown> = (route) => {
+  if (route.httpPart !== 'body') return compileValidator(route);
+  const envelope = route.method === 'POST' ? ConnectorCreateEnvelope : ConnectorUpdateEnvelope;
+  return compileValidator({ ...route, schema: envelope });
+};
 
 export const ConnectorListQuery = Type.Object(
   { ...ListQuery, accountId: Type.Optional(Uuid), type: Type.Optional(Type.String({ maxLength: 40 })) },
@@ -103,3 +159,30 @@ export const WebhookBody = Type.Union(
 );
 
 export const WebhookReply = Type.Object({ accepted: Type.Integer() });
+
+export const ConnectorKindReply = Type.Object({
+  type: Type.String(),
+  direction: Type.Union([Type.Literal('incoming'), Type.Literal('outgoing')]),
+  summary: Type.String(),
+  capabilities: Type.Array(Type.String(), { description: 'Empty: stored only, does nothing yet' }),
+  settings: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'JSON Schema of `config`; secrets are `writeOnly`',
+  }),
+  freeForm: Type.Boolean({ description: 'Settings are free-form (kinds that do nothing yet)' }),
+  devices: Type.Object({
+    required: Type.Array(Type.String(), { description: 'Device fields a device on such a connector needs' }),
+    lowerCaseEui: Type.Boolean(),
+    endDeviceId: Type.Boolean(),
+  }),
+});
+
+/** A kind as clients see it: the descriptor without its runtime (docs/adr/0074-connector-kind-descriptors.md). */
+export const connectorKindDto = (kind: (typeof CONNECTOR_KIND_DESCRIPTORS)[number]) => ({
+  type: kind.type,
+  direction: kind.direction,
+  summary: kind.summary,
+  capabilities: [...kind.capabilities],
+  settings: JSON.parse(JSON.stringify(kind.settings)) as Record<string, unknown>,
+  freeForm: kind.freeForm ?? false,
+  devices: { ...kind.devices, required: [...kind.devices.required] },
+});

@@ -2,7 +2,7 @@ import type { Account } from '../accounts/account.entity.js';
 import type { PermissionScope } from '../permission-scopes/permission-scope.entity.js';
 import { applyTemplate } from '../templates/template-sync.js';
 import type { ImportReferences } from './device-import.references.js';
-import { endDeviceIdFor, LORAWAN_CONNECTOR_TYPES, THINGS_STACK_CONNECTOR_TYPE } from './device-references.js';
+import { applyIdentityRules, identityRulesOf } from './device-references.js';
 import { VirtualDevice } from './virtual-device.entity.js';
 
 /** Columns of the import file (docs/virtual-devices.md); `kv.<key>` columns fill keyValueData. */
@@ -169,9 +169,12 @@ export function buildDevice(
     applyTemplate(device, template);
   }
   const type = device.connector?.type;
-  if (type && LORAWAN_CONNECTOR_TYPES.has(type) && device.devEui) device.devEui = device.devEui.toLowerCase();
-  if (type === THINGS_STACK_CONNECTOR_TYPE && !device.endDeviceId) {
-    device.endDeviceId = endDeviceIdFor(device.deviceId, device.devEui);
+  const missing = applyIdentityRules(device, identityRulesOf(type), true);
+  if (missing.length > 0) {
+    throw new RowError(
+      'DEVICE_FIELDS_REQUIRED',
+      `A device on a ${type} connector needs ${missing.join(', ')}`,
+    );
   }
   const key = takenKey(device.connector?.id, device.deviceId);
   if (refs.taken.has(key)) {

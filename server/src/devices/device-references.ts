@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Account } from '../accounts/account.entity.js';
+import {
+  PLAIN_DEVICES,
+  type DeviceIdentityField,
+  type DeviceIdentityRules,
+} from '../connectors/connector-kind.js';
 import type { Connector } from '../connectors/connector.entity.js';
+import { CONNECTOR_KIND_DESCRIPTORS } from '../connectors/kinds/index.js';
 import type { DeviceDriver, HealthConfig, TargetVariable } from '../drivers/device-driver.entity.js';
 import { assertValidHealthConfig } from '../drivers/health-config.validator.js';
 
@@ -15,10 +21,28 @@ export const connectorUsableIn = (connector: Connector, account: Account): boole
 export const driverUsableIn = (driver: DeviceDriver, account: Account): boolean =>
   driver.account.id === account.id || (driver.shared && account.path.includes(driver.account.id));
 
-/** Connector kinds of LoRaWAN network servers: their device EUIs are stored lower-case. */
-export const LORAWAN_CONNECTOR_TYPES: ReadonlySet<string> = new Set(['tts-uplink', 'chirpstack', 'loriot']);
-/** The Things Stack: devices created for it get an EndDevice ID when none is given. */
-export const THINGS_STACK_CONNECTOR_TYPE = 'tts-uplink';
+const IDENTITY = new Map(CONNECTOR_KIND_DESCRIPTORS.map((kind) => [kind.type, kind.devices]));
+
+/** How devices on a connector of this kind are identified (the kind's descriptor); none without a connector. */
+export const identityRulesOf = (connectorType: string | undefined): DeviceIdentityRules =>
+  (connectorType && IDENTITY.get(connectorType)) || PLAIN_DEVICES;
+
+/**
+ * Applies a kind's identity rules to a device: LoRaWAN EUIs lower-cased (devices are matched by
+ * the lower-cased EUI), an EndDevice ID made when the kind wants one and `makeEndDeviceId`.
+ * Returns the fields the kind requires that the device lacks.
+ */
+export function applyIdentityRules(
+  device: { deviceId: string; devEui: string | null; endDeviceId: string | null; externalId: string | null },
+  rules: DeviceIdentityRules,
+  makeEndDeviceId: boolean,
+): DeviceIdentityField[] {
+  if (rules.lowerCaseEui && device.devEui) device.devEui = device.devEui.toLowerCase();
+  if (rules.endDeviceId && makeEndDeviceId && !device.endDeviceId) {
+    device.endDeviceId = endDeviceIdFor(device.deviceId, device.devEui);
+  }
+  return rules.required.filter((field) => !device[field]);
+}
 
 /**
  * A health configuration checked against the driver's target variables (drivers'

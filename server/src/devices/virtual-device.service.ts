@@ -15,9 +15,8 @@ import {
   checkHealthConfig,
   connectorUsableIn,
   driverUsableIn,
-  endDeviceIdFor,
-  LORAWAN_CONNECTOR_TYPES,
-  THINGS_STACK_CONNECTOR_TYPE,
+  applyIdentityRules,
+  identityRulesOf,
 } from './device-references.js';
 import { deviceFilterSql, type DeviceCondition } from './virtual-device.filter.js';
 import { VirtualDevice, type ActivationMethod } from './virtual-device.entity.js';
@@ -346,17 +345,19 @@ export class VirtualDeviceService {
     }
     if (input.device_id !== undefined) device.deviceId = input.device_id.trim();
     if (!device.deviceId) throw errors.validation('device_id is required', [{ path: '/device_id' }]);
-    await this.normaliseForConnector(device, creating);
+    this.normaliseForConnector(device, creating);
     await this.assertDeviceIdFree(device);
   }
 
-  /** LoRaWAN kinds: EUI lower-case; The Things Stack: an EndDevice ID is made when missing. */
-  private async normaliseForConnector(device: VirtualDevice, creating: boolean): Promise<void> {
+  /** The connector kind's identity rules (EUI case, EndDevice ID, required fields); 400 for a missing field. */
+  private normaliseForConnector(device: VirtualDevice, creating: boolean): void {
     const type = device.connector?.type;
-    if (!type) return;
-    if (LORAWAN_CONNECTOR_TYPES.has(type) && device.devEui) device.devEui = device.devEui.toLowerCase();
-    if (type === THINGS_STACK_CONNECTOR_TYPE && !device.endDeviceId && creating) {
-      device.endDeviceId = endDeviceIdFor(device.deviceId, device.devEui);
+    const missing = applyIdentityRules(device, identityRulesOf(type), creating);
+    if (missing.length > 0) {
+      throw errors.validation(
+        `A device on a ${type} connector needs ${missing.join(', ')}`,
+        missing.map((field) => ({ path: `/${field}` })),
+      );
     }
   }
 

@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Connector } from '../connectors/connector.entity.js';
-import type { ConfigCheck } from '../connectors/kinds/config-fields.js';
 import type { OutgoingMessage } from '../integration/ports.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { couldNotConnect, refusalOf } from './dial/connect-failure.js';
@@ -65,13 +64,6 @@ export const DELIVERY_DEFAULTS: DeliveryOptions = {
 
 /** Longest wait between two attempts, however many there were. */
 export const MAX_RETRY_DELAY_MS = 60_000;
-
-export function checkDeliveryOptions(check: ConfigCheck): void {
-  check.integer('queueSize', 1, 100_000);
-  check.oneOf('overflow', ['drop-newest', 'drop-oldest']);
-  check.integer('maxAttempts', 1, 20);
-  check.integer('retryDelayMs', 10, MAX_RETRY_DELAY_MS);
-}
 
 export function deliveryOptions(config: Record<string, unknown>): DeliveryOptions {
   const pick = <K extends keyof DeliveryOptions>(key: K): DeliveryOptions[K] =>

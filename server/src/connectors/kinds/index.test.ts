@@ -4,20 +4,39 @@ import { describe, expect, it } from 'vitest';
 import { DialOut } from '../../outgoing/dial/dial-out.js';
 import { TargetGuard } from '../../outgoing/target-guard.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
-import { CONNECTOR_TYPES, createConnectorKinds } from './index.js';
+import { secretKeys } from './derive.js';
+import { CONNECTOR_KIND_DESCRIPTORS, createConnectorKinds } from './index.js';
 
 describe('connector kind registry', () => {
+  const secretBox = new SecretBox(randomBytes(32));
   const kinds = createConnectorKinds({
     mqttIn: { start: async () => {}, stop: async () => {} },
     outgoing: {
-      secretBox: new SecretBox(randomBytes(32)),
+      secretBox,
       dial: new DialOut(new TargetGuard([]), pino({ enabled: false })),
       log: pino({ enabled: false }),
     },
   });
 
-  it('lists exactly the registered kinds in the API schema', () => {
-    expect([...kinds.keys()].sort()).toEqual([...CONNECTOR_TYPES].sort());
+  it('names each kind once, in lower-case words joined by dashes', () => {
+    const types = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);
+    expect(new Set(types).size).toBe(types.length);
+    for (const type of types) expect(type).toMatch(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/);
+  });
+
+  it('seals every setting its schema marks write-only and masks it on reads', () => {
+    for (const kind of kinds.values()) {
+      for (const key of secretKeys(kind.descriptor.settings)) {
+        const stored = kind.prepareConfig!({ [key]: 'clear text' }, undefined, { secretBox });
+        expect(secretBox.open((stored[key] as { sealed: string }).sealed)).toBe('clear text');
+        expect(kind.publicConfig!(stored)[key]).toBe('********');
+      }
+    }
+    expect(secretKeys(kinds.get('smtp-mail')!.descriptor.settings)).toEqual([
+      'password',
+      'oauth2ClientSecret',
+      'oauth2RefreshToken',
+    ]);
   });
 
   it('marks kinds that do nothing yet with empty capabilities and seals their secrets', () => {

@@ -1,5 +1,5 @@
-import type { DeliveryContext } from '../../outgoing/delivery.js';
-import type { ConnectorKind } from '../connector-kind.js';
+import type { ConnectorKind, ConnectorKindDescriptor, KindDeps } from '../connector-kind.js';
+import { buildKind } from './derive.js';
 import { kafkaOutKind } from './kafka-out.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
 import { mqttInKind } from './mqtt-in.kind.js';
@@ -12,43 +12,34 @@ import { webhookOutKind } from './webhook-out.kind.js';
 
 export type ConnectorKinds = ReadonlyMap<string, ConnectorKind>;
 
-/** Kinds the spec names that are stored but do nothing yet (docs/adr/0071-connector-kinds.md). */
-const PLANNED: Array<[string, 'incoming' | 'outgoing']> = [
-  ['iec104', 'incoming'],
-  ['lwm2m', 'incoming'],
-  ['weather', 'incoming'],
-  ['websocket', 'incoming'],
-  ['chirpstack-uplink', 'incoming'],
+/**
+ * Every connector kind: the only list (docs/adr/0074-connector-kind-descriptors.md). The API's
+ * `type` enum and settings schemas, the device-reference rules and docs/connector-kinds.md are
+ * derived from it. Planned kinds are named by the spec and stored, but do nothing yet.
+ */
+export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
+  mqttBrokerKind,
+  webhookInKind,
+  mqttInKind,
+  ttsUplinkKind,
+  webhookOutKind,
+  mqttOutKind,
+  kafkaOutKind,
+  smtpMailKind,
+  plannedKind('iec104', 'incoming', 'IEC 60870-5-104 telecontrol.'),
+  plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
+  plannedKind('weather', 'incoming', 'Weather data for a location.'),
+  plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
+  plannedKind('chirpstack-uplink', 'incoming', 'ChirpStack v4 LoRaWAN uplinks.', {
+    required: [],
+    lowerCaseEui: true,
+    endDeviceId: false,
+  }),
 ];
 
-/** Every connector kind, by `type`. Adding a kind means adding a line here and its own file. */
-export function createConnectorKinds(deps: {
-  mqttIn: Parameters<typeof mqttInKind>[0];
-  /** What outgoing kinds deliver with (sealed secrets, the door to their targets). */
-  outgoing: DeliveryContext;
-}): ConnectorKinds {
-  const kinds: ConnectorKind[] = [
-    mqttBrokerKind,
-    webhookInKind,
-    mqttInKind(deps.mqttIn),
-    ttsUplinkKind,
-    webhookOutKind(deps.outgoing),
-    mqttOutKind(deps.outgoing),
-    kafkaOutKind(deps.outgoing),
-    smtpMailKind(deps.outgoing),
-    ...PLANNED.map(([type, direction]) => plannedKind(type, direction)),
-  ];
-  return new Map(kinds.map((kind) => [kind.type, kind]));
-}
+export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);
 
-export const CONNECTOR_TYPES = [
-  'mqtt-broker',
-  'webhook-in',
-  'mqtt-in',
-  'tts-uplink',
-  'webhook-out',
-  'mqtt-out',
-  'kafka-out',
-  'smtp-mail',
-  ...PLANNED.map(([type]) => type),
-] as const;
+/** Every connector kind with its runtime, by `type`. */
+export function createConnectorKinds(deps: KindDeps): ConnectorKinds {
+  return new Map(CONNECTOR_KIND_DESCRIPTORS.map((d) => [d.type, buildKind(d, deps)]));
+}

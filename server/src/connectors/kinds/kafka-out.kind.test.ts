@@ -7,7 +7,10 @@ import { DeliveryError } from '../../outgoing/delivery.js';
 import { TargetGuard } from '../../outgoing/target-guard.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
 import { Connector } from '../connector.entity.js';
+import { buildKind } from './derive.js';
 import { buildKafkaRecord, kafkaDeliveryError, kafkaOutKind, type KafkaOutConfig } from './kafka-out.kind.js';
+
+const noRuntime = { start: async () => {}, stop: async () => {} };
 
 /**
  * No Kafka broker can run on these machines: message building, settings and error handling are
@@ -92,7 +95,7 @@ describe('kafka-out error handling', () => {
   });
 
   it('validates settings', () => {
-    const kind = kafkaOutKind(ctx);
+    const kind = buildKind(kafkaOutKind, { mqttIn: noRuntime, outgoing: ctx });
     expect(kind.validate({ brokers: ['k:9092'], topic: 't' })).toEqual([]);
     expect(kind.validate({ brokers: [], topic: 't' }).map((p) => p.path)).toEqual(['/config/brokers']);
     expect(
@@ -114,7 +117,7 @@ describe('kafka-out error handling', () => {
   });
 
   async function deliverTo(brokers: string[], dial = ctx.dial) {
-    const kind = kafkaOutKind({ ...ctx, dial });
+    const kind = buildKind(kafkaOutKind, { mqttIn: noRuntime, outgoing: { ...ctx, dial } });
     const connector = new Connector();
     connector.type = 'kafka-out';
     connector.config = { brokers, topic: 'plant.alerts', connectionTimeoutMs: 500 };

@@ -1,16 +1,17 @@
 import type { Kafka, Message, Producer, SASLOptions } from 'kafkajs';
 import type { OutgoingMessage } from '../../integration/ports.js';
 import {
-  checkDeliveryOptions,
   DeliveryError,
   encodeBody,
   type DeliveryContext,
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
 import { couldNotConnect } from '../../outgoing/dial/connect-failure.js';
-import type { ConnectorKind } from '../connector-kind.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
-import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+import { Type } from 'typebox';
+import { ConfigCheck, openSecret } from './config-fields.js';
+import { deliveryFields, flag, integer, oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 /**
  * Kafka outgoing (kafkajs producer): each message becomes one record on `topic` (the message's,
@@ -22,7 +23,6 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * Every broker connection goes through DialOut (SSRF protection), the ones the cluster names too.
  */
 
-const SECRETS = ['saslPassword', 'clientKey'] as const;
 const TOPIC = /^[a-zA-Z0-9._-]{1,249}$/;
 const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 
@@ -152,6 +152,7 @@ export function kafkaDeliveryError(error: unknown): DeliveryError {
   );
 }
 
+/** Rules the settings schema cannot say: URL and address forms, PEM labels, settings that go together. */
 function validate(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   const brokers = config.brokers;
@@ -166,21 +167,11 @@ function validate(config: Record<string, unknown>) {
   check.string('topic', { required: true, maxLength: 249 });
   if (typeof config.topic === 'string' && !TOPIC.test(config.topic))
     check.custom('topic', 'may hold letters, digits, ".", "_" and "-" only');
-  check.string('keyField', { maxLength: 100 });
-  check.oneOf('acks', [-1, 0, 1]);
-  check.string('clientId', { maxLength: 100 });
-  check.boolean('ssl');
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-  check.boolean('rejectUnauthorized');
-  check.oneOf('saslMechanism', SASL_MECHANISMS);
-  check.string('saslUsername', { maxLength: 200 });
-  check.string('saslPassword', { maxLength: 500 });
   if (config.saslMechanism !== undefined && typeof config.saslUsername !== 'string')
     check.custom('saslUsername', 'is required with saslMechanism');
-  check.integer('connectionTimeoutMs', 100, 60_000);
-  checkDeliveryOptions(check);
   return check.problems;
 }
 
@@ -260,14 +251,36 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   };
 }
 
-export function kafkaOutKind(ctx: DeliveryContext): ConnectorKind {
-  return {
-    type: 'kafka-out',
-    direction: 'outgoing',
-    capabilities: ['sends'],
-    validate,
-    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
-    publicConfig: (config) => maskSecrets(config, SECRETS),
-    sender: sender(ctx),
-  };
-}
+export const kafkaOutKind: ConnectorKindDescriptor = {
+  type: 'kafka-out',
+  direction: 'outgoing',
+  summary: 'Produces each message as a record on a Kafka topic (acks, TLS, SASL plain/SCRAM).',
+  capabilities: ['sends'],
+  settings: settingsObject(
+    {
+      brokers: Type.Array(text(300), {
+        minItems: 1,
+        maxItems: 20,
+        description: 'host:port of bootstrap brokers',
+      }),
+      topic: text(249),
+      keyField: text(100, 'Body field used as the record key'),
+      acks: oneOf([-1, 0, 1], '-1: all replicas (default)'),
+      clientId: text(100),
+      ssl: flag(),
+      serverCa: text(20_000, 'PEM of the CA that signed the broker certificates'),
+      clientCert: text(20_000, 'PEM client certificate (with clientKey)'),
+      clientKey: secret(20_000, 'PEM private key of clientCert'),
+      rejectUnauthorized: flag('false accepts self-signed or otherwise unverifiable broker certificates'),
+      saslMechanism: oneOf(SASL_MECHANISMS),
+      saslUsername: text(200),
+      saslPassword: secret(500),
+      connectionTimeoutMs: integer(100, 60_000),
+      ...deliveryFields(),
+    },
+    ['brokers', 'topic'],
+  ),
+  check: validate,
+  devices: PLAIN_DEVICES,
+  runtime: ({ outgoing }) => ({ sender: sender(outgoing) }),
+};

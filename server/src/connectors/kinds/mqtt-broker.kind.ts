@@ -1,5 +1,5 @@
-import type { ConnectorKind } from '../connector-kind.js';
-import { ConfigCheck } from './config-fields.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
+import { integer, settingsObject } from './settings-fields.js';
 
 /**
  * The embedded broker. Credentials are issued by the connector service at creation (and on
@@ -8,13 +8,14 @@ import { ConfigCheck } from './config-fields.js';
  * Settings: `maxConnections`, the clients this connector may have connected at once, replacing
  * STELLWERK_MQTT_MAX_CONNECTIONS_PER_CONNECTOR (the account's limit and the broker's cap still apply).
  */
-export const mqttBrokerKind: ConnectorKind = {
+export const mqttBrokerKind: ConnectorKindDescriptor = {
   type: 'mqtt-broker',
   direction: 'incoming',
-  capabilities: ['broker', 'receives'],
-  validate(config) {
-    const check = new ConfigCheck(config);
-    check.integer('maxConnections', 1, 10_000_000);
-    return check.problems;
-  },
+  summary:
+    'Devices publish to the embedded MQTT broker with issued credentials, on `connectors/{id}/devices/{device_id}/up`.',
+  capabilities: ['broker', 'receives', 'monitoring'],
+  settings: settingsObject({
+    maxConnections: integer(1, 10_000_000, 'Clients this connector may have connected at once'),
+  }),
+  devices: PLAIN_DEVICES,
 };

@@ -3,9 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
 import { deviceKeyOf } from '../mqtt-in.runtime.js';
 import { openSecret } from './config-fields.js';
+import { buildKind } from './derive.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 
-const kind = mqttInKind({ start: async () => {}, stop: async () => {} });
+const kind = buildKind(mqttInKind, {
+  mqttIn: { start: async () => {}, stop: async () => {} },
+  outgoing: undefined as never,
+});
 const paths = (config: Record<string, unknown>) => kind.validate(config).map((p) => p.path);
 
 describe('mqtt-in kind', () => {

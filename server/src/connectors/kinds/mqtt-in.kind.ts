@@ -1,5 +1,7 @@
-import type { ConnectorKind } from '../connector-kind.js';
-import { ConfigCheck, maskSecrets, sealSecrets } from './config-fields.js';
+import { Type } from 'typebox';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
+import { ConfigCheck } from './config-fields.js';
+import { integer, oneOf, secret, settingsObject, text, tlsFields } from './settings-fields.js';
 
 /** Settings of an mqtt-in connector as stored (secrets sealed as `{ sealed }`). */
 export interface MqttInConfig {
@@ -22,7 +24,6 @@ export interface MqttInConfig {
   deviceIdField?: string;
 }
 
-export const MQTT_IN_SECRETS = ['password', 'clientKey'] as const;
 const MAX_TOPICS = 20;
 
 function checkTopics(check: ConfigCheck, topics: unknown): void {
@@ -43,45 +44,55 @@ function checkTopics(check: ConfigCheck, topics: unknown): void {
   });
 }
 
+/** Rules the schema cannot say: the URL scheme, the topic-filter grammar, PEM labels, cert and key together. */
+function check(config: Record<string, unknown>) {
+  const check = new ConfigCheck(config);
+  if (typeof config.url === 'string' && !/^(mqtts?|tcp|ssl|tls|wss?):\/\/[^\s/]+/i.test(config.url)) {
+    check.custom('url', 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host');
+  }
+  checkTopics(check, config.topics);
+  check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
+  check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
+  check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
+  if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
+    check.custom('clientKey', 'clientCert and clientKey go together');
+  }
+  return check.problems;
+}
+
 /**
  * Subscribes to an external MQTT broker (server/src/connectors/mqtt-in.runtime.ts keeps the
  * client). Username/password or TLS with server CA, client certificate and key; `clientId` settable.
  */
-export function mqttInKind(runtime: {
-  start(connector: Parameters<NonNullable<ConnectorKind['start']>>[0]): Promise<void>;
-  stop(connectorId: string): Promise<void>;
-}): ConnectorKind {
-  return {
-    type: 'mqtt-in',
-    direction: 'incoming',
-    capabilities: ['subscribe', 'receives'],
-    validate(config) {
-      const check = new ConfigCheck(config);
-      check.string('url', { required: true, maxLength: 500 });
-      if (typeof config.url === 'string' && !/^(mqtts?|tcp|ssl|tls|wss?):\/\/[^\s/]+/i.test(config.url)) {
-        check.custom('url', 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host');
-      }
-      checkTopics(check, config.topics);
-      check.oneOf('qos', [0, 1]);
-      check.oneOf('protocolVersion', [4, 5]);
-      check.string('clientId', { maxLength: 100 });
-      check.string('username', { maxLength: 200 });
-      check.string('password', { maxLength: 500 });
-      check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
-      check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
-      check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-      check.boolean('rejectUnauthorized');
-      check.oneOf('deviceIdSource', ['topic', 'payload']);
-      check.integer('deviceIdTopicSegment', -50, 50);
-      check.string('deviceIdField', { maxLength: 100 });
-      if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
-        check.custom('clientKey', 'clientCert and clientKey go together');
-      }
-      return check.problems;
+export const mqttInKind: ConnectorKindDescriptor = {
+  type: 'mqtt-in',
+  direction: 'incoming',
+  summary: 'Subscribes to topics on an external MQTT broker (3.1.1 or 5, TLS, username/password).',
+  capabilities: ['subscribe', 'receives', 'monitoring'],
+  settings: settingsObject(
+    {
+      url: text(500, 'mqtt://, mqtts://, ws:// or wss:// URL of the broker'),
+      topics: Type.Array(text(500), {
+        minItems: 1,
+        maxItems: MAX_TOPICS,
+        description: 'Topic filters to subscribe to',
+      }),
+      qos: oneOf([0, 1]),
+      protocolVersion: oneOf([4, 5], '4: MQTT 3.1.1, 5: MQTT 5'),
+      clientId: text(100),
+      username: text(200),
+      password: secret(500),
+      ...tlsFields(),
+      deviceIdSource: oneOf(['topic', 'payload'], 'Where the device id comes from (default topic)'),
+      deviceIdTopicSegment: integer(-50, 50, 'Topic level of the device id; negative counts from the end'),
+      deviceIdField: text(100, 'Payload field of the device id'),
     },
-    prepareConfig: (config, previous, ctx) => sealSecrets(config, previous, MQTT_IN_SECRETS, ctx),
-    publicConfig: (config) => maskSecrets(config, MQTT_IN_SECRETS),
-    start: (connector) => runtime.start(connector),
-    stop: (connectorId) => runtime.stop(connectorId),
-  };
-}
+    ['url', 'topics'],
+  ),
+  check,
+  devices: PLAIN_DEVICES,
+  runtime: ({ mqttIn }) => ({
+    start: (connector) => mqttIn.start(connector),
+    stop: (connectorId) => mqttIn.stop(connectorId),
+  }),
+};

@@ -1,6 +1,5 @@
 import type { IClientOptions, MqttClient } from 'mqtt';
 import {
-  checkDeliveryOptions,
   connectionFailed,
   DeliveryError,
   encodeBody,
@@ -9,9 +8,10 @@ import {
 } from '../../outgoing/delivery.js';
 import { refusalOf } from '../../outgoing/dial/connect-failure.js';
 import type { TargetRefusedError } from '../../outgoing/target-guard.js';
-import type { ConnectorKind } from '../connector-kind.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
-import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+import { ConfigCheck, openSecret } from './config-fields.js';
+import { deliveryFields, flag, oneOf, secret, settingsObject, text, tlsFields } from './settings-fields.js';
 
 /**
  * MQTT outgoing: publishes each message to an external broker with the configured QoS (0, 1, 2)
@@ -24,7 +24,6 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * until its overflow policy (`drop-newest` or `drop-oldest`, `queueSize`) drops messages.
  */
 
-const SECRETS = ['password', 'clientKey'] as const;
 const CONNECT_WAIT_MS = 2000;
 const PUBLISH_TIMEOUT_MS = 10_000;
 
@@ -66,6 +65,7 @@ export function mqttTopic(template: string, body: unknown, connectorId: string):
   return topic;
 }
 
+/** Rules the settings schema cannot say: URL and address forms, PEM labels, settings that go together. */
 function validate(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   check.string('url', { required: true, maxLength: 500 });
@@ -76,20 +76,12 @@ function validate(config: Record<string, unknown>) {
   if (typeof config.topic === 'string' && !validTopicTemplate(config.topic)) {
     check.custom('topic', 'must be a topic without wildcards (+, #); {{field}} takes a field of the message');
   }
-  check.oneOf('qos', [0, 1, 2]);
-  check.boolean('retain');
-  check.oneOf('protocolVersion', [4, 5]);
-  check.string('clientId', { maxLength: 100 });
-  check.string('username', { maxLength: 200 });
-  check.string('password', { maxLength: 500 });
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-  check.boolean('rejectUnauthorized');
   if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
     check.custom('clientKey', 'clientCert and clientKey go together');
   }
-  checkDeliveryOptions(check);
   return check.problems;
 }
 
@@ -199,14 +191,27 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   };
 }
 
-export function mqttOutKind(ctx: DeliveryContext): ConnectorKind {
-  return {
-    type: 'mqtt-out',
-    direction: 'outgoing',
-    capabilities: ['sends'],
-    validate,
-    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
-    publicConfig: (config) => maskSecrets(config, SECRETS),
-    sender: sender(ctx),
-  };
-}
+export const mqttOutKind: ConnectorKindDescriptor = {
+  type: 'mqtt-out',
+  direction: 'outgoing',
+  summary: 'Publishes each message to a topic template on an external MQTT broker (QoS 0–2, retain, TLS).',
+  capabilities: ['sends'],
+  settings: settingsObject(
+    {
+      url: text(500, 'mqtt://, mqtts://, ws:// or wss:// URL of the broker'),
+      topic: text(500, 'Topic template; {{field}} takes a field of the message'),
+      qos: oneOf([0, 1, 2]),
+      retain: flag(),
+      protocolVersion: oneOf([4, 5], '4: MQTT 3.1.1, 5: MQTT 5'),
+      clientId: text(100),
+      username: text(200),
+      password: secret(500),
+      ...tlsFields(),
+      ...deliveryFields(),
+    },
+    ['url', 'topic'],
+  ),
+  check: validate,
+  devices: PLAIN_DEVICES,
+  runtime: ({ outgoing }) => ({ sender: sender(outgoing) }),
+};

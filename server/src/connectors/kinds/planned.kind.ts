@@ -1,29 +1,24 @@
-import type { ConnectorKind } from '../connector-kind.js';
-import { maskSecrets, sealSecrets } from './config-fields.js';
-
-/** Keys whose values are treated as secrets in the free-form settings of planned kinds. */
-const SECRET_KEY = /(password|secret|token|apikey|api_key|privatekey|private_key|clientkey|client_key)$/i;
-
-const secretKeys = (config: Record<string, unknown>) => Object.keys(config).filter((k) => SECRET_KEY.test(k));
+import { Type } from 'typebox';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor, type DeviceIdentityRules } from '../connector-kind.js';
 
 /**
  * A kind the data model admits (spec, Connector kinds) but that does nothing yet: it can be
  * created, listed, activated and deleted; its `capabilities` are empty, so the console shows it
  * as "stored only". Settings are free-form; values under secret-looking keys are sealed and masked.
  */
-export function plannedKind(type: string, direction: 'incoming' | 'outgoing'): ConnectorKind {
+export function plannedKind(
+  type: string,
+  direction: 'incoming' | 'outgoing',
+  summary: string,
+  devices: DeviceIdentityRules = PLAIN_DEVICES,
+): ConnectorKindDescriptor {
   return {
     type,
     direction,
+    summary: `${summary} Stored only: does nothing yet.`,
     capabilities: [],
-    validate: () => [],
-    prepareConfig: (config, previous, ctx) =>
-      sealSecrets(
-        config,
-        previous,
-        [...new Set([...secretKeys(config), ...secretKeys(previous ?? {})])],
-        ctx,
-      ),
-    publicConfig: (config) => maskSecrets(config, secretKeys(config)),
+    settings: Type.Object({}, { description: 'Free-form; secret-looking keys are sealed' }),
+    freeForm: true,
+    devices,
   };
 }

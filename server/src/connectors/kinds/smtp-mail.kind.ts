@@ -6,7 +6,6 @@ import {
   type MailOAuthProvider,
 } from '../../outgoing/mail-oauth.providers.js';
 import {
-  checkDeliveryOptions,
   connectionFailed,
   DeliveryError,
   type DeliveryContext,
@@ -14,9 +13,11 @@ import {
 } from '../../outgoing/delivery.js';
 import { refusalOf } from '../../outgoing/dial/connect-failure.js';
 import { refreshingAccessTokens } from '../../outgoing/mail-oauth.refresh.js';
-import type { ConnectorKind } from '../connector-kind.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
 import type { Connector } from '../connector.entity.js';
-import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+import { Type } from 'typebox';
+import { ConfigCheck, openSecret } from './config-fields.js';
+import { deliveryFields, flag, integer, oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 /**
  * SMTP mail (nodemailer): `host`, `port`, `security` (`starttls` default, `tls` for implicit TLS
@@ -30,7 +31,6 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  * mail server answered is logged, failing to reach it reads the same whatever the cause.
  */
 
-export const SMTP_SECRETS = ['password', 'oauth2ClientSecret', 'oauth2RefreshToken'] as const;
 const ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
 const FROM = /^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/;
 
@@ -60,12 +60,10 @@ function checkUrl(check: ConfigCheck, config: Record<string, unknown>, key: stri
     check.custom(key, 'must be an http(s) URL');
 }
 
+/** Rules the settings schema cannot say: URL and address forms, PEM labels, settings that go together. */
 function validate(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   check.string('host', { required: true, maxLength: 255 });
-  check.integer('port', 1, 65535);
-  check.oneOf('security', ['starttls', 'tls', 'none']);
-  check.boolean('rejectUnauthorized');
   check.string('from', { required: true, maxLength: 300 });
   if (typeof config.from === 'string' && !FROM.test(config.from.trim()))
     check.custom('from', 'must be an address or Name <address>');
@@ -76,16 +74,8 @@ function validate(config: Record<string, unknown>) {
   ) {
     check.custom('to', 'must be a list of at most 50 e-mail addresses');
   }
-  check.oneOf('auth', ['none', 'password', 'oauth2']);
-  check.string('username', { maxLength: 300 });
-  check.string('password', { maxLength: 500 });
-  check.oneOf('oauth2Provider', MAIL_OAUTH_PROVIDERS);
-  check.string('oauth2ClientId', { maxLength: 500 });
-  check.string('oauth2ClientSecret', { maxLength: 1000 });
-  check.string('oauth2RefreshToken', { maxLength: 4000 });
   checkUrl(check, config, 'oauth2AuthUrl');
   checkUrl(check, config, 'oauth2TokenUrl');
-  check.string('oauth2Scope', { maxLength: 500 });
   if (config.auth === 'oauth2') {
     if (config.oauth2Provider === undefined) check.custom('oauth2Provider', 'is required with auth oauth2');
     if (typeof config.oauth2ClientId !== 'string')
@@ -98,7 +88,6 @@ function validate(config: Record<string, unknown>) {
     )
       check.custom('oauth2TokenUrl', 'a custom provider needs oauth2AuthUrl and oauth2TokenUrl');
   }
-  checkDeliveryOptions(check);
   return check.problems;
 }
 
@@ -220,14 +209,34 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   };
 }
 
-export function smtpMailKind(ctx: DeliveryContext): ConnectorKind {
-  return {
-    type: 'smtp-mail',
-    direction: 'outgoing',
-    capabilities: ['sends'],
-    validate,
-    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SMTP_SECRETS, kindCtx),
-    publicConfig: (config) => maskSecrets(config, SMTP_SECRETS),
-    sender: sender(ctx),
-  };
-}
+export const smtpMailKind: ConnectorKindDescriptor = {
+  type: 'smtp-mail',
+  direction: 'outgoing',
+  summary: 'Sends e-mail through an SMTP server (STARTTLS/TLS, password or OAuth 2.0 for hosted mail).',
+  capabilities: ['sends'],
+  settings: settingsObject(
+    {
+      host: text(255),
+      port: integer(1, 65535),
+      security: oneOf(['starttls', 'tls', 'none'], 'starttls (default), tls for implicit TLS on 465, none'),
+      rejectUnauthorized: flag('false accepts self-signed or otherwise unverifiable server certificates'),
+      from: text(300, 'address or Name <address>'),
+      to: Type.Array(text(300), { maxItems: 50, description: 'Default recipients' }),
+      auth: oneOf(['none', 'password', 'oauth2']),
+      username: text(300),
+      password: secret(500),
+      oauth2Provider: oneOf(MAIL_OAUTH_PROVIDERS),
+      oauth2ClientId: text(500),
+      oauth2ClientSecret: secret(1000),
+      oauth2RefreshToken: secret(4000, 'Set by the consent flow (POST /xapi/v1/oauth2/mail/authorize)'),
+      oauth2AuthUrl: text(500),
+      oauth2TokenUrl: text(500),
+      oauth2Scope: text(500),
+      ...deliveryFields(),
+    },
+    ['host', 'from'],
+  ),
+  check: validate,
+  devices: PLAIN_DEVICES,
+  runtime: ({ outgoing }) => ({ sender: sender(outgoing) }),
+};

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Connector } from '../connector.entity.js';
-import { ttsUplinkKind } from './tts-uplink.kind.js';
+import { settingsValidator } from './derive.js';
+import { ttsUplinkItems, ttsUplinkKind } from './tts-uplink.kind.js';
 
 const connector = (config: Record<string, unknown> = {}) => Object.assign(new Connector(), { config });
-const items = (body: unknown, config?: Record<string, unknown>) =>
-  ttsUplinkKind.webhookItems!(body, connector(config));
+const items = (body: unknown, config?: Record<string, unknown>) => ttsUplinkItems(body, connector(config));
 
 describe('tts-uplink kind', () => {
   const uplink = {
@@ -27,7 +27,10 @@ describe('tts-uplink kind', () => {
   });
 
   it('validates its settings', () => {
-    expect(ttsUplinkKind.validate({ deviceIdFrom: 'dev_eui' })).toEqual([]);
-    expect(ttsUplinkKind.validate({ deviceIdFrom: 'eui' })).toHaveLength(1);
+    const validate = settingsValidator(ttsUplinkKind);
+    expect(validate({ deviceIdFrom: 'dev_eui' })).toEqual([]);
+    expect(validate({ deviceIdFrom: 'eui' })).toEqual([
+      { path: '/config/deviceIdFrom', message: 'must be one of "dev_eui", "device_id"' },
+    ]);
   });
 });

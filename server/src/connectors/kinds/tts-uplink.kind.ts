@@ -1,6 +1,7 @@
 import { errors } from '../../platform/errors.js';
-import type { ConnectorKind } from '../connector-kind.js';
-import { ConfigCheck } from './config-fields.js';
+import type { Connector } from '../connector.entity.js';
+import type { ConnectorKindDescriptor, WebhookItem } from '../connector-kind.js';
+import { oneOf, settingsObject, text } from './settings-fields.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -17,36 +18,38 @@ interface TtsUplink {
  * Messages without a frm_payload (join accepts, status messages, empty uplinks) are accepted and
  * ignored, so TTS does not retry or disable the webhook.
  */
-export const ttsUplinkKind: ConnectorKind = {
+export const ttsUplinkKind: ConnectorKindDescriptor = {
   type: 'tts-uplink',
   direction: 'incoming',
+  summary: 'The Things Stack v3 application webhook posts LoRaWAN uplinks to a secret URL.',
   capabilities: ['webhook', 'receives'],
-  validate(config) {
-    const check = new ConfigCheck(config);
-    check.oneOf('deviceIdFrom', ['dev_eui', 'device_id']);
-    check.string('applicationId', { maxLength: 100 });
-    return check.problems;
-  },
-  webhookItems(body, connector) {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw errors.unprocessable('INVALID_PAYLOAD', 'A The Things Stack uplink is one JSON object');
-    }
-    const message = body as TtsUplink;
-    const payload = message.uplink_message?.frm_payload;
-    if (payload === undefined) return [];
-    if (typeof payload !== 'string' || !BASE64.test(payload)) {
-      throw errors.unprocessable('INVALID_PAYLOAD', 'uplink_message.frm_payload must be base64');
-    }
-    const ids = message.end_device_ids ?? {};
-    const byDeviceId = connector.config.deviceIdFrom === 'device_id';
-    const raw = byDeviceId ? ids.device_id : (ids.dev_eui ?? ids.device_id);
-    if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 200) {
-      throw errors.unprocessable(
-        'DEVICE_ID_MISSING',
-        `end_device_ids.${byDeviceId ? 'device_id' : 'dev_eui'} is missing`,
-      );
-    }
-    // LoRaWAN identifiers are case-insensitive; devices store the EUI lowercased (spec).
-    return [{ deviceKey: raw.trim().toLowerCase(), payload: Buffer.from(payload, 'base64') }];
-  },
+  settings: settingsObject({
+    deviceIdFrom: oneOf(['dev_eui', 'device_id'], 'What addresses the device (default dev_eui)'),
+    applicationId: text(100, 'The TTS application this webhook belongs to'),
+  }),
+  devices: { required: [], lowerCaseEui: true, endDeviceId: true },
+  runtime: () => ({ webhookItems: ttsUplinkItems }),
 };
+
+export function ttsUplinkItems(body: unknown, connector: Connector): WebhookItem[] {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw errors.unprocessable('INVALID_PAYLOAD', 'A The Things Stack uplink is one JSON object');
+  }
+  const message = body as TtsUplink;
+  const payload = message.uplink_message?.frm_payload;
+  if (payload === undefined) return [];
+  if (typeof payload !== 'string' || !BASE64.test(payload)) {
+    throw errors.unprocessable('INVALID_PAYLOAD', 'uplink_message.frm_payload must be base64');
+  }
+  const ids = message.end_device_ids ?? {};
+  const byDeviceId = connector.config.deviceIdFrom === 'device_id';
+  const raw = byDeviceId ? ids.device_id : (ids.dev_eui ?? ids.device_id);
+  if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 200) {
+    throw errors.unprocessable(
+      'DEVICE_ID_MISSING',
+      `end_device_ids.${byDeviceId ? 'device_id' : 'dev_eui'} is missing`,
+    );
+  }
+  // LoRaWAN identifiers are case-insensitive; devices store the EUI lowercased (spec).
+  return [{ deviceKey: raw.trim().toLowerCase(), payload: Buffer.from(payload, 'base64') }];
+}

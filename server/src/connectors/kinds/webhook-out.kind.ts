@@ -1,15 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { SECRET_MASK } from '../../accounts/account.service.js';
 import {
-  checkDeliveryOptions,
   connectionFailed,
   DeliveryError,
   encodeBody,
   type DeliveryContext,
   type OutgoingSender,
 } from '../../outgoing/delivery.js';
-import type { ConnectorKind } from '../connector-kind.js';
-import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fields.js';
+import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
+import { Type } from 'typebox';
+import { ConfigCheck, openSecret } from './config-fields.js';
+import { deliveryFields, integer, oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 /**
  * Webhook (Outgoing): one HTTP request per message to `url` with `method` (POST, PUT, PATCH,
@@ -22,7 +23,6 @@ import { ConfigCheck, maskSecrets, openSecret, sealSecrets } from './config-fiel
  */
 
 export const WEBHOOK_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
-const SECRETS = ['signingSecret'] as const;
 /** Headers the connector sets itself; user headers may not replace them. */
 const RESERVED_HEADERS =
   /^(host|content-length|content-type|transfer-encoding|connection|webhook-(id|timestamp|signature))$/i;
@@ -43,6 +43,7 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
+/** Rules the settings schema cannot say: URL and address forms, PEM labels, settings that go together. */
 function validate(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   check.string('url', { required: true, maxLength: 2000 });
@@ -58,7 +59,6 @@ function validate(config: Record<string, unknown>) {
     if (parsed && (parsed.username || parsed.password))
       check.custom('url', 'must not carry credentials; use headers');
   }
-  check.oneOf('method', WEBHOOK_METHODS);
   const headers = config.headers;
   if (headers !== undefined) {
     if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
@@ -74,7 +74,6 @@ function validate(config: Record<string, unknown>) {
       }
     }
   }
-  check.string('signingSecret', { maxLength: 200 });
   const secret = config.signingSecret;
   if (typeof secret === 'string' && secret !== SECRET_MASK && secret !== '') {
     if (!SECRET_FORMAT.test(secret) || Buffer.from(secret.slice(6), 'base64').length < 24) {
@@ -84,8 +83,6 @@ function validate(config: Record<string, unknown>) {
       );
     }
   }
-  check.integer('timeoutMs', 100, 60_000);
-  checkDeliveryOptions(check);
   return check.problems;
 }
 
@@ -137,14 +134,23 @@ function sender(ctx: DeliveryContext): OutgoingSender {
   };
 }
 
-export function webhookOutKind(ctx: DeliveryContext): ConnectorKind {
-  return {
-    type: 'webhook-out',
-    direction: 'outgoing',
-    capabilities: ['sends'],
-    validate,
-    prepareConfig: (config, previous, kindCtx) => sealSecrets(config, previous, SECRETS, kindCtx),
-    publicConfig: (config) => maskSecrets(config, SECRETS),
-    sender: sender(ctx),
-  };
-}
+export const webhookOutKind: ConnectorKindDescriptor = {
+  type: 'webhook-out',
+  direction: 'outgoing',
+  summary: 'One HTTP request per message, optionally signed (Standard Webhooks).',
+  capabilities: ['sends'],
+  settings: settingsObject(
+    {
+      url: text(2000, 'http:// or https:// URL, without credentials'),
+      method: oneOf(WEBHOOK_METHODS),
+      headers: Type.Record(Type.String(), text(4000), { description: 'Extra request headers (at most 30)' }),
+      signingSecret: secret(200, 'whsec_ + base64 (Standard Webhooks)'),
+      timeoutMs: integer(100, 60_000),
+      ...deliveryFields(),
+    },
+    ['url'],
+  ),
+  check: validate,
+  devices: PLAIN_DEVICES,
+  runtime: ({ outgoing }) => ({ sender: sender(outgoing) }),
+};

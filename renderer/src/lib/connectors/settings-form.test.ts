@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { SECRET_MASK, settingsConfig, settingsDraft, settingsFields } from './settings-form';
+
+// Shaped like the mqtt-in settings the server serves (GET /xapi/v1/connector-kinds).
+const schema = {
+  type: 'object',
+  required: ['url', 'topics'],
+  properties: {
+    url: { type: 'string', maxLength: 500 },
+    topics: { type: 'array', items: { type: 'string' } },
+    qos: {
+      anyOf: [
+        { const: 0, type: 'number' },
+        { const: 1, type: 'number' },
+      ],
+    },
+    password: { anyOf: [{ type: 'string' }, { type: 'null' }], writeOnly: true },
+    clientKey: { anyOf: [{ type: 'string' }, { type: 'null' }], writeOnly: true },
+    serverCa: { type: 'string', maxLength: 20000 },
+    rejectUnauthorized: { type: 'boolean' },
+    deviceIdTopicSegment: { type: 'integer', minimum: -50, maximum: 50 },
+    headers: { type: 'object', patternProperties: { '^.*$': { type: 'string' } } },
+  },
+};
+
+describe('connector settings form from the kind schema', () => {
+  const fields = settingsFields(schema);
+
+  it('derives one field per setting with its kind, choices and required flag', () => {
+    expect(fields.map((f) => [f.key, f.kind, f.required])).toEqual([
+      ['url', 'text', true],
+      ['topics', 'list', true],
+      ['qos', 'choice', false],
+      ['password', 'secret', false],
+      ['clientKey', 'secret', false],
+      ['serverCa', 'long-text', false],
+      ['rejectUnauthorized', 'flag', false],
+      ['deviceIdTopicSegment', 'integer', false],
+      ['headers', 'map', false],
+    ]);
+    expect(fields[2]!.choices).toEqual([0, 1]);
+    expect(fields[7]).toMatchObject({ minimum: -50, maximum: 50 });
+  });
+
+  it('turns a draft into settings: lists by line, numbers and choices typed, empty fields left out', () => {
+    const draft = {
+      ...settingsDraft(fields),
+      url: ' mqtt://broker:1883 ',
+      topics: 'a/+/up\n\n b/# ',
+      qos: '1',
+      deviceIdTopicSegment: '-2',
+      headers: 'x-site: north\nx-empty:',
+    };
+    expect(settingsConfig(fields, draft)).toEqual({
+      url: 'mqtt://broker:1883',
+      topics: ['a/+/up', 'b/#'],
+      qos: 1,
+      deviceIdTopicSegment: -2,
+      headers: { 'x-site': 'north', 'x-empty': '' },
+    });
+    // A number that does not parse goes to the server as text, which names the field.
+    expect(settingsConfig(fields, { ...draft, deviceIdTopicSegment: 'two' }).deviceIdTopicSegment).toBe(
+      'two',
+    );
+  });
+
+  it('starts secrets empty, keeps a stored one when left empty and sends a new one', () => {
+    const read = {
+      url: 'mqtt://h',
+      topics: ['t'],
+      password: SECRET_MASK,
+      clientKey: SECRET_MASK,
+      rejectUnauthorized: false,
+    };
+    const draft = settingsDraft(fields, read);
+    expect(draft).toMatchObject({ topics: 't', password: '', rejectUnauthorized: false });
+    const sent = settingsConfig(fields, { ...draft, clientKey: 'new key' }, read);
+    expect(sent).toMatchObject({ password: SECRET_MASK, clientKey: 'new key', rejectUnauthorized: false });
+    expect(settingsConfig(fields, settingsDraft(fields), {})).not.toHaveProperty('password');
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * A connector kind's settings form, derived from the kind's settings schema as the server serves it
+ * (`GET /xapi/v1/connector-kinds`, docs/adr/0074-connector-kind-descriptors.md). Pure, so the
+ * conversions are unit-tested without a browser; the component only renders the fields.
+ */
+
+export const SECRET_MASK = '********';
+
+interface JsonSchema {
+  type?: string;
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: JsonSchema | boolean;
+  patternProperties?: Record<string, JsonSchema>;
+  required?: string[];
+  writeOnly?: boolean;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+}
+
+/** How a setting is edited: `secret` keeps its value while the mask stays; `list` one item a line; `map` "name: value" lines. */
+export type FieldKind = 'text' | 'long-text' | 'secret' | 'integer' | 'choice' | 'flag' | 'list' | 'map';
+
+export interface SettingsField {
+  key: string;
+  kind: FieldKind;
+  required: boolean;
+  choices: Array<string | number>;
+  minimum?: number;
+  maximum?: number;
+  description?: string;
+}
+
+/** Texts this long (PEM certificates and keys) get a text area. */
+const LONG_TEXT = 2000;
+
+function kindOf(schema: JsonSchema): FieldKind {
+  if (schema.writeOnly) return 'secret';
+  if (schema.anyOf?.every((branch) => 'const' in branch)) return 'choice';
+  if (schema.type === 'integer' || schema.type === 'number') return 'integer';
+  if (schema.type === 'boolean') return 'flag';
+  if (schema.type === 'array') return 'list';
+  if (schema.type === 'object') return 'map';
+  return (schema.maxLength ?? 0) >= LONG_TEXT ? 'long-text' : 'text';
+}
+
+/** The fields of a settings schema, in its order. */
+export function settingsFields(schema: JsonSchema): SettingsField[] {
+  const required = new Set(schema.required ?? []);
+  return Object.entries(schema.properties ?? {}).map(([key, property]) => ({
+    key,
+    kind: kindOf(property),
+    required: required.has(key),
+    choices: (property.anyOf ?? []).filter((b) => 'const' in b).map((b) => b.const as string | number),
+    ...(property.minimum !== undefined ? { minimum: property.minimum } : {}),
+    ...(property.maximum !== undefined ? { maximum: property.maximum } : {}),
+    ...(property.description ? { description: property.description } : {}),
+  }));
+}
+
+export type SettingsDraft = Record<string, string | boolean>;
+
+/** A setting's text; anything but a scalar (never sent by the server for such fields) is shown as JSON. */
+const scalar = (value: unknown): string =>
+  value === undefined || value === null
+    ? ''
+    : typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : JSON.stringify(value);
+
+/** The form's values from the settings as read; secrets start empty (the server never sends them back). */
+export function settingsDraft(fields: SettingsField[], config: Record<string, unknown> = {}): SettingsDraft {
+  const draft: SettingsDraft = {};
+  for (const field of fields) {
+    const value = config[field.key];
+    if (field.kind === 'secret') draft[field.key] = '';
+    else if (field.kind === 'flag') draft[field.key] = value === true;
+    else if (field.kind === 'list') draft[field.key] = Array.isArray(value) ? value.join('\n') : '';
+    else if (field.kind === 'map')
+      draft[field.key] =
+        value && typeof value === 'object'
+          ? Object.entries(value as Record<string, unknown>)
+              .map(([name, text]) => `${name}: ${scalar(text)}`)
+              .join('\n')
+          : '';
+    else draft[field.key] = scalar(value);
+  }
+  return draft;
+}
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+/**
+ * The settings to send. Empty optional fields are left out; an empty secret input keeps a stored
+ * secret (the mask goes back, as SecretField tells the user). Numbers that do not parse are sent
+ * as text, so the server names the field.
+ */
+export function settingsConfig(
+  fields: SettingsField[],
+  draft: SettingsDraft,
+  previous: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = draft[field.key];
+    if (field.kind === 'flag') {
+      if (value === true || previous[field.key] !== undefined) config[field.key] = value === true;
+      continue;
+    }
+    const text = typeof value === 'string' ? value.trim() : '';
+    if (field.kind === 'secret') {
+      if (text) config[field.key] = text;
+      else if (previous[field.key] !== undefined) config[field.key] = SECRET_MASK;
+      continue;
+    }
+    if (!text) continue;
+    if (field.kind === 'list') config[field.key] = lines(text);
+    else if (field.kind === 'map')
+      config[field.key] = Object.fromEntries(
+        lines(text).map((line) => {
+          const at = line.indexOf(':');
+          return at < 0 ? [line, ''] : [line.slice(0, at).trim(), line.slice(at + 1).trim()];
+        }),
+      );
+    else if (field.kind === 'integer') config[field.key] = /^-?\d+$/.test(text) ? Number(text) : text;
+    else if (field.kind === 'choice')
+      config[field.key] = field.choices.find((choice) => String(choice) === text) ?? text;
+    else config[field.key] = text;
+  }
+  return config;
+}
