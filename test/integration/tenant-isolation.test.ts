@@ -9,6 +9,7 @@ import {
 import { sampleValue, type JsonSchema } from './support/schema-sample.js';
 import { buildTenancyWorld, RELATIONS, type Relation, type TenancyWorld } from './support/tenancy-world.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
+import { FIXTURE_CODEC_PARSER } from './support/ts013-codecs.js';
 import { insertTwin } from './support/twin-fixtures.js';
 
 /**
@@ -108,7 +109,12 @@ const FIXTURES: Record<string, Fixture> = {
     return created(r.statusCode, r.body);
   },
   deviceDriver: async (accountId) => {
-    const r = await asRoot('POST', '/xapi/v1/device-drivers', { title: `fixture ${uniq()}`, accountId });
+    // A codec, so that every driver route (the parser test, encoding a downlink) works on its own object.
+    const r = await asRoot('POST', '/xapi/v1/device-drivers', {
+      title: `fixture ${uniq()}`,
+      accountId,
+      parser: FIXTURE_CODEC_PARSER,
+    });
     return created(r.statusCode, r.body);
   },
   digitalTwin: async (accountId) => {

@@ -1,5 +1,6 @@
 import { created, uniq, type Call, type ScopeWorld } from './scope-world.js';
 import type { TestApp } from './test-app.js';
+import { FIXTURE_CODEC_PARSER } from './ts013-codecs.js';
 
 /**
  * One fresh object of a kind in the scope world's account, for one probe call (so deleting or
@@ -141,7 +142,12 @@ export const SCOPE_FIXTURES: Record<string, ScopeFixture> = {
     ),
   deviceDriver: async (_t, w) =>
     created(
-      await w.admin('POST', '/xapi/v1/device-drivers', { title: `fx ${uniq()}`, accountId: w.accountId }),
+      // A codec, so that every driver route (the parser test, encoding a downlink) works on it.
+      await w.admin('POST', '/xapi/v1/device-drivers', {
+        title: `fx ${uniq()}`,
+        accountId: w.accountId,
+        parser: FIXTURE_CODEC_PARSER,
+      }),
     ),
   job: async (_t, w) =>
     created(

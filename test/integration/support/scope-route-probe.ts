@@ -66,6 +66,7 @@ export const ID_LESS: Record<string, string> = {
   'GET /xapi/v1/users/me': 'the caller',
   'POST /xapi/v1/users': 'users',
   'GET /xapi/v1/permissions': 'the permission catalogue',
+  'GET /xapi/v1/connector-kinds': 'the connector-kind catalogue',
   'GET /xapi/v1/roles': 'roles',
   'POST /xapi/v1/roles': 'roles',
   'GET /xapi/v1/api-keys': 'API keys',

@@ -87,3 +87,9 @@ function decodeUplink(input) {
   return result;
 }
 `;
+
+/** A minimal codec for route-table fixtures: every driver route (parser test, downlink encoding) works on it. */
+export const FIXTURE_CODEC_PARSER = {
+  type: 'javascript',
+  code: 'function decodeUplink(input) { return { data: { size: input.bytes.length } }; }\nfunction encodeDownlink(input) { return { bytes: [1], fPort: 1 }; }',
+};
