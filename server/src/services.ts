@@ -32,6 +32,7 @@ import { ConnectorTelemetry } from './connectors/connector-telemetry.js';
 import { createConnectorKinds } from './connectors/kinds/index.js';
 import { MqttInRuntime } from './connectors/mqtt-in.runtime.js';
 import { WebhookService } from './connectors/webhook.service.js';
+import { NetworkEvents } from './connectors/network-events.js';
 import { HubDeviceService } from './hub/hub-device.service.js';
 import { IngestWorker } from './ingest/worker/ingest-worker.js';
 import { LiveHub } from './live/live.hub.js';
@@ -146,6 +147,13 @@ export function createServices(ctx: AppContext) {
     connectors,
   });
   ctx.lifecycle.push(broker);
+  // Downlink progress and gateway status from network servers, to the domains that own them.
+  const networkEvents = new NetworkEvents((error, event) =>
+    ctx.log.warn(
+      { err: error, event: event.type, connectorId: event.connectorId },
+      'A network-server event was not applied',
+    ),
+  );
   const webhooks = new WebhookService(connectors, packets);
   const hubDevices = new HubDeviceService(ctx.em, packets, (id, result, count) =>
     connectors.recordPackets(id, result, count),
@@ -307,6 +315,7 @@ export function createServices(ctx: AppContext) {
     connectorTelemetry,
     mqttIn,
     webhooks,
+    networkEvents,
     hubDevices,
     audit,
     accounts,

@@ -2,6 +2,8 @@ import type { TObject } from 'typebox';
 import type { DeliveryContext, OutgoingSender } from '../outgoing/delivery.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Connector } from './connector.entity.js';
+import type { PacketMeta } from '../ingest/packet-meta.js';
+import type { DownlinkSender, RemoteDeviceDeleter } from '../downlinks/downlink-delivery.js';
 
 /**
  * What a kind actually does in this version; the console shows kinds without capabilities
@@ -50,7 +52,10 @@ export interface KindDeps {
 }
 
 /** The behaviour of a kind that needs server services. */
-export type KindRuntime = Pick<ConnectorKind, 'webhookItems' | 'start' | 'stop' | 'sender'>;
+export type KindRuntime = Pick<
+  ConnectorKind,
+  'webhookItems' | 'start' | 'stop' | 'sender' | 'downlink' | 'remoteDelete'
+>;
 
 /**
  * A connector kind as one self-describing module (docs/adr/0074-connector-kind-descriptors.md).
@@ -85,6 +90,8 @@ export interface ConfigProblem {
 export interface WebhookItem {
   deviceKey: string;
   payload: Buffer;
+  /** What the network server reported besides the payload (fPort, gateways, …). */
+  meta?: PacketMeta;
 }
 
 export interface KindContext {
@@ -122,4 +129,8 @@ export interface ConnectorKind {
   stop?(connectorId: string): Promise<void>;
   /** Outgoing kinds: delivers messages the dispatcher (server/src/outgoing/) queued. */
   sender?: OutgoingSender;
+  /** Kinds with the `downlink` capability: delivers queued downlinks (server/src/downlinks/). */
+  downlink?: DownlinkSender;
+  /** Kinds with the `remote-delete` capability: deletes devices on the network server. */
+  remoteDelete?: RemoteDeviceDeleter;
 }

@@ -1,3 +1,5 @@
+import type { PacketMeta } from './packet-meta.js';
+
 /**
  * The seam between the front doors (embedded broker, webhooks, mqtt-in, hub API) and the ingest
  * path. A front door acknowledges a packet only after `PacketSink.append` resolved: by then the
@@ -12,6 +14,8 @@ export interface IncomingPacket {
   /** `mqtt`, `webhook`, `mqtt-in`, `hub`, … */
   source: string;
   receivedAt: Date;
+  /** Network-server metadata or the MQTT topic (packet-meta.ts); absent when the front door knows none. */
+  meta?: PacketMeta;
 }
 
 export class PacketRefusedError extends Error {
