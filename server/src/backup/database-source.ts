@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { EmbeddedDatabase } from '../platform/db/embedded-postgres.js';
+import { runningPostmaster } from '../platform/db/running-postmaster.js';
 
 /** The database the embedded cluster serves Stellwerk from (platform/db/database.ts). */
 export const EMBEDDED_DATABASE = 'stellwerk';
@@ -26,7 +27,7 @@ export async function openCommandDatabase(config: Config, log: Logger): Promise<
   if (config.databaseUrl)
     return { url: config.databaseUrl, embedded: false, via: 'external', close: async () => {} };
   const clusterDir = path.join(config.dataDir, 'postgres');
-  const running = await runningPostmaster(config.dataDir);
+  const running = await runningPostmaster(config.dataDir, { unreadable: 'throw' });
   if (running) {
     return {
       url: await embeddedUrl(config.dataDir, running.port),
@@ -47,27 +48,6 @@ export async function openCommandDatabase(config: Config, log: Logger): Promise<
   return { url, embedded: true, via: 'started-for-this-command', close: () => database.stop() };
 }
 
-/** The embedded PostgreSQL running on `<dataDir>/postgres`, from its `postmaster.pid`; undefined when none runs. */
-export async function runningPostmaster(dataDir: string): Promise<{ pid: number; port: number } | undefined> {
-  let lines: string[];
-  try {
-    lines = (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    throw new Error(
-      `cannot read ${path.join(dataDir, 'postgres', 'postmaster.pid')} (${code}); run this command as the user the server runs as`,
-      { cause: error },
-    );
-  }
-  // Lines: pid, data directory, start time, port, socket directory, listen address, …
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
-  if (!Number.isInteger(port) || port <= 0) return undefined;
-  return { pid, port };
-}
-
 async function embeddedUrl(dataDir: string, port: number): Promise<string> {
   const file = path.join(dataDir, 'postgres.password');
   let password: string;
@@ -80,13 +60,4 @@ async function embeddedUrl(dataDir: string, port: number): Promise<string> {
     );
   }
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${EMBEDDED_DATABASE}`;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -15,7 +15,8 @@ import { backupErrors, isAppError } from './backup.errors.js';
 import { MANIFEST_MEMBER, SECRET_KEY_MEMBER, type BackupManifest } from './backup.manifest.js';
 import { describe, keyFingerprint } from './backup.service.js';
 import { DatabaseLoader } from './database-load.js';
-import { EMBEDDED_DATABASE, runningPostmaster } from './database-source.js';
+import { EMBEDDED_DATABASE } from './database-source.js';
+import { runningPostmaster } from '../platform/db/running-postmaster.js';
 import { spoolFileOf } from './spool-copy.js';
 import { compareVersions, recordRunningVersion } from './upgrade-guard.js';
 
@@ -121,7 +122,7 @@ async function checkTarget(config: Config): Promise<void> {
       await client.end().catch(() => undefined);
     }
   } else {
-    if (await runningPostmaster(config.dataDir))
+    if (await runningPostmaster(config.dataDir, { unreadable: 'throw' }))
       throw backupErrors.serverRunning(
         `A Stellwerk server is running on ${config.dataDir}; restore into a new data directory (STELLWERK_DATA_DIR).`,
       );

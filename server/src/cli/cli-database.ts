@@ -1,3 +1,4 @@
+import { runningPostmaster } from '../platform/db/running-postmaster.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -7,7 +8,7 @@ import { ENTITIES } from '../entities.js';
 import { openDatabase, type Database } from '../platform/db/database.js';
 import { openOrm } from '../platform/db/orm.js';
 import { StartupError } from '../platform/db/startup-error.js';
-import { errorText, runningEmbeddedPostmaster } from './cli-runtime.js';
+import { errorText } from './cli-runtime.js';
 import { CliError } from './command.js';
 
 /**
@@ -18,7 +19,7 @@ import { CliError } from './command.js';
  */
 export async function openCliDatabase(config: Config, log: Logger): Promise<Database> {
   if (config.databaseUrl) return openDatabase(config, log);
-  const running = await runningEmbeddedPostmaster(config.dataDir);
+  const running = await runningPostmaster(config.dataDir, { unreadable: 'absent' });
   if (running) {
     let password: string;
     try {

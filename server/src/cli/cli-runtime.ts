@@ -1,5 +1,3 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../platform/logging/logger.js';
@@ -28,40 +26,6 @@ export function cliLogger(config: Config): Logger {
     base: { node: config.nodeName },
     output: 'stderr',
   });
-}
-
-/** A live embedded PostgreSQL of this data directory, from its `postmaster.pid`. */
-export interface RunningPostmaster {
-  pid: number;
-  port: number;
-}
-
-/**
- * `postmaster.pid` lines: pid, data directory, start time, port, … A file naming a dead process is
- * what a crash leaves behind; PostgreSQL itself treats it as stale.
- */
-export async function runningEmbeddedPostmaster(dataDir: string): Promise<RunningPostmaster | undefined> {
-  let text: string;
-  try {
-    text = await fs.readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8');
-  } catch {
-    return undefined;
-  }
-  const [pidLine, , , portLine] = text.split('\n');
-  const pid = Number(pidLine);
-  const port = Number(portLine);
-  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !processAlive(pid)) return undefined;
-  return { pid, port };
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to another user (the `postgres` user when the server runs as root).
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function errorText(error: unknown): string {

@@ -1,8 +1,8 @@
+import { runningPostmaster } from '../../platform/db/running-postmaster.js';
 import https from 'node:https';
 import net from 'node:net';
 import type { Config } from '../../config.js';
 import type { DoctorCheck, DoctorFinding } from '../doctor-check.js';
-import { runningEmbeddedPostmaster } from '../cli-runtime.js';
 
 /**
  * Each configured port is free, or held by this Stellwerk: the HTTP port when `/xapi/v1/health`
@@ -98,7 +98,9 @@ export const portsCheck: DoctorCheck = {
         ? await stellwerkAnswers(config.httpPort, config.https !== 'off')
         : undefined;
     const postmaster =
-      anyInUse && !config.databaseUrl ? await runningEmbeddedPostmaster(config.dataDir) : undefined;
+      anyInUse && !config.databaseUrl
+        ? await runningPostmaster(config.dataDir, { unreadable: 'absent' })
+        : undefined;
     return ports.map((spec, i): DoctorFinding => {
       const state = states[i]!;
       const what = `${spec.variable} ${spec.port} on ${spec.host}`;
