@@ -1,5 +1,7 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connector } from '../../server/src/connectors/connector.entity.js';
+import { PacketFeed } from '../../server/src/ingest/packet-feed.js';
 import type { PacketMeta } from '../../server/src/ingest/packet-meta.js';
 import { bearer, caller, expectStatus, login, type Credentials } from './support/identity.js';
 import { createConnector } from './support/connectors.js';
@@ -158,6 +160,18 @@ describe('packet metadata', () => {
     expect(await history(deviceId)).toEqual([
       expect.objectContaining({ status: 'parsed', warnings: [], meta }) as HistoryPacket,
     ]);
+    // A pipeline that fell behind (or restarted) re-reads packets from the table: with their metadata.
+    const [row] = await sql<{ id: string }>(t, 'SELECT id FROM packets WHERE connector_id = ?', [
+      connector.id,
+    ]);
+    const pool = new pg.Pool({ connectionString: t.config.databaseUrl!, max: 1 });
+    try {
+      const feed = new PacketFeed(pool, { batchSize: 1, maxQueued: 1, maxQueuedBytes: 1024 });
+      feed.startAt(BigInt(row!.id) - 1n);
+      expect((await feed.next())[0]).toMatchObject({ deviceKey: 'parse-1', meta });
+    } finally {
+      await pool.end();
+    }
   });
 
   it('of a join sets only _meta states: the driver does not run and _raw stays', async () => {
