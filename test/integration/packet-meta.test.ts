@@ -7,6 +7,7 @@ import { bearer, caller, expectStatus, login, type Credentials } from './support
 import { createConnector } from './support/connectors.js';
 import { processedPackets, sql, statesOf } from './support/ingest-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { insertState, stateRows } from './support/twin-fixtures.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -220,6 +221,40 @@ describe('packet metadata', () => {
     );
     await processedPackets(t, connector.id, 2);
     expect(await evaluate()).toMatchObject({ healthState: 'Healthy' });
+  });
+
+  it('lets an event rule fire on _meta.rssi through a twin state', async () => {
+    const connector = await createConnector(t, admin, { type: 'tts-uplink' });
+    const deviceId = await createDevice(connector.id, 'coverage-2', null);
+    const twinId = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/digital-twins', { title: 'Meter shaft 4' }),
+      201,
+    ).id;
+    await insertState(t, twinId, 'rssi', {
+      type: 'connector',
+      connectorId: connector.id,
+      deviceId,
+      stateKey: '_meta.rssi',
+    });
+    t.services.stateEngine.definitionsChanged();
+    const ruleId = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/rules', {
+        title: 'Poor coverage',
+        twinId,
+        trigger: { type: 'event', conditions: [{ stateKey: 'rssi', operator: '<', value: -120 }] },
+        commands: [{ type: 'alarm', message: '{{twin.title}}: RSSI {{states.rssi}} dBm' }],
+      }),
+      201,
+    ).id;
+    await append(connector.id, 'coverage-2', Buffer.from([1]), uplink(1));
+    await waitFor(async () => ((await stateRows(t, twinId)).rssi?.value === -121 ? true : undefined), 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await t.services.ruleEngine.idle();
+    const alarms = expectStatus<{ data: Array<{ message: string; source: { id: string } | null }> }>(
+      await call('GET', '/xapi/v1/alarm-logs?pageSize=500'),
+      200,
+    ).data.filter((a) => a.source?.id === ruleId);
+    expect(alarms.map((a) => a.message)).toEqual(['Meter shaft 4: RSSI -121 dBm']);
   });
 
   it('flags a repeated or reset frame counter on the packet and in the connector log, but processes it', async () => {
