@@ -1,8 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connector } from '../../server/src/connectors/connector.entity.js';
+import { FrameCounters } from '../../server/src/ingest/frame-counter.js';
 import { PacketFeed } from '../../server/src/ingest/packet-feed.js';
 import type { PacketMeta } from '../../server/src/ingest/packet-meta.js';
+import type { PacketOutcome } from '../../server/src/ingest/parse-packet.stage.js';
 import { bearer, caller, expectStatus, login, type Credentials } from './support/identity.js';
 import { createConnector } from './support/connectors.js';
 import { processedPackets, sql, statesOf } from './support/ingest-fixtures.js';
@@ -293,6 +295,46 @@ describe('packet metadata', () => {
       ['frame-counter-reset', 3],
     ]);
     expect(logs[1]!.message).toMatch(/^Frame counter of device_id "fcnt-1" went back \(fCnt 3\)/);
+
+    // After a restart the check starts from the device's _meta.fCnt state; a replayed packet (at or
+    // below the packet that set it) is not flagged again.
+    const [last] = await sql<{ packet_id: string }>(
+      t,
+      `SELECT packet_id FROM device_states WHERE device_id = ? AND key = '_meta.fCnt'`,
+      [deviceId],
+    );
+    const lastId = BigInt(last!.packet_id);
+    const pool = new pg.Pool({ connectionString: t.config.databaseUrl!, max: 1 });
+    try {
+      const restarted = new FrameCounters(pool);
+      const outcome = (id: bigint, fCnt: number): PacketOutcome => ({
+        packet: {
+          id,
+          connectorId: connector.id,
+          deviceKey: 'fcnt-1',
+          payload: Buffer.alloc(0),
+          source: 'webhook',
+          receivedAt: new Date(),
+          meta: uplink(fCnt),
+        },
+        device: {
+          id: deviceId,
+          accountId: t.rootAccountId,
+          permissionScopeId: null,
+          referenceId: null,
+          driver: null,
+        },
+        status: 'parsed',
+        error: null,
+        updates: [],
+      });
+      const replayed = outcome(lastId, 1);
+      const repeated = outcome(lastId + 1000n, 1);
+      await restarted.check([replayed, repeated]);
+      expect([replayed.frameCounter, repeated.frameCounter]).toEqual([undefined, 'repeat']);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('skips the frame-counter check when the connector says so', async () => {
