@@ -39,14 +39,14 @@ describe('packet store parameters', () => {
     const packets = [
       { ...base, deviceKey: 'a' },
       { ...base, deviceKey: 'b' },
-      // jsonb refuses \u0000: it is dropped from strings.
-      { ...base, deviceKey: 'c', meta: { fPort: 2, topic: 'a"b\\c', decoded: { text: 'x\u0000y' } } },
+      // jsonb refuses \u0000 and lone surrogates: dropped and replaced.
+      { ...base, deviceKey: 'c', meta: { fPort: 2, topic: 'a"b\\c', decoded: { text: 'x\u0000y\ud800' } } },
       { ...base, deviceKey: 'd' },
     ];
-    const json = '{"fPort":2,"topic":"a\\"b\\\\c","decoded":{"text":"xy"}}';
+    const json = '{"fPort":2,"topic":"a\\"b\\\\c","decoded":{"text":"xy\ufffd"}}';
     expect(packetColumns(packets)[7]).toBe(`{NULL,NULL,${quote(json)},NULL}`);
     expect(quote(json)).toBe(
-      String.raw`"{\"fPort\":2,\"topic\":\"a\\\"b\\\\c\",\"decoded\":{\"text\":\"xy\"}}"`,
+      String.raw`"{\"fPort\":2,\"topic\":\"a\\\"b\\\\c\",\"decoded\":{\"text\":\"xy�\"}}"`,
     );
     expect(packetColumns(packets.slice(0, 2))[7]).toBeNull();
   });

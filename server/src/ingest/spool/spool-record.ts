@@ -47,21 +47,22 @@ const metaJson = new WeakMap<PacketMeta, string>();
 
 /**
  * A packet's metadata as JSON, stringified once per packet: the spool writes it, and the packet
- * store's INSERT reuses the text its record was decoded from. NUL characters are dropped from
- * strings: PostgreSQL's jsonb refuses `\u0000`, and the packet would be refused with it.
+ * store's INSERT reuses the text its record was decoded from. Strings are made storable first:
+ * PostgreSQL's jsonb refuses `\u0000` and lone surrogates (`\ud800`), and the packet table would
+ * refuse the whole packet with them.
  */
 export function metaText(meta: PacketMeta): string {
   let text = metaJson.get(meta);
   if (text === undefined) {
     text = JSON.stringify(meta);
-    if (text.includes('\\u0000')) text = JSON.stringify(meta, withoutNul);
+    if (text.includes('\\u0000') || text.includes('\\ud')) text = JSON.stringify(meta, storable);
     metaJson.set(meta, text);
   }
   return text;
 }
 
-const withoutNul = (_key: string, value: unknown) =>
-  typeof value === 'string' && value.includes('\0') ? value.replaceAll('\0', '') : value;
+const storable = (_key: string, value: unknown) =>
+  typeof value === 'string' ? value.toWellFormed().replaceAll('\0', '') : value;
 
 /** Encoded size of a packet's record; throws a RangeError when a field does not fit its length field. */
 export function encodedRecordSize(packet: IncomingPacket): number {
