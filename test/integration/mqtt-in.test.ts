@@ -80,6 +80,7 @@ describe('mqtt-in with username and password', () => {
     const first = await packetFor(connector.id, 'meter-1');
     expect(JSON.parse(first.payload.toString())).toEqual({ flow: 4.2 });
     expect(first.source).toBe('mqtt-in');
+    expect(first.meta).toEqual({ topic: 'plant/meter-1/up' });
     await packetFor(connector.id, 'meter-2');
     expect((await packetsOf(t, connector.id)).map((p) => p.device_key)).not.toContain('meter-3');
     expect(await logMessages(connector.id)).toContain(`info: Connected to mqtt://127.0.0.1:${broker.port}`);

@@ -37,9 +37,10 @@ const rowsOf = (app: TestApp, connectorId: string, expected: number) =>
         device_key: string;
         source: string;
         received_at: Date;
+        meta: unknown;
       }>(
         app,
-        'SELECT id, payload, device_key, source, received_at FROM packets WHERE connector_id = ? ORDER BY id',
+        'SELECT id, payload, device_key, source, received_at, meta FROM packets WHERE connector_id = ? ORDER BY id',
         [connectorId],
       );
       return rows.length >= expected ? rows : undefined;
@@ -83,7 +84,7 @@ describe('packet spool and store', () => {
     expect(Number(groups?.[1])).toBeLessThan(count);
   });
 
-  it('stores every column exactly: odd device keys, binary and empty payloads, millisecond times', async () => {
+  it('stores every column exactly: odd device keys, binary and empty payloads, millisecond times, metadata', async () => {
     const connectorId = '01a200aa-989b-76c9-840b-4a0dd99a7460';
     const keys = ['a,b', 'quote"d', 'back\\slash', '{brace}', 'spaced key', 'NULL', 'ümlaut-☃', ''];
     const payloads = [Buffer.from([0, 1, 255, 92, 34]), Buffer.alloc(0), Buffer.from('{"x":"\\u0000"}')];
@@ -93,6 +94,10 @@ describe('packet spool and store', () => {
       payload: payloads[i % payloads.length]!,
       source: i % 2 ? 'webhook' : 'mqtt',
       receivedAt: new Date(1_700_000_000_000 + i * 1001 + 7),
+      // Every third packet has none: a batch mixes both.
+      ...(i % 3 === 1
+        ? {}
+        : { meta: { topic: `t/${deviceKey}/"q"\\{x}`, fCnt: i, decoded: { text: 'ä,☃\u0000\ud800' } } }),
     }));
     await Promise.all(sent.map((p) => t.services.packets.append(p)));
     const rows = await rowsOf(t, connectorId, sent.length);
@@ -101,6 +106,10 @@ describe('packet spool and store', () => {
     expect(rows.map((r) => r.payload.toString('hex'))).toEqual(sent.map((p) => p.payload.toString('hex')));
     expect(rows.map((r) => new Date(r.received_at).getTime())).toEqual(
       sent.map((p) => p.receivedAt.getTime()),
+    );
+    // NUL dropped, a lone surrogate replaced: jsonb refuses both, and with them the packet.
+    expect(rows.map((r) => r.meta)).toEqual(
+      sent.map((p) => (p.meta ? { ...p.meta, decoded: { text: 'ä,☃\ufffd' } } : null)),
     );
   });
 

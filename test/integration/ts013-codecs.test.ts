@@ -162,18 +162,41 @@ describe('TS013 payload codecs as device drivers', () => {
     ]);
   });
 
-  it('fail ingested packets with their own errors while the packet carries no fPort', async () => {
-    // The TTS front door keeps only frm_payload: a codec that needs fPort gets undefined and says so.
-    const driver = await createDriver(WATER_METER_CODEC);
+  it('decode ingested packets by the fPort of their metadata', async () => {
+    const driver = await createDriver(WATER_METER_CODEC, { serial: 'from-driver' });
     const connector = await createConnector(t, admin, { type: 'tts-uplink' });
     const devEui = '70b3d57ed0000a02';
-    await insertDevice(t, { connectorId: connector.id, deviceKey: devEui, driverId: driver.id });
-    const path = new URL(connector.apiEndpoint!).pathname;
-    await t.app.inject({ method: 'POST', url: path, payload: ttsUplink(devEui, 1, INDEX_FRAME) });
-    const [row] = await processedPackets(t, connector.id, 1);
-    expect(row).toMatchObject({
-      status: 'parse-error',
-      error: 'The codec reported: unknown FPort undefined',
+    const deviceId = await insertDevice(t, {
+      connectorId: connector.id,
+      deviceKey: devEui,
+      driverId: driver.id,
+    });
+    const append = (bytes: number[], fPort?: number) =>
+      t.services.packets.append({
+        connectorId: connector.id,
+        deviceKey: devEui,
+        payload: Buffer.from(bytes),
+        source: 'webhook',
+        receivedAt: new Date(),
+        ...(fPort === undefined ? {} : { meta: { fPort, fCnt: 7, devEui } }),
+      });
+    await append(INDEX_FRAME, 1);
+    await append([1, 4], 2);
+    // A packet whose connector knows no fPort: the codec says what it needs.
+    await append(INDEX_FRAME);
+    const rows = await processedPackets(t, connector.id, 3);
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      ['parsed', null],
+      ['parsed', null],
+      ['parse-error', 'The codec reported: unknown FPort undefined'],
+    ]);
+    expect(await statesOf(t, deviceId)).toMatchObject({
+      volume: 123.456,
+      'battery.voltage': 3,
+      'meter.serial': 'from-driver',
+      'alarms.1.name': 'tamper',
+      alarmCount: 2,
+      '_meta.fPort': 2,
     });
   });
 

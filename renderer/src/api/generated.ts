@@ -3763,6 +3763,32 @@ export interface ApiOperations {
         status: string | null;
         error: string | null;
         warnings: string[];
+        meta: {
+          event?: string;
+          topic?: string;
+          fPort?: number;
+          fCnt?: number;
+          devEui?: string;
+          devAddr?: string;
+          confirmed?: boolean;
+          receivedAt?: string;
+          gateways?: {
+            gatewayId?: string;
+            gatewayEui?: string;
+            rssi?: number;
+            snr?: number;
+            location?: { latitude: number; longitude: number; altitude?: number; source?: string };
+          }[];
+          dataRate?: string | number;
+          spreadingFactor?: number;
+          bandwidth?: number;
+          frequency?: number;
+          codingRate?: string;
+          decoded?: unknown;
+          battery?: number;
+          margin?: number;
+          location?: { latitude: number; longitude: number; altitude?: number; source?: string };
+        } | null;
         payloadText: string | null;
         payloadBase64: string;
       }[];

@@ -200,6 +200,8 @@ export class MqttInRuntime implements Lifecycle {
         payload: message,
         source: 'mqtt-in',
         receivedAt: new Date(),
+        // Topics on an external broker vary (device id in a segment or in the payload): keep it.
+        meta: { topic },
       });
     } catch (error) {
       if (error instanceof PacketRefusedError && !TRANSIENT.has(error.code)) {

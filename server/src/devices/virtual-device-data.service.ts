@@ -4,6 +4,7 @@ import type { AccountService } from '../accounts/account.service.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
 import { PACKET_STATUS_SQL } from '../ingest/commit-batch.stage.js';
+import type { PacketMeta } from '../ingest/packet-meta.js';
 import type { Job } from '../jobs/job.entity.js';
 import type { JobService } from '../jobs/job.service.js';
 import { DEVICE_IMPORT_JOB, readImportUpload, type ImportInput, type ImportSource } from './device-import.js';
@@ -18,6 +19,8 @@ export interface StoredPacket {
   error: string | null;
   /** A payload codec's warnings about the packet. */
   warnings: string[];
+  /** Network-server metadata or the MQTT topic (ingest/packet-meta.ts); null when none. */
+  meta: PacketMeta | null;
   payload: Buffer;
 }
 
@@ -99,7 +102,7 @@ export class VirtualDeviceDataService {
       take === 0
         ? Promise.resolve([])
         : connection.execute<Array<Record<string, unknown>>>(
-            `SELECT id, received_at, source, ${PACKET_STATUS_SQL} AS status, error, warnings, payload FROM packets p
+            `SELECT id, received_at, source, ${PACKET_STATUS_SQL} AS status, error, warnings, meta, payload FROM packets p
               WHERE connector_id = ? AND device_key = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
             [...address, take, offset],
           ),
@@ -112,6 +115,7 @@ export class VirtualDeviceDataService {
       status: (r.status as string | null) ?? null,
       error: (r.error as string | null) ?? null,
       warnings: Array.isArray(r.warnings) ? (r.warnings as unknown[]).map(String) : [],
+      meta: (r.meta as PacketMeta | null) ?? null,
       payload: r.payload as Buffer,
     }));
     return {

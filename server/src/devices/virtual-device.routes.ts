@@ -270,6 +270,7 @@ export async function virtualDeviceRoutes(
           status: p.status,
           error: p.error,
           warnings: p.warnings,
+          meta: p.meta,
           payloadText: asText(p.payload),
           payloadBase64: p.payload.toString('base64'),
         })),

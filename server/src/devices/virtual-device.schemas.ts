@@ -202,11 +202,66 @@ export const PacketReply = Type.Object({
   warnings: Type.Array(Type.String(), {
     description: "The `warnings` of the driver's payload codec (TS013) for a packet that decoded",
   }),
+  meta: Type.Union([PacketMetaReply(), Type.Null()], {
+    description:
+      'What the connector knew about the packet besides its bytes: network-server metadata (fPort, fCnt, gateways with RSSI/SNR, data rate, …) or the MQTT topic; null when none',
+  }),
   payloadText: Type.Union([Type.String(), Type.Null()], {
     description: 'The payload when it is UTF-8 text.',
   }),
   payloadBase64: Type.String(),
 });
+
+/** packet-meta.ts's PacketMeta; further fields a newer kind adds pass through. */
+function PacketMetaReply() {
+  const location = Type.Object(
+    {
+      latitude: Type.Number(),
+      longitude: Type.Number(),
+      altitude: Type.Optional(Type.Number()),
+      source: Type.Optional(Type.String()),
+    },
+    { additionalProperties: true },
+  );
+  return Type.Object(
+    {
+      event: Type.Optional(
+        Type.String({ description: '`uplink` (also when absent), `join`, `status`, `location`' }),
+      ),
+      topic: Type.Optional(Type.String()),
+      fPort: Type.Optional(Type.Integer()),
+      fCnt: Type.Optional(Type.Integer()),
+      devEui: Type.Optional(Type.String()),
+      devAddr: Type.Optional(Type.String()),
+      confirmed: Type.Optional(Type.Boolean()),
+      receivedAt: Type.Optional(Type.String({ description: "The network server's receive time" })),
+      gateways: Type.Optional(
+        Type.Array(
+          Type.Object(
+            {
+              gatewayId: Type.Optional(Type.String()),
+              gatewayEui: Type.Optional(Type.String()),
+              rssi: Type.Optional(Type.Number()),
+              snr: Type.Optional(Type.Number()),
+              location: Type.Optional(location),
+            },
+            { additionalProperties: true },
+          ),
+        ),
+      ),
+      dataRate: Type.Optional(Type.Union([Type.String(), Type.Number()])),
+      spreadingFactor: Type.Optional(Type.Number()),
+      bandwidth: Type.Optional(Type.Number()),
+      frequency: Type.Optional(Type.Number()),
+      codingRate: Type.Optional(Type.String()),
+      decoded: Type.Optional(Type.Unknown()),
+      battery: Type.Optional(Type.Number()),
+      margin: Type.Optional(Type.Number()),
+      location: Type.Optional(location),
+    },
+    { additionalProperties: true },
+  );
+}
 
 export const PacketListQuery = Type.Object(
   { page: ListQuery.page, pageSize: ListQuery.pageSize },

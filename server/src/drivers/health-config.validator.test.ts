@@ -61,6 +61,13 @@ describe('health config validator', () => {
     expect(check(...all.map((op) => rule('_raw', op, sample[op])))).toEqual([]);
   });
 
+  it('accepts rules on _meta states with operators of their type, without a target variable', () => {
+    expect(check(rule('_meta.rssi', '<', -120), rule('_meta.gateway', '==', 'b827ebfffe000001'))).toEqual([]);
+    expect(check(rule('_meta.dataRate', 'contains', 'SF12'), rule('_meta.gateways', 'exists'))).toEqual([]);
+    expect(check(rule('_meta.rssi', 'contains', 'x'))).toMatchObject([{ path: '/rules/0/operator' }]);
+    expect(check(rule('_meta.nope', 'exists'))).toMatchObject([{ path: '/rules/0/state' }]);
+  });
+
   it('names the rule index and the problem', () => {
     expect(
       check(
@@ -87,7 +94,7 @@ describe('health config validator', () => {
         index: 1,
         path: '/rules/1/state',
         message: expect.stringMatching(
-          /^rule 1: state "nope" is not a target variable, _parsed or _raw/,
+          /^rule 1: state "nope" is not a target variable, _parsed, _raw or a _meta state/,
         ) as string,
       },
       {

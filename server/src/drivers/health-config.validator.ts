@@ -1,4 +1,5 @@
 import { errors } from '../platform/errors.js';
+import { META_STATE_TYPES } from '../ingest/meta-state-types.js';
 import type { TargetVariable, ValueType } from './device-driver.entity.js';
 
 /**
@@ -6,7 +7,7 @@ import type { TargetVariable, ValueType } from './device-driver.entity.js';
  * templates and devices (all carry a `healthConfig`).
  *
  * A rule's `state` is a target variable key, `_parsed` (the whole parsed object) or `_raw`
- * (the packet as received). Its operator must fit the state's type, its value the operator.
+ * (the packet as received), or a `_meta.*` state (the network server's metadata, ingest/meta-state-types.ts). Its operator must fit the state's type, its value the operator.
  * `_raw` never causes a rejection by itself (spec: "HTTP 422 … not for configs containing
  * _raw"): every known operator is accepted on it, only the value is checked for that operator.
  */
@@ -140,11 +141,14 @@ export function validateHealthConfig(
     if (state === RAW_STATE) kind = 'raw';
     else if (state === PARSED_STATE) kind = 'object';
     else if (typeof state === 'string' && types.has(state)) kind = types.get(state);
-    else {
-      const known = [...types.keys(), PARSED_STATE, RAW_STATE].join(', ');
+    else if (typeof state === 'string' && Object.hasOwn(META_STATE_TYPES, state)) {
+      const type = META_STATE_TYPES[state]!;
+      kind = type === 'any' ? 'raw' : type;
+    } else {
+      const known = [...types.keys(), PARSED_STATE, RAW_STATE, '_meta.*'].join(', ');
       return at(
         '/state',
-        `state ${JSON.stringify(state)} is not a target variable, ${PARSED_STATE} or ${RAW_STATE} (known: ${known})`,
+        `state ${JSON.stringify(state)} is not a target variable, ${PARSED_STATE}, ${RAW_STATE} or a _meta state (known: ${known})`,
       );
     }
     const allowed = kind === 'raw' ? ALL_OPERATORS : OPERATORS_BY_TYPE[kind!];

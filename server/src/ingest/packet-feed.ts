@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { PacketMeta } from './packet-meta.js';
 import type { StoredPacket } from './packet-store.js';
 
 /**
@@ -22,10 +23,11 @@ interface PacketRow {
   received_at: Date;
   payload: Buffer;
   source: string;
+  meta: PacketMeta | null;
 }
 
 const CATCH_UP_SQL = `
-  SELECT id, connector_id, device_key, received_at, payload, source
+  SELECT id, connector_id, device_key, received_at, payload, source, meta
     FROM packets WHERE id > $1 AND status IS NULL ORDER BY id LIMIT $2`;
 
 export interface FeedOptions {
@@ -130,14 +132,18 @@ export class PacketFeed {
       this.position.toString(),
       this.options.batchSize,
     ]);
-    return rows.map((r) => ({
-      id: BigInt(r.id),
-      connectorId: r.connector_id,
-      deviceKey: r.device_key,
-      receivedAt: r.received_at,
-      payload: r.payload,
-      source: r.source,
-    }));
+    return rows.map((r) => {
+      const packet: StoredPacket = {
+        id: BigInt(r.id),
+        connectorId: r.connector_id,
+        deviceKey: r.device_key,
+        receivedAt: r.received_at,
+        payload: r.payload,
+        source: r.source,
+      };
+      if (r.meta) packet.meta = r.meta;
+      return packet;
+    });
   }
 
   private notify(): void {

@@ -48,10 +48,10 @@ export type SpooledPacket = IncomingPacket & { seq: number; replayed?: boolean; 
 const INSERT = {
   name: 'stellwerk-packet-store-insert',
   text: `
-  INSERT INTO packets (connector_id, device_key, received_at, payload, source)
-  SELECT c, d, to_timestamp(r / 1000.0), substring($4::bytea FROM o FOR l), s
-    FROM unnest($1::uuid[], $2::text[], $3::float8[], $5::int[], $6::int[], $7::text[])
-    WITH ORDINALITY AS t(c, d, r, o, l, s, n)
+  INSERT INTO packets (connector_id, device_key, received_at, payload, source, meta)
+  SELECT c, d, to_timestamp(r / 1000.0), substring($4::bytea FROM o FOR l), s, m::jsonb
+    FROM unnest($1::uuid[], $2::text[], $3::float8[], $5::int[], $6::int[], $7::text[], $8::text[])
+    WITH ORDINALITY AS t(c, d, r, o, l, s, m, n)
    ORDER BY n
   RETURNING id`,
 };
@@ -64,9 +64,9 @@ const INSERT_SPOOLED = {
   WITH stored AS (${INSERT.text}),
   position AS (
     INSERT INTO system_settings (key, value, updated_at)
-    VALUES ($9, to_jsonb($8::bigint::text), now())
+    VALUES ($10, to_jsonb($9::bigint::text), now())
     ON CONFLICT (key) DO UPDATE
-      SET value = to_jsonb(GREATEST((system_settings.value #>> '{}')::bigint, $8::bigint)::text),
+      SET value = to_jsonb(GREATEST((system_settings.value #>> '{}')::bigint, $9::bigint)::text),
           updated_at = now())
   SELECT id FROM stored ORDER BY id`,
 };

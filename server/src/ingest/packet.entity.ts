@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import type { PacketMeta } from './packet-meta.js';
 
 /**
  * The durable packet store. A packet is appended here (batched, in the broker's authorizePublish or
@@ -24,6 +25,8 @@ export class Packet {
   error: string | null = null;
   /** A payload codec's warnings (TS013 `warnings`), written only for packets that have some. */
   warnings: string[] | null = null;
+  /** Network-server metadata or the MQTT topic (packet-meta.ts); null when the front door knew none. */
+  meta: PacketMeta | null = null;
 }
 
 export const PacketSchema = new EntitySchema<Packet>({
@@ -43,5 +46,6 @@ export const PacketSchema = new EntitySchema<Packet>({
     status: { type: 'string', length: 16, nullable: true },
     error: { type: 'text', nullable: true },
     warnings: { type: 'json', columnType: 'jsonb', nullable: true },
+    meta: { type: 'json', columnType: 'jsonb', nullable: true },
   },
 });

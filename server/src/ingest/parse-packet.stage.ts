@@ -2,6 +2,7 @@ import { MAX_ARRAY_ITEMS } from './ingest.types.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { rawText, toJsonValue } from './json-value.js';
 import { PARSED_STATE, RAW_STATE, stateEntries, wholeKeys } from './state-keys.js';
+import { metaStates } from './packet-meta.js';
 import type { DeviceRef, ResolvedPacket } from './resolve-device.stage.js';
 import type { StoredPacket } from './packet-store.js';
 
@@ -14,6 +15,10 @@ import type { StoredPacket } from './packet-store.js';
  * item, in order (at most MAX_ARRAY_ITEMS; more is a parse error). Nested values become states
  * under dotted keys (state-keys.ts). A codec's `errors` mark the packet `parse-error` with them;
  * its `warnings` are kept on the packet; its console lines go to the debug log.
+ *
+ * A packet with metadata (packet-meta.ts) also sets its `_meta.*` states, whatever the parser does.
+ * A network-server message that is not an uplink (`meta.event` join, status, location) has no
+ * payload for the driver: it sets only its `_meta.*` states (no `_raw`, no parse).
  */
 
 export type PacketStatus = 'parsed' | 'unknown-device' | 'parse-error' | 'failed';
@@ -34,8 +39,10 @@ export interface PacketOutcome {
   device: DeviceRef | null;
   status: PacketStatus;
   error: string | null;
-  /** A codec's warnings about this packet; absent or empty for most. */
+  /** A codec's warnings about this packet, and frame-counter notices; absent or empty for most. */
   warnings?: string[];
+  /** The frame counter went back (`reset`) or repeated (frame-counter.ts); absent for most. */
+  frameCounter?: 'reset' | 'repeat';
   updates: StateUpdate[];
 }
 
@@ -53,15 +60,25 @@ export async function parsePackets(
 }
 
 /**
- * What a parser learns about a packet. The stored packet holds no network-server metadata yet,
- * so `fPort` reaches a codec only once front doors store it; `receivedAt` is the codec's `recvTime`.
+ * What a parser learns about a packet: `parse(bytes, meta)` gets all of it; a TS013 codec's
+ * `decodeUplink(input)` gets `fPort`, `recvTime` (the network server's receive time when known, else
+ * the packet's arrival here) and `variables` (the driver's, overlaid by the device's keyValueData).
  */
-const metaOf = (packet: StoredPacket) => ({
-  deviceKey: packet.deviceKey,
-  connectorId: packet.connectorId,
-  source: packet.source,
-  receivedAt: packet.receivedAt.toISOString(),
-});
+const metaOf = (packet: StoredPacket, device: DeviceRef) => {
+  const receivedAt = packet.receivedAt.toISOString();
+  return {
+    ...packet.meta,
+    deviceKey: packet.deviceKey,
+    connectorId: packet.connectorId,
+    source: packet.source,
+    receivedAt,
+    recvTime: packet.meta?.receivedAt ?? receivedAt,
+    ...(device.variables ? { variables: device.variables } : {}),
+  };
+};
+
+/** Whether the packet is an uplink, the only kind of packet whose payload a driver parses. */
+const isUplink = (packet: StoredPacket) => !packet.meta?.event || packet.meta.event === 'uplink';
 
 async function parseOne(
   { packet, device }: ResolvedPacket,
@@ -77,16 +94,21 @@ async function parseOne(
     receivedAt: packet.receivedAt,
     states,
   });
-  const raw = rawText(packet.payload);
-  if (!device.driver)
+  const meta = packet.meta ? metaStates(packet.meta) : undefined;
+  if (!isUplink(packet))
     return {
       packet,
       device,
       status: 'parsed',
       error: null,
       warnings: [],
-      updates: [update({ [RAW_STATE]: raw })],
+      updates: meta ? [update(meta)] : [],
     };
+  const raw = rawText(packet.payload);
+  // `_raw` first, then the metadata: the states of the packet's first update.
+  const first = (): Record<string, unknown> => (meta ? { [RAW_STATE]: raw, ...meta } : { [RAW_STATE]: raw });
+  if (!device.driver)
+    return { packet, device, status: 'parsed', error: null, warnings: [], updates: [update(first())] };
   const driver = device.driver;
   let items: unknown[];
   let warnings: string[] = [];
@@ -97,10 +119,10 @@ async function parseOne(
     // PostgreSQL text cannot hold NUL; parser messages may quote payload bytes.
     error: message.replaceAll('\0', ''),
     warnings,
-    updates: [update({ [RAW_STATE]: raw })],
+    updates: [update(first())],
   });
   try {
-    const outcome = await parsing.parse(driver, packet.payload, metaOf(packet));
+    const outcome = await parsing.parse(driver, packet.payload, metaOf(packet, device));
     if (outcome.logs?.length)
       scriptLog?.({ deviceId: device.id, packetId: packet.id.toString(), lines: outcome.logs });
     warnings = outcome.codecWarnings ?? [];
@@ -117,7 +139,7 @@ async function parseOne(
   const keepWhole = wholeKeys(driver.targetVariables);
   const updates = items.map((item, i) => {
     const values = toJsonValue(item);
-    const states: Record<string, unknown> = i === 0 ? { [RAW_STATE]: raw } : {};
+    const states: Record<string, unknown> = i === 0 ? first() : {};
     states[PARSED_STATE] = values ?? null;
     if (values !== null && typeof values === 'object' && !Array.isArray(values)) {
       for (const [key, value] of stateEntries(values as Record<string, unknown>, keepWhole)) {

@@ -7,6 +7,7 @@ import type { Metrics } from '../platform/metrics.js';
 import { commitBatch, CURSOR_KEY, type BatchCommitHook } from './commit-batch.stage.js';
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
 import type { DriverParsing } from './driver-parsing.js';
+import { FrameCounters } from './frame-counter.js';
 import { PacketFeed } from './packet-feed.js';
 import type { StoredListener, StoredPacket } from './packet-store.js';
 import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
@@ -18,7 +19,8 @@ import type { VisibleListener, VisibleUpdate } from './visible.stage.js';
  *
  *   feed        packet-feed.ts            committed packets, in memory or re-read from `packets`
  *   resolve     resolve-device.stage.ts   (connectorId, device_id) → device and driver, cached
- *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key
+ *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key, `_meta.*`
+ *   check       frame-counter.ts          LoRaWAN frame-counter repeats and resets → packet warnings
  *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, non-parsed packet status,
  *                                         the commit hook (state engine: twin states, points), cursor
  *   report      connector-notices.ts      failed counters and rate-limited connector log entries
@@ -105,6 +107,7 @@ export class IngestPipeline implements Lifecycle {
   private readonly pool: pg.Pool;
   private readonly feed: PacketFeed;
   private readonly resolver: DeviceResolver;
+  private readonly frameCounters: FrameCounters;
   private readonly notices = new ConnectorNotices();
   private readonly listeners: ProcessedListener[] = [];
   private readonly visibleListeners: VisibleListener[] = [];
@@ -141,6 +144,7 @@ export class IngestPipeline implements Lifecycle {
       maxQueuedBytes: 64 * 1024 * 1024,
     });
     this.resolver = new DeviceResolver(this.pool);
+    this.frameCounters = new FrameCounters(this.pool);
     // Registered now, before any front door starts: the feed buffers until `start` replays.
     options.packets.onStored((packets) => this.feed.push(packets));
 
@@ -241,6 +245,7 @@ export class IngestPipeline implements Lifecycle {
     const outcomes = await parsePackets(resolved, this.parsing, (fields) =>
       this.log.debug(fields, 'driver script console output'),
     );
+    await this.retrying('check frame counters', () => this.frameCounters.check(outcomes));
     const afterCommit: Array<() => void> = [];
     const committed = await this.commit(outcomes, afterCommit);
     this.batchSeconds.observe((performance.now() - began) / 1000);

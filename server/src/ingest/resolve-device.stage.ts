@@ -18,6 +18,10 @@ export interface DeviceRef {
   /** Dynamic data routing: the twin with this referenceId (same account) receives its states. */
   referenceId: string | null;
   driver: DriverRef | null;
+  /** The device's keyValueData, for a driver's codec (`input.variables`); absent without a driver or data. */
+  variables?: Record<string, unknown>;
+  /** No frame-counter notices: set on the device or on its connector (`config.skipFrameCounterCheck`). */
+  skipFrameCounterCheck?: boolean;
 }
 
 export interface ResolvedPacket<P extends StoredPacket = StoredPacket> {
@@ -42,19 +46,27 @@ interface DeviceRow {
   parser: DriverRef['parser'] | null;
   driver_updated_at: Date | null;
   target_variables: DriverRef['targetVariables'] | null;
+  key_value_data: Record<string, unknown> | null;
+  skip_fcnt: boolean;
 }
 
+// keyValueData only for devices with a driver (the codec's `variables`): cached devices stay small.
+const DEVICE_COLUMNS = `v.id, v.account_id, v.permission_scope_id, v.reference_id,
+         d.id AS driver_id, d.parser, d.updated_at AS driver_updated_at, d.target_variables,
+         CASE WHEN d.id IS NOT NULL AND v.key_value_data <> '{}'::jsonb THEN v.key_value_data END AS key_value_data,
+         (v.skip_frame_counter_check OR COALESCE(c.config->'skipFrameCounterCheck' = 'true'::jsonb, false)) AS skip_fcnt`;
+
 const LOOKUP_SQL = `
-  SELECT u.c AS connector_id, u.k AS device_key, v.id, v.account_id, v.permission_scope_id, v.reference_id,
-         d.id AS driver_id, d.parser, d.updated_at AS driver_updated_at, d.target_variables
+  SELECT u.c AS connector_id, u.k AS device_key, ${DEVICE_COLUMNS}
     FROM unnest($1::uuid[], $2::text[]) AS u(c, k)
     JOIN virtual_devices v ON v.connector_id = u.c AND v.device_id = u.k
+    LEFT JOIN connectors c ON c.id = v.connector_id
     LEFT JOIN device_drivers d ON d.id = v.driver_id`;
 
 const BY_ID_SQL = `
-  SELECT v.connector_id, v.device_id AS device_key, v.id, v.account_id, v.permission_scope_id, v.reference_id,
-         d.id AS driver_id, d.parser, d.updated_at AS driver_updated_at, d.target_variables
+  SELECT v.connector_id, v.device_id AS device_key, ${DEVICE_COLUMNS}
     FROM virtual_devices v
+    LEFT JOIN connectors c ON c.id = v.connector_id
     LEFT JOIN device_drivers d ON d.id = v.driver_id
    WHERE v.id = ANY($1::uuid[]) AND v.connector_id IS NOT NULL AND v.device_id IS NOT NULL`;
 
@@ -231,7 +243,7 @@ export class DeviceResolver {
 }
 
 function toRef(row: DeviceRow): DeviceRef {
-  return {
+  const ref: DeviceRef = {
     id: row.id,
     accountId: row.account_id,
     permissionScopeId: row.permission_scope_id,
@@ -246,4 +258,7 @@ function toRef(row: DeviceRow): DeviceRef {
           }
         : null,
   };
+  if (row.key_value_data) ref.variables = row.key_value_data;
+  if (row.skip_fcnt) ref.skipFrameCounterCheck = true;
+  return ref;
 }

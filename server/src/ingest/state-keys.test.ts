@@ -70,4 +70,10 @@ describe('state keys of a parsed item', () => {
     ]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
+  it('never lets a parsed key into the reserved _meta prefix', () => {
+    expect(states({ _meta: { rssi: 0 }, '_meta.snr': 9, _metadata: 1, level: 2 })).toEqual({
+      _metadata: 1,
+      level: 2,
+    });
+  });
 });

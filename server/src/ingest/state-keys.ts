@@ -1,3 +1,5 @@
+import { isMetaKey } from './meta-state-types.js';
+
 /**
  * How one parsed item becomes device states. Every top-level key is a state with its value, as it
  * always was (data states, rules and health rules name them). Nested objects and arrays also
@@ -16,6 +18,7 @@ export const MAX_KEY_LENGTH = 200;
 /** Nesting levels turned into dotted keys; anything deeper is kept as the value at that level. */
 export const MAX_KEY_DEPTH = 8;
 const RESERVED = new Set([RAW_STATE, PARSED_STATE]);
+// Parsed keys never reach `_meta.*`: those states are the network server's (meta-state-types.ts).
 
 const isContainer = (value: unknown): value is Record<string, unknown> | unknown[] =>
   typeof value === 'object' && value !== null;
@@ -40,7 +43,7 @@ export function stateEntries(
     return true;
   };
   for (const [key, value] of Object.entries(item)) {
-    if (RESERVED.has(key) || key === '' || key.length > MAX_KEY_LENGTH) continue;
+    if (RESERVED.has(key) || key === '' || key.length > MAX_KEY_LENGTH || isMetaKey(key)) continue;
     if (out.size >= MAX_KEYS_PER_ITEM) break;
     out.set(key, value);
     if (keepWhole.has(key) || !isContainer(value)) continue;

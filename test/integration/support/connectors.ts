@@ -41,6 +41,8 @@ export interface PacketRow {
   payload: Buffer;
   source: string;
   status: string | null;
+  /** Network-server metadata or the MQTT topic (ingest/packet-meta.ts). */
+  meta: Record<string, unknown> | null;
 }
 
 /**
@@ -60,7 +62,7 @@ export async function packetsOf(t: TestApp, connectorId: string): Promise<Packet
     .fork()
     .getConnection()
     .execute<PacketRow[]>(
-      'SELECT id, device_key, payload, source, status FROM packets WHERE connector_id = ? ORDER BY id',
+      'SELECT id, device_key, payload, source, status, meta FROM packets WHERE connector_id = ? ORDER BY id',
       [connectorId],
     );
 }

@@ -9,6 +9,7 @@ import {
   operatorsFor,
   driverProblems,
   samplePayload,
+  stateKind,
   valueInput,
   type Driver,
 } from './driver-form';
@@ -88,6 +89,12 @@ describe('driver form', () => {
     expect(samplePayload('{"t":"ü"}', 'text')).toEqual({
       base64: Buffer.from('{"t":"ü"}').toString('base64'),
     });
+  });
+
+  it('offers number operators on _meta.rssi without a target variable of that name', () => {
+    expect(operatorsFor(stateKind('_meta.rssi', []))).toContain('<');
+    expect(operatorsFor(stateKind('_meta.gateway', []))).toContain('matches');
+    expect(stateKind('_meta.unknown', [])).toBeUndefined();
   });
 
   it('places a new field after the one that ends last', () => {

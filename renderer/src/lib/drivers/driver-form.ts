@@ -195,6 +195,20 @@ export function variablesOf(draft: DriverDraft): NonNullable<DriverBody['targetV
   }));
 }
 
+/**
+ * Network-server metadata states a health rule may use besides the driver's (the server knows more,
+ * docs/lorawan.md): the ones worth a rule, e.g. `_meta.rssi < -120` for poor coverage.
+ */
+export const META_STATES: ReadonlyArray<{ key: string; type: ValueType }> = [
+  { key: '_meta.rssi', type: 'number' },
+  { key: '_meta.snr', type: 'number' },
+  { key: '_meta.fCnt', type: 'number' },
+  { key: '_meta.gatewayCount', type: 'number' },
+  { key: '_meta.gateway', type: 'string' },
+  { key: '_meta.battery', type: 'number' },
+  { key: '_meta.margin', type: 'number' },
+];
+
 /** The type of a rule's state: a target variable's, `object` for `_parsed`, `raw` for `_raw`. */
 export function stateKind(
   state: string,
@@ -202,6 +216,8 @@ export function stateKind(
 ): ValueType | 'raw' | undefined {
   if (state === RAW_STATE) return 'raw';
   if (state === PARSED_STATE) return 'object';
+  const meta = META_STATES.find((m) => m.key === state);
+  if (meta) return meta.type;
   return variables.find((v) => v.key.trim() === state)?.type;
 }
 

@@ -179,11 +179,17 @@ describe('packet spool', () => {
     it('returns earlier records and continues above them when nothing was committed', async () => {
       const dir = await tempDir();
       const first = await startedOn(dir);
-      await Promise.all(range(1, 20).map((i) => first.append(packet(i))));
+      await Promise.all(range(1, 19).map((i) => first.append(packet(i))));
+      await first.append({ ...packet(20), meta: { fPort: 2, fCnt: 20, topic: 'a/b' } });
       await first.stop();
 
       const second = await startedOn(dir);
       expect(seqs(second.readDurable(0))).toEqual(range(1, 20));
+      const replayed = second.readDurable(0).flatMap((group) => decodeRecords(group.bytes).records);
+      expect(replayed.map((r) => r.meta).slice(-2)).toEqual([
+        undefined,
+        { fPort: 2, fCnt: 20, topic: 'a/b' },
+      ]);
       expect(deviceKeys(second.readDurable(0))).toEqual(range(1, 20).map((i) => packet(i).deviceKey));
       await second.append(packet(21));
       expect(second.lastDurableSeq).toBe(21);

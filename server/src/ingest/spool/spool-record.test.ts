@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { IncomingPacket } from '../ingest.types.js';
-import { decodeRecords, encodeRecord, encodedRecordSize } from './spool-record.js';
+import type { PacketMeta } from '../packet-meta.js';
+import {
+  decodeRecords,
+  encodeRecord,
+  encodedRecordSize,
+  MAX_META_BYTES,
+  recordSeqAt,
+} from './spool-record.js';
 
 function packet(overrides: Partial<IncomingPacket> = {}): IncomingPacket {
   return {
@@ -43,8 +50,34 @@ function randomPacket(random: () => number): IncomingPacket {
     payload,
     source: randomString(random, 12),
     receivedAt: new Date(Math.floor(random() * 4_000_000_000_000)),
+    ...(random() < 0.5
+      ? {
+          meta: {
+            topic: randomString(random, 40).replaceAll('\0', ''),
+            fCnt: Math.floor(random() * 2 ** 32),
+          },
+        }
+      : {}),
   };
 }
+
+const META: PacketMeta = {
+  fPort: 2,
+  fCnt: 4711,
+  devEui: '70b3d57ed005de54',
+  receivedAt: '2026-11-26T03:00:00.123Z',
+  gateways: [{ gatewayId: 'gw-Süd', gatewayEui: 'b827ebfffe000001', rssi: -112, snr: -3.5 }],
+  dataRate: 'SF9BW125',
+  decoded: { temperature: 21.5, nested: { list: [1, 2] } },
+};
+
+/**
+ * A record as versions before metadata wrote it (seq 2^32 + 5, device key `zähler-7`, payload
+ * 01 ff 42): spool files of such a version must replay after an upgrade.
+ */
+const OLD_FORMAT_RECORD =
+  '4c00000082a7d4a8010000000500000000b08756febc7842046d7174742430623666366331652d336632612d346331642d39' +
+  '6135372d35633366306532623764313109007ac3a4686c65722d3701ff42';
 
 function concat(seqsAndPackets: Array<[number, IncomingPacket]>): Buffer {
   return Buffer.concat(seqsAndPackets.map(([seq, p]) => encodeRecord(seq, p)));
@@ -66,6 +99,42 @@ describe('spool record codec', () => {
     expect(decoded.torn).toBe(false);
     expect(decoded.validEnd).toBe(bytes.length);
     expect(decoded.records).toEqual(cases.map(([seq, p]) => ({ ...p, seq })));
+  });
+
+  it('round-trips metadata next to packets without it, which keep the format of versions before it', () => {
+    const withMeta = packet({ meta: META, payload: Buffer.from([0xde, 0xad]) });
+    const cases: Array<[number, IncomingPacket]> = [
+      [1, packet()],
+      [2 ** 40 + 3, withMeta],
+      [3, packet({ meta: { topic: 'devices/温度/up' }, payload: Buffer.alloc(0) })],
+    ];
+    const bytes = concat(cases);
+    const decoded = decodeRecords(bytes);
+    expect(decoded).toMatchObject({ torn: false, validEnd: bytes.length });
+    expect(decoded.records).toEqual(cases.map(([seq, p]) => ({ ...p, seq })));
+    expect(recordSeqAt(bytes, encodeRecord(1, packet()).length)).toBe(2 ** 40 + 3);
+    expect(encodeRecord(2, withMeta).length).toBe(encodedRecordSize(withMeta));
+    expect(encodedRecordSize(withMeta) - encodedRecordSize(packet({ payload: withMeta.payload }))).toBe(
+      4 + Buffer.byteLength(JSON.stringify(META)),
+    );
+    expect(() => encodedRecordSize(packet({ meta: { topic: 'x'.repeat(MAX_META_BYTES) } }))).toThrow(
+      RangeError,
+    );
+  });
+
+  it('decodes a record written by a version before metadata', () => {
+    const bytes = Buffer.from(OLD_FORMAT_RECORD, 'hex');
+    const expected = {
+      seq: 2 ** 32 + 5,
+      connectorId: '0b6f6c1e-3f2a-4c1d-9a57-5c3f0e2b7d11',
+      deviceKey: 'zähler-7',
+      payload: Buffer.from([0x01, 0xff, 0x42]),
+      source: 'mqtt',
+      receivedAt: new Date(1_700_000_000_123),
+    };
+    expect(decodeRecords(bytes)).toEqual({ records: [expected], validEnd: bytes.length, torn: false });
+    // And this version writes such a packet byte for byte the same.
+    expect(encodeRecord(expected.seq, expected).toString('hex')).toBe(OLD_FORMAT_RECORD);
   });
 
   it('sizes a record exactly and refuses fields longer than their length field', () => {
@@ -102,7 +171,8 @@ describe('spool record codec', () => {
     const records: Array<[number, IncomingPacket]> = [
       [1, packet()],
       [2, packet({ payload: Buffer.alloc(0), deviceKey: 'ß' })],
-      [3, packet({ payload: Buffer.from('x'.repeat(40)) })],
+      [3, packet({ payload: Buffer.from('x'.repeat(40)), meta: { fPort: 1, topic: 'a/b' } })],
+      [4, packet()],
     ];
     const ends: number[] = [];
     let end = 0;
@@ -124,10 +194,10 @@ describe('spool record codec', () => {
     const first = encodeRecord(1, packet());
     const bytes = concat([
       [1, packet()],
-      [2, packet({ deviceKey: 'second' })],
+      [2, packet({ deviceKey: 'second', meta: { fCnt: 9 } })],
       [3, packet()],
     ]);
-    const secondLength = encodeRecord(2, packet({ deviceKey: 'second' })).length;
+    const secondLength = encodeRecord(2, packet({ deviceKey: 'second', meta: { fCnt: 9 } })).length;
     for (let at = first.length; at < first.length + secondLength; at += 1) {
       const damaged = Buffer.from(bytes);
       damaged[at] = damaged[at]! ^ 0x40;
