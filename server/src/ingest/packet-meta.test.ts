@@ -11,6 +11,7 @@ describe('packet metadata as states', () => {
     expect(bestGateway(gateways)?.gatewayId).toBe('gw-same-rssi');
     const states = metaStates({ fPort: 2, fCnt: 17, gateways, frequency: 868_100_000 });
     expect(states).toEqual({
+      '_meta.event': 'uplink',
       '_meta.fPort': 2,
       '_meta.fCnt': 17,
       '_meta.rssi': -92,
@@ -22,12 +23,12 @@ describe('packet metadata as states', () => {
     });
   });
 
-  it('names a non-uplink event and leaves out what the network server did not report', () => {
+  it('names the event of network-server messages and leaves out what the network server did not report', () => {
     expect(metaStates({ event: 'join', devAddr: '260b1234' })).toEqual({
       '_meta.event': 'join',
       '_meta.devAddr': '260b1234',
     });
-    expect(metaStates({ event: 'uplink', topic: 'plant/meter-7/up' })).toEqual({
+    expect(metaStates({ topic: 'plant/meter-7/up' })).toEqual({
       '_meta.topic': 'plant/meter-7/up',
     });
     expect(metaStates(undefined)).toEqual({});

@@ -85,7 +85,9 @@ export function metaStates(meta: PacketMeta | undefined): Record<string, unknown
   const put = (key: string, value: unknown) => {
     if (value !== undefined) states[META_STATE_PREFIX + key] = value;
   };
-  put('event', meta.event && meta.event !== 'uplink' ? meta.event : undefined);
+  // A network-server message always names its event, so `_meta.event` never stays `join` after uplinks.
+  const fromNetworkServer = meta.event !== undefined || meta.fPort !== undefined || meta.devEui !== undefined;
+  put('event', fromNetworkServer ? (meta.event ?? 'uplink') : undefined);
   put('topic', meta.topic);
   put('fPort', meta.fPort);
   put('fCnt', meta.fCnt);
