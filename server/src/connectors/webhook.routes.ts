@@ -6,9 +6,6 @@ import { errorResponses } from '../platform/http/schemas.js';
 import type { Connector } from './connector.entity.js';
 import { WebhookBody, WebhookParams, WebhookPathParams, WebhookReply } from './connector.schemas.js';
 
-/** Requests per minute and webhook URL. */
-const WEBHOOK_RATE_PER_MINUTE = 6000;
-
 /**
  * Kinds whose webhooks the per-connector rate limit does not apply to (spec, Limits: not applied to
  * the LoRaWAN network-server connectors of one vendor kind). One The Things Stack application
@@ -50,7 +47,7 @@ export async function webhookRoutes(
   const config = {
     auth: 'public' as const,
     rateLimit: {
-      max: WEBHOOK_RATE_PER_MINUTE,
+      max: ctx.config.webhookRateLimit,
       timeWindow: 60_000,
       // Per connector, not per token string: an unknown token buys no budget of its own, it
       // shares its address's (so guessing tokens costs one lookup each, within that budget).

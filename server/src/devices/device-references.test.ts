@@ -19,6 +19,12 @@ describe('device identity rules of connector kinds', () => {
       applyIdentityRules(d, identityRulesOf(type), true);
       expect(d.devEui).toBe('70b3d57ed0000001');
     }
+    const byEui = { ...device(), deviceId: '70B3D57ED0000001' };
+    applyIdentityRules(byEui, identityRulesOf('loriot-uplink'), true);
+    expect(byEui.deviceId).toBe('70b3d57ed0000001');
+    const named = { ...device(), deviceId: 'Meter-7' };
+    applyIdentityRules(named, identityRulesOf('tts-uplink'), true);
+    expect(named.deviceId).toBe('Meter-7');
     const plain = device({ devEui: '70B3D57ED0000001' });
     applyIdentityRules(plain, identityRulesOf('webhook-in'), true);
     expect(plain.devEui).toBe('70B3D57ED0000001');
