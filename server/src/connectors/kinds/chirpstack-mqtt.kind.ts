@@ -3,7 +3,7 @@ import type { ConnectorKindDescriptor, MqttMessageReader } from '../connector-ki
 import { chirpstackEvent } from './chirpstack.js';
 import { chirpstackApiFields } from './chirpstack-uplink.kind.js';
 import { ConfigCheck } from './config-fields.js';
-import { LORAWAN_DEVICES, lorawanFields } from './lorawan.js';
+import { checkApiUrl, LORAWAN_DEVICES, lorawanFields } from './lorawan.js';
 import { oneOf, secret, settingsObject, text, tlsFields } from './settings-fields.js';
 
 /** One MQTT topic level: no wildcards, no separators. */
@@ -60,7 +60,7 @@ function check(config: Record<string, unknown>) {
   if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
     check.custom('clientKey', 'clientCert and clientKey go together');
   }
-  return check.problems;
+  return [...check.problems, ...checkApiUrl(config)];
 }
 
 /**

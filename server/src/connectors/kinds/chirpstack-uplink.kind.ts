@@ -1,7 +1,7 @@
 import { errors } from '../../platform/errors.js';
 import type { ConnectorKindDescriptor } from '../connector-kind.js';
 import { chirpstackEvent } from './chirpstack.js';
-import { LORAWAN_DEVICES, lorawanFields } from './lorawan.js';
+import { checkApiUrl, LORAWAN_DEVICES, lorawanFields } from './lorawan.js';
 import { secret, settingsObject, text } from './settings-fields.js';
 
 /** Settings of both ChirpStack kinds: its REST API, for downlinks and device deletion. */
@@ -22,6 +22,7 @@ export const chirpstackUplinkKind: ConnectorKindDescriptor = {
     'ChirpStack v4 HTTP integration: uplinks with metadata, joins, status, locations, downlink acks, logs.',
   capabilities: ['webhook', 'receives'],
   settings: settingsObject({ ...chirpstackApiFields(), ...lorawanFields() }),
+  check: checkApiUrl,
   devices: LORAWAN_DEVICES,
   runtime: () => ({
     networkMessage(body, connector, request) {

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import type { GatewayReception, GeoLocation, PacketMeta } from '../../ingest/packet-meta.js';
 import { errors } from '../../platform/errors.js';
-import type { DeviceIdentityRules, NetworkMessage, WebhookItem } from '../connector-kind.js';
+import type { ConfigProblem, DeviceIdentityRules, NetworkMessage, WebhookItem } from '../connector-kind.js';
 import type { GatewayStatusEvent } from '../network-events.js';
 import { flag } from './settings-fields.js';
 
@@ -19,6 +19,16 @@ export const LORAWAN_DEVICES: DeviceIdentityRules = { required: [], lowerCaseEui
 export const lorawanFields = (): Record<string, TSchema> => ({
   skipFrameCounterCheck: flag('Do not flag frame-counter resets and repeats (devices that restart at 0)'),
 });
+
+/** The network server's API base (`apiUrl`), when set, is an http(s) URL with a host. */
+export function checkApiUrl(config: Record<string, unknown>): ConfigProblem[] {
+  const value = config.apiUrl;
+  if (value === undefined || value === '') return [];
+  const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : undefined;
+  const ok =
+    url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  return ok ? [] : [{ path: '/config/apiUrl', message: 'must be an http:// or https:// URL' }];
+}
 
 export type Json = Record<string, unknown>;
 

@@ -59,8 +59,10 @@ describe('loriot-uplink kind', () => {
         },
       ],
     });
-    // With gw as the uplink, the rx message of the same frame is not stored twice.
-    expect(read(fixture('loriot-docs-rx'), { uplinkFrom: 'gw' }).items).toEqual([]);
+    // With gw as the uplink, the rx message of the same frame is not stored twice; gateways it
+    // names (gateway information enabled) are heard all the same.
+    const rx = { ...fixture('loriot-docs-rx'), gws: gw.gws };
+    expect(read(rx, { uplinkFrom: 'gw' })).toEqual({ items: [], events: [heard], logs: [] });
   });
 
   it('ignores other messages and refuses encrypted or broken payloads', () => {

@@ -27,7 +27,7 @@ import { oneOf, settingsObject } from './settings-fields.js';
  *   SNR, frequency and data rate its metadata.
  * - `gw` (Gateway Information): the same frame again, later, with every gateway that heard it.
  * With gateway information enabled LORIOT sends both for each frame, so one of them is the uplink
- * (`uplinkFrom`, default `rx`: it arrives first); a `gw` message always reports its gateways online.
+ * (`uplinkFrom`, default `rx`: it arrives first); either reports the gateways it names online.
  * Other messages (`txd`, downlink confirmations, …) are accepted and ignored. Payloads LORIOT could
  * not decrypt (`encdata` only) are refused: no driver can read them.
  */
@@ -52,7 +52,8 @@ export function loriotMessage(body: unknown, connector: Connector): NetworkMessa
   const uplinkFrom = connector.config.uplinkFrom === 'gw' ? 'gw' : 'rx';
   const gateways = gatewaysOf(body);
   const at = typeof body.ts === 'number' ? new Date(body.ts) : new Date();
-  const events = cmd === 'gw' ? gatewaysHeard(connector.id, gateways, at) : [];
+  // An rx message carries `gws` too when gateway information is enabled: every gateway named is heard.
+  const events = gatewaysHeard(connector.id, gateways, at);
   if (cmd !== uplinkFrom) return { items: [], events, logs: [] };
   if (body.data === undefined && body.encdata !== undefined) {
     throw errors.unprocessable(

@@ -159,6 +159,10 @@ describe('tts-uplink kind', () => {
     expect(validate({ deviceIdFrom: 'eui' })).toEqual([
       { path: '/config/deviceIdFrom', message: 'must be one of "dev_eui", "device_id"' },
     ]);
+    expect(validate({ apiUrl: 'ftp://eu1.cloud.thethings.network' })).toEqual([
+      { path: '/config/apiUrl', message: 'must be an http:// or https:// URL' },
+    ]);
+    expect(validate({ apiUrl: 'https://eu1.cloud.thethings.network' })).toEqual([]);
     expect((ttsUplinkKind.settings.properties.apiKey as { writeOnly?: boolean }).writeOnly).toBe(true);
   });
 });

@@ -5,6 +5,7 @@ import type { ConnectorKindDescriptor, NetworkMessage, WebhookRequest } from '..
 import type { DownlinkEvent, DownlinkStatus } from '../network-events.js';
 import {
   base64Payload,
+  checkApiUrl,
   compact,
   deviceKeyOf,
   euiOf,
@@ -51,6 +52,7 @@ export const ttsUplinkKind: ConnectorKindDescriptor = {
     webhookId: text(100, 'The webhook id in the TTS application'),
     ...lorawanFields(),
   }),
+  check: checkApiUrl,
   devices: { required: [], lowerCaseEui: true, endDeviceId: true },
   runtime: () => ({ networkMessage: ttsMessage }),
 };
