@@ -26,6 +26,7 @@ import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
 import { METRICS_VARIABLES } from './config-variables.metrics.js';
 import { BACKUP_VARIABLES } from './config-variables.backup.js';
 import { LOGGING_VARIABLES } from './config-variables.logging.js';
+import { WEBHOOK_VARIABLES } from './config-variables.webhooks.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -153,6 +154,7 @@ export const ENV_VARIABLES = [
     default: constant(60_000),
     parse: integer(100, 86_400_000),
   }),
+  ...WEBHOOK_VARIABLES,
   variable({
     name: 'STELLWERK_AUTH_FAILURES_PER_ADDRESS',
     key: 'authFailuresPerAddress',

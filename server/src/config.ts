@@ -62,6 +62,8 @@ export interface Config {
   bodyLimitBytes: number;
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /** Requests per minute and incoming-webhook connector (config-variables.webhooks.ts). */
+  webhookRateLimit: number;
   authFailuresPerAddress: number;
   ingestMaxPending: number;
   spoolDir: string;

@@ -115,6 +115,13 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
   });
   ctx.lifecycle.push(packets);
+  // Downlink progress and gateway status from network servers, to the domains that own them.
+  const networkEvents = new NetworkEvents((error, event) =>
+    ctx.log.warn(
+      { err: error, event: event.type, connectorId: event.connectorId },
+      'A network-server event was not applied',
+    ),
+  );
   const connectorTelemetry = new ConnectorTelemetry(ctx.orm, ctx.log, ctx.metrics);
   const mqttIn = new MqttInRuntime({
     orm: ctx.orm,
@@ -123,9 +130,14 @@ export function createServices(ctx: AppContext) {
     secretBox: ctx.secretBox,
     dial,
     log: ctx.log,
+    networkEvents,
   });
   const connectorKinds = createConnectorKinds({
-    mqttIn: { start: (c) => mqttIn.startClient(c), stop: (id) => mqttIn.stopClient(id) },
+    mqttIn: {
+      start: (c) => mqttIn.startClient(c),
+      stop: (id) => mqttIn.stopClient(id),
+      register: (type, reader) => mqttIn.register(type, reader),
+    },
     outgoing: { secretBox: ctx.secretBox, dial, log: ctx.log },
   });
   const connectors = new ConnectorService(
@@ -147,14 +159,7 @@ export function createServices(ctx: AppContext) {
     connectors,
   });
   ctx.lifecycle.push(broker);
-  // Downlink progress and gateway status from network servers, to the domains that own them.
-  const networkEvents = new NetworkEvents((error, event) =>
-    ctx.log.warn(
-      { err: error, event: event.type, connectorId: event.connectorId },
-      'A network-server event was not applied',
-    ),
-  );
-  const webhooks = new WebhookService(connectors, packets);
+  const webhooks = new WebhookService(connectors, packets, networkEvents);
   const hubDevices = new HubDeviceService(ctx.em, packets, (id, result, count) =>
     connectors.recordPackets(id, result, count),
   );

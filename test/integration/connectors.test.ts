@@ -192,6 +192,8 @@ describe('connectors', () => {
     expect(kinds.filter((k) => k.devices.lowerCaseEui).map((k) => k.type)).toEqual([
       'tts-uplink',
       'chirpstack-uplink',
+      'chirpstack-mqtt',
+      'loriot-uplink',
     ]);
     expect(byType.get('iec104')).toMatchObject({ capabilities: [], freeForm: true });
     const stranger = await userWithPermissions(t, admin, 'No Connectors', ['user.read']);

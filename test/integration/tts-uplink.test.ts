@@ -53,15 +53,16 @@ describe('The Things Stack uplinks', () => {
     expect((await packetsOf(t, connector.id))[0]!.device_key).toBe('meter-7');
   });
 
-  it('accepts and ignores messages without frm_payload; refuses broken ones', async () => {
+  it('accepts and ignores uplinks without application data; refuses broken ones', async () => {
     const connector = await createConnector(t, admin, { type: 'tts-uplink' });
     const path = new URL(connector.apiEndpoint!).pathname;
-    const join = await post(path, {
+    // A MAC-only frame (port 0) has no frm_payload: nothing for a driver, and no retry wanted.
+    const macOnly = await post(path, {
       end_device_ids: { dev_eui: 'AA' },
-      join_accept: { session_key_id: 'x' },
+      uplink_message: { f_cnt: 3, rx_metadata: [{ gateway_ids: { gateway_id: 'gw-1' }, rssi: -80 }] },
     });
-    expect(join.statusCode).toBe(202);
-    expect(join.json()).toEqual({ accepted: 0 });
+    expect(macOnly.statusCode).toBe(202);
+    expect(macOnly.json()).toEqual({ accepted: 0 });
     expect(errorCode(await post(path, { end_device_ids: {}, uplink_message: { frm_payload: 'AQ==' } }))).toBe(
       'DEVICE_ID_MISSING',
     );

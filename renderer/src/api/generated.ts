@@ -984,7 +984,53 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: { deviceIdFrom?: 'dev_eui' | 'device_id'; applicationId?: string };
+          config?: {
+            deviceIdFrom?: 'dev_eui' | 'device_id';
+            apiUrl?: string;
+            apiKey?: string | null;
+            applicationId?: string;
+            webhookId?: string;
+            skipFrameCounterCheck?: boolean;
+          };
+          accountId?: string;
+        }
+      | {
+          type: 'chirpstack-uplink';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: { apiUrl?: string; apiToken?: string | null; skipFrameCounterCheck?: boolean };
+          accountId?: string;
+        }
+      | {
+          type: 'chirpstack-mqtt';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            url: string;
+            applicationId?: string;
+            qos?: 0 | 1;
+            protocolVersion?: 4 | 5;
+            clientId?: string;
+            username?: string;
+            password?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            apiUrl?: string;
+            apiToken?: string | null;
+            skipFrameCounterCheck?: boolean;
+          };
+          accountId?: string;
+        }
+      | {
+          type: 'loriot-uplink';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: { uplinkFrom?: 'rx' | 'gw'; skipFrameCounterCheck?: boolean };
           accountId?: string;
         }
       | {
@@ -1117,14 +1163,6 @@ export interface ApiOperations {
           active?: boolean;
           config?: Record<string, never>;
           accountId?: string;
-        }
-      | {
-          type: 'chirpstack-uplink';
-          title: string;
-          description?: string;
-          active?: boolean;
-          config?: Record<string, never>;
-          accountId?: string;
         };
     reply: {
       id: string;
@@ -1196,7 +1234,32 @@ export interface ApiOperations {
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
           }
-        | { deviceIdFrom?: 'dev_eui' | 'device_id'; applicationId?: string }
+        | {
+            deviceIdFrom?: 'dev_eui' | 'device_id';
+            apiUrl?: string;
+            apiKey?: string | null;
+            applicationId?: string;
+            webhookId?: string;
+            skipFrameCounterCheck?: boolean;
+          }
+        | { apiUrl?: string; apiToken?: string | null; skipFrameCounterCheck?: boolean }
+        | {
+            url: string;
+            applicationId?: string;
+            qos?: 0 | 1;
+            protocolVersion?: 4 | 5;
+            clientId?: string;
+            username?: string;
+            password?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            apiUrl?: string;
+            apiToken?: string | null;
+            skipFrameCounterCheck?: boolean;
+          }
+        | { uplinkFrom?: 'rx' | 'gw'; skipFrameCounterCheck?: boolean }
         | {
             url: string;
             method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -3847,6 +3910,13 @@ export interface ApiOperations {
   /** Incoming webhook: packets for the connector the token names (202 once stored) */
   'POST /xapi/v1/webhooks/{token}': {
     path: { token: string };
+    query: never;
+    body: Record<string, unknown> | unknown[];
+    reply: { accepted: number };
+  };
+  /** Incoming webhook with a message path (network servers): as the base URL, plus the path */
+  'POST /xapi/v1/webhooks/{token}/{*}': {
+    path: { token: string; '*': string };
     query: never;
     body: Record<string, unknown> | unknown[];
     reply: { accepted: number };

@@ -15,7 +15,8 @@ export interface ConnectionProbes {
  */
 export function connectorStatus(connector: Connector, probes: ConnectionProbes): ConnectorStatus {
   if (!connector.active) return 'inactive';
-  if (connector.type === 'mqtt-in')
+  // chirpstack-mqtt subscribes through the mqtt-in runtime.
+  if (connector.type === 'mqtt-in' || connector.type === 'chirpstack-mqtt')
     return probes.mqttInConnected(connector.id) ? 'connected' : 'disconnected';
   if (connector.type === 'mqtt-broker')
     return probes.brokerClients(connector.id) > 0 ? 'connected' : 'disconnected';

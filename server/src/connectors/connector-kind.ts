@@ -4,6 +4,7 @@ import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Connector } from './connector.entity.js';
 import type { PacketMeta } from '../ingest/packet-meta.js';
 import type { DownlinkSender, RemoteDeviceDeleter } from '../downlinks/downlink-delivery.js';
+import type { NetworkServerEvent } from './network-events.js';
 
 /**
  * What a kind actually does in this version; the console shows kinds without capabilities
@@ -41,11 +42,21 @@ export interface DeviceIdentityRules {
   endDeviceId: boolean;
 }
 
+/** How a kind that subscribes through the mqtt-in runtime reads its broker's messages. */
+export interface MqttMessageReader {
+  /** The topic filters a connector of the kind subscribes to, from its settings. */
+  topics(config: Record<string, unknown>): string[];
+  /** One message into packets, events and log entries; throws `AppError` for one it cannot read. */
+  read(topic: string, payload: Buffer, connector: Connector): NetworkMessage;
+}
+
 /** What a kind's runtime may use; built once by services.ts. */
 export interface KindDeps {
   mqttIn: {
     start(connector: Connector): Promise<void>;
     stop(connectorId: string): Promise<void>;
+    /** Kinds other than mqtt-in that subscribe to an external broker register their reader. */
+    register?(type: string, reader: MqttMessageReader): void;
   };
   /** What outgoing kinds deliver with (sealed secrets, the door to their targets). */
   outgoing: DeliveryContext;
@@ -54,7 +65,7 @@ export interface KindDeps {
 /** The behaviour of a kind that needs server services. */
 export type KindRuntime = Pick<
   ConnectorKind,
-  'webhookItems' | 'start' | 'stop' | 'sender' | 'downlink' | 'remoteDelete'
+  'webhookItems' | 'networkMessage' | 'start' | 'stop' | 'sender' | 'downlink' | 'remoteDelete'
 >;
 
 /**
@@ -94,6 +105,30 @@ export interface WebhookItem {
   meta?: PacketMeta;
 }
 
+/** What of a webhook request besides its body a kind may read: the path after the token, the query. */
+export interface WebhookRequest {
+  /** The part of the URL path after `/webhooks/{token}`, without a leading slash (`""`, `"uplink"`, `"downlink/ack"`). */
+  path: string;
+  query: Readonly<Record<string, string>>;
+}
+
+/** A connector log entry a network server asked for (ChirpStack `log` events). */
+export interface NetworkLogEntry {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * What one network-server message yields: device packets (uplinks, and joins, device status and
+ * locations as packets without payload), events for the downlink queue and gateways, log entries.
+ */
+export interface NetworkMessage {
+  items: WebhookItem[];
+  events: NetworkServerEvent[];
+  logs: NetworkLogEntry[];
+}
+
 export interface KindContext {
   secretBox: SecretBox;
 }
@@ -125,6 +160,11 @@ export interface ConnectorKind {
    * accept (the webhook handler logs it to the connector log).
    */
   webhookItems?(body: unknown, connector: Connector): WebhookItem[];
+  /**
+   * Network-server webhook kinds, instead of `webhookItems`: one message (its type may come from the
+   * body, the path or the query) into packets, events and log entries. Throws `AppError` like it.
+   */
+  networkMessage?(body: unknown, connector: Connector, request: WebhookRequest): NetworkMessage;
   start?(connector: Connector): Promise<void>;
   stop?(connectorId: string): Promise<void>;
   /** Outgoing kinds: delivers messages the dispatcher (server/src/outgoing/) queued. */

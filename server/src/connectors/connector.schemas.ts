@@ -153,6 +153,11 @@ export const LogsQuery = Type.Object(
 
 export const WebhookParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });
 
+export const WebhookPathParams = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 200 }),
+  '*': Type.String({ maxLength: 200, description: 'Message path, e.g. uplink or downlink/ack' }),
+});
+
 export const WebhookBody = Type.Union(
   [Type.Record(Type.String(), Type.Unknown()), Type.Array(Type.Unknown())],
   { description: '`{"device_id": "…", …values}` or an array of at most 50 such objects' },

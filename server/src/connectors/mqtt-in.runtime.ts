@@ -8,7 +8,9 @@ import { TARGET_REFUSED } from '../outgoing/target-guard.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { Connector } from './connector.entity.js';
+import type { MqttMessageReader, WebhookItem } from './connector-kind.js';
 import type { ConnectorTelemetry } from './connector-telemetry.js';
+import type { NetworkEvents } from './network-events.js';
 import { openSecret } from './kinds/config-fields.js';
 import type { MqttInConfig } from './kinds/mqtt-in.kind.js';
 
@@ -53,6 +55,8 @@ interface Running {
 export class MqttInRuntime implements Lifecycle {
   readonly name = 'mqtt-in';
   private readonly clients = new Map<string, Running>();
+  /** Kinds besides mqtt-in that subscribe through this runtime, with how they read their messages. */
+  private readonly readers = new Map<string, MqttMessageReader>();
   private stopped = false;
 
   constructor(
@@ -63,13 +67,24 @@ export class MqttInRuntime implements Lifecycle {
       secretBox: SecretBox;
       dial: DialOut;
       log: FastifyBaseLogger;
+      /** Where downlink and gateway events of network-server kinds go. */
+      networkEvents?: NetworkEvents;
     },
   ) {}
 
-  /** Server start: a client for every active mqtt-in connector. */
+  /**
+   * A kind that subscribes like mqtt-in but reads its messages its own way (chirpstack-mqtt):
+   * registered when the kinds are built, before the server starts its clients.
+   */
+  register(type: string, reader: MqttMessageReader): void {
+    this.readers.set(type, reader);
+  }
+
+  /** Server start: a client for every active connector of mqtt-in and the registered kinds. */
   async start(): Promise<void> {
     this.stopped = false;
-    const connectors = await this.deps.orm.em.fork().find(Connector, { type: 'mqtt-in', active: true });
+    const types = ['mqtt-in', ...this.readers.keys()];
+    const connectors = await this.deps.orm.em.fork().find(Connector, { type: { $in: types }, active: true });
     for (const connector of connectors) await this.startClient(connector);
   }
 
@@ -87,7 +102,9 @@ export class MqttInRuntime implements Lifecycle {
   async startClient(connector: Connector): Promise<void> {
     await this.stopClient(connector.id);
     if (this.stopped) return;
+    const reader = this.readers.get(connector.type);
     const config = connector.config as unknown as MqttInConfig;
+    const topics = reader ? reader.topics(connector.config) : config.topics;
     const id = connector.id;
     const qos = config.qos ?? 1;
     let client: MqttClient;
@@ -110,7 +127,10 @@ export class MqttInRuntime implements Lifecycle {
     client.handleMessage = (packet, callback) => {
       if (packet.cmd !== 'publish') return callback();
       const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
-      this.ingest(connector, config, packet.topic, payload).then(
+      const ingest = reader
+        ? this.ingestRead(connector, reader, packet.topic, payload)
+        : this.ingest(connector, config, packet.topic, payload);
+      ingest.then(
         () => callback(),
         (error: Error) => {
           callback(error);
@@ -127,7 +147,7 @@ export class MqttInRuntime implements Lifecycle {
       void this.deps.telemetry.write(id, 'info', `Connected to ${config.url}`, {
         sessionPresent: connack.sessionPresent,
       });
-      client.subscribe(config.topics, { qos }, (error, granted) => {
+      client.subscribe(topics, { qos }, (error, granted) => {
         if (error) {
           void this.deps.telemetry.write(id, 'error', `Subscribe failed: ${error.message}`);
           return;
@@ -193,15 +213,57 @@ export class MqttInRuntime implements Lifecycle {
     }
     const deviceKey = deviceKeyOf(config, topic, message);
     if (!deviceKey) return refuse('Packet refused: no device id in topic or payload', {});
+    await this.append(id, topic, { deviceKey, payload: message }, refuse);
+  }
+
+  /**
+   * A registered kind's message: its packets stored like mqtt-in's (same acknowledgement rules), then
+   * its downlink and gateway events and log entries. A message the kind cannot read is refused for
+   * good (acknowledged and logged).
+   */
+  private async ingestRead(
+    connector: Connector,
+    reader: MqttMessageReader,
+    topic: string,
+    message: Buffer,
+  ): Promise<void> {
+    const id = connector.id;
+    const refuse = (reason: string, details: Record<string, unknown>) => {
+      this.deps.telemetry.record(id, 'failed');
+      void this.deps.telemetry.write(id, 'warn', reason, { topic, ...details });
+    };
+    if (message.length > MAX_PAYLOAD_BYTES) {
+      return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_PAYLOAD_BYTES}`, {});
+    }
+    let read;
+    try {
+      read = reader.read(topic, message, connector);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      return refuse(`Packet refused: ${(error as Error).message}`, typeof code === 'string' ? { code } : {});
+    }
+    for (const entry of read.logs)
+      await this.deps.telemetry.write(id, entry.level, entry.message, entry.details);
+    for (const item of read.items) await this.append(id, topic, item, refuse);
+    await this.deps.networkEvents?.emit(read.events);
+  }
+
+  /** Stores one packet; a permanent refusal is logged, a transient one rejects (no PUBACK). */
+  private async append(
+    id: string,
+    topic: string,
+    item: WebhookItem,
+    refuse: (reason: string, details: Record<string, unknown>) => void,
+  ): Promise<void> {
     try {
       await this.deps.sink.append({
         connectorId: id,
-        deviceKey,
-        payload: message,
+        deviceKey: item.deviceKey,
+        payload: item.payload,
         source: 'mqtt-in',
         receivedAt: new Date(),
         // Topics on an external broker vary (device id in a segment or in the payload): keep it.
-        meta: { topic },
+        meta: { ...item.meta, topic },
       });
     } catch (error) {
       if (error instanceof PacketRefusedError && !TRANSIENT.has(error.code)) {

@@ -4,10 +4,16 @@ import type { Services } from '../services.js';
 import { clientAddress } from '../platform/http/client-address.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import type { Connector } from './connector.entity.js';
-import { WebhookBody, WebhookParams, WebhookReply } from './connector.schemas.js';
+import { WebhookBody, WebhookParams, WebhookPathParams, WebhookReply } from './connector.schemas.js';
 
-/** Requests per minute and webhook URL; a TTS application posts all its devices' uplinks to one URL. */
-const WEBHOOK_RATE_PER_MINUTE = 6000;
+/**
+ * Kinds whose webhooks the per-connector rate limit does not apply to (spec, Limits: not applied to
+ * the LoRaWAN network-server connectors of one vendor kind). One The Things Stack application
+ * webhook carries every device's messages, and The Things Stack disables a webhook that fails
+ * successively, so a 429 would cut off a whole application (docs/adr/0108-tts-webhooks-not-rate-limited.md).
+ * The failed-lookup budget per address still guards the token.
+ */
+export const RATE_LIMIT_EXEMPT_KINDS: ReadonlySet<string> = new Set(['tts-uplink']);
 
 export async function webhookRoutes(
   app: App,
@@ -37,35 +43,82 @@ export async function webhookRoutes(
     return lookup;
   };
 
+  // The token in the URL is the credential (docs/adr/0070-incoming-webhooks.md).
+  const config = {
+    auth: 'public' as const,
+    rateLimit: {
+      max: ctx.config.webhookRateLimit,
+      timeWindow: 60_000,
+      // Per connector, not per token string: an unknown token buys no budget of its own, it
+      // shares its address's (so guessing tokens costs one lookup each, within that budget).
+      keyGenerator: async (request: FastifyRequest) => {
+        const connector = await connectorOf(request).catch(() => null);
+        return connector ? `webhook:${connector.id}` : `ip:${clientAddress(request.ip)}`;
+      },
+      // Runs after the key, so an exempt connector was still looked up within the failure budget.
+      allowList: async (request: FastifyRequest) => {
+        const connector = await connectorOf(request).catch(() => null);
+        return connector !== null && RATE_LIMIT_EXEMPT_KINDS.has(connector.type);
+      },
+    },
+  };
+  const response = { 202: WebhookReply, ...errorResponses, 503: errorResponses[409] };
+
   app.post(
     '/xapi/v1/webhooks/:token',
     {
-      // The token in the URL is the credential (docs/adr/0070-incoming-webhooks.md).
-      config: {
-        auth: 'public',
-        rateLimit: {
-          max: WEBHOOK_RATE_PER_MINUTE,
-          timeWindow: 60_000,
-          // Per connector, not per token string: an unknown token buys no budget of its own, it
-          // shares its address's (so guessing tokens costs one lookup each, within that budget).
-          keyGenerator: async (request: FastifyRequest) => {
-            const connector = await connectorOf(request).catch(() => null);
-            return connector ? `webhook:${connector.id}` : `ip:${clientAddress(request.ip)}`;
-          },
-        },
-      },
+      config,
       schema: {
         tags: ['webhooks'],
         summary: 'Incoming webhook: packets for the connector the token names (202 once stored)',
         security: [],
         params: WebhookParams,
         body: WebhookBody,
-        response: { 202: WebhookReply, ...errorResponses, 503: errorResponses[409] },
+        response,
       },
     },
     async (request, reply) => {
-      const result = await webhooks.receive(await connectorOf(request), request.body);
+      const result = await webhooks.receive(await connectorOf(request), request.body, {
+        path: '',
+        query: queryOf(request),
+      });
       return reply.status(202).send(result);
     },
   );
+
+  // Network servers post each message type to the base URL plus a path of its own (The Things
+  // Stack: `/uplink`, `/join`, `/downlink/ack`, …); the kind reads the type from it.
+  app.post(
+    '/xapi/v1/webhooks/:token/*',
+    {
+      config,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Incoming webhook with a message path (network servers): as the base URL, plus the path',
+        security: [],
+        params: WebhookPathParams,
+        body: WebhookBody,
+        response,
+      },
+    },
+    async (request, reply) => {
+      const path = (request.params as { '*'?: string })['*'] ?? '';
+      const result = await webhooks.receive(await connectorOf(request), request.body, {
+        path: path.replace(/^\/+|\/+$/g, ''),
+        query: queryOf(request),
+      });
+      return reply.status(202).send(result);
+    },
+  );
+}
+
+/** The query as single strings (a repeated key keeps its first value). */
+function queryOf(request: FastifyRequest): Record<string, string> {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(query)) {
+    const first = Array.isArray(value) ? (value[0] as unknown) : value;
+    if (typeof first === 'string') out[key] = first;
+  }
+  return out;
 }

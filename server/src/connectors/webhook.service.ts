@@ -1,32 +1,48 @@
 import { PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
 import { AppError, errors } from '../platform/errors.js';
+import type { NetworkMessage, WebhookRequest } from './connector-kind.js';
 import type { Connector } from './connector.entity.js';
 import type { ConnectorService } from './connector.service.js';
+import type { NetworkEvents } from './network-events.js';
 
 /**
- * Incoming webhooks (webhook-in, tts-uplink). The URL token is the credential. Each item of the
- * body becomes one packet; the reply (202) is sent only after every append resolved, so a 202
- * means every packet is durably stored. When the store refuses, the reply is 503 and the sender
- * retries the whole request (items already stored may then arrive twice: at-least-once).
+ * Incoming webhooks (webhook-in and the LoRaWAN network-server kinds). The URL token is the
+ * credential. Each item of the body becomes one packet; the reply (202) is sent only after every
+ * append resolved, so a 202 means every packet is durably stored. When the store refuses, the reply
+ * is 503 and the sender retries the whole request (items already stored may then arrive twice:
+ * at-least-once). Downlink and gateway events of a network-server message go to the event bus once
+ * its packets are stored; a failing subscriber never fails the request (network-events.ts).
  */
 export class WebhookService {
   constructor(
     private readonly connectors: ConnectorService,
     private readonly sink: PacketSink,
+    private readonly networkEvents: NetworkEvents,
   ) {}
 
-  /** `connector`: the one the request's URL token names (null: no such token). */
-  async receive(connector: Connector | null, body: unknown): Promise<{ accepted: number }> {
+  /**
+   * `connector`: the one the request's URL token names (null: no such token); `request`: the path
+   * after the token and the query, which network servers use to say the message type.
+   */
+  async receive(
+    connector: Connector | null,
+    body: unknown,
+    request: WebhookRequest = { path: '', query: {} },
+  ): Promise<{ accepted: number }> {
     const kind = connector && this.connectors.kind(connector.type);
-    if (!connector || !kind?.webhookItems) throw errors.notFound('Webhook');
+    if (!connector || !(kind?.webhookItems || kind?.networkMessage)) throw errors.notFound('Webhook');
+    // Plain webhooks have one URL; a path after the token means nothing to them.
+    if (!kind.networkMessage && request.path !== '') throw errors.notFound('Webhook');
     if (!connector.active) {
       throw errors.forbidden('CONNECTOR_INACTIVE', 'The connector is deactivated and accepts no packets', [
         { connectorId: connector.id },
       ]);
     }
-    let items;
+    let message: NetworkMessage;
     try {
-      items = kind.webhookItems(body, connector);
+      message = kind.networkMessage
+        ? kind.networkMessage(body, connector, request)
+        : { items: kind.webhookItems!(body, connector), events: [], logs: [] };
     } catch (error) {
       this.connectors.recordPackets(connector.id, 'failed');
       const message = error instanceof Error ? error.message : String(error);
@@ -34,6 +50,10 @@ export class WebhookService {
         code: error instanceof AppError ? error.code : 'INVALID_PAYLOAD',
       });
       throw error;
+    }
+    const { items } = message;
+    for (const entry of message.logs) {
+      await this.connectors.log(connector.id, entry.level, entry.message, entry.details);
     }
     const receivedAt = new Date();
     const results = await Promise.allSettled(
@@ -60,6 +80,7 @@ export class WebhookService {
         { 'retry-after': '1' },
       );
     }
+    await this.networkEvents.emit(message.events);
     return { accepted: items.length };
   }
 }

@@ -12,12 +12,19 @@ const device = (fields: { devEui?: string; endDeviceId?: string } = {}) => ({
 describe('device identity rules of connector kinds', () => {
   it('lower-cases EUIs for the LoRaWAN network-server kinds, and only for them', () => {
     const lowerCasing = CONNECTOR_TYPES.filter((type) => identityRulesOf(type).lowerCaseEui);
-    expect(lowerCasing.sort()).toEqual(['chirpstack-uplink', 'tts-uplink']);
-    for (const type of ['tts-uplink', 'chirpstack-uplink']) {
+    const lorawan = ['chirpstack-mqtt', 'chirpstack-uplink', 'loriot-uplink', 'tts-uplink'];
+    expect(lowerCasing.sort()).toEqual(lorawan);
+    for (const type of lorawan) {
       const d = device({ devEui: '70B3D57ED0000001' });
       applyIdentityRules(d, identityRulesOf(type), true);
       expect(d.devEui).toBe('70b3d57ed0000001');
     }
+    const byEui = { ...device(), deviceId: '70B3D57ED0000001' };
+    applyIdentityRules(byEui, identityRulesOf('loriot-uplink'), true);
+    expect(byEui.deviceId).toBe('70b3d57ed0000001');
+    const named = { ...device(), deviceId: 'Meter-7' };
+    applyIdentityRules(named, identityRulesOf('tts-uplink'), true);
+    expect(named.deviceId).toBe('Meter-7');
     const plain = device({ devEui: '70B3D57ED0000001' });
     applyIdentityRules(plain, identityRulesOf('webhook-in'), true);
     expect(plain.devEui).toBe('70B3D57ED0000001');

@@ -27,9 +27,11 @@ const IDENTITY = new Map(CONNECTOR_KIND_DESCRIPTORS.map((kind) => [kind.type, ki
 export const identityRulesOf = (connectorType: string | undefined): DeviceIdentityRules =>
   (connectorType && IDENTITY.get(connectorType)) || PLAIN_DEVICES;
 
+const EUI64 = /^[0-9A-Fa-f]{16}$/;
+
 /**
- * Applies a kind's identity rules to a device: LoRaWAN EUIs lower-cased (devices are matched by
- * the lower-cased EUI), an EndDevice ID made when the kind wants one and `makeEndDeviceId`.
+ * Applies a kind's identity rules to a device: LoRaWAN EUIs, and a `device_id` that is an EUI,
+ * lower-cased (devices are matched by the lower-cased EUI), an EndDevice ID made when the kind wants one and `makeEndDeviceId`.
  * Returns the fields the kind requires that the device lacks.
  */
 export function applyIdentityRules(
@@ -38,6 +40,9 @@ export function applyIdentityRules(
   makeEndDeviceId: boolean,
 ): DeviceIdentityField[] {
   if (rules.lowerCaseEui && device.devEui) device.devEui = device.devEui.toLowerCase();
+  // A device_id that is an EUI (as network servers show it, often upper-case) is matched against
+  // the lower-cased EUI the kind reads from each message, so it is stored lower-cased too.
+  if (rules.lowerCaseEui && EUI64.test(device.deviceId)) device.deviceId = device.deviceId.toLowerCase();
   if (rules.endDeviceId && makeEndDeviceId && !device.endDeviceId) {
     device.endDeviceId = endDeviceIdFor(device.deviceId, device.devEui);
   }

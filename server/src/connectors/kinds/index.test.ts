@@ -42,7 +42,10 @@ describe('connector kind registry', () => {
   it('marks kinds that do nothing yet with empty capabilities and seals their secrets', () => {
     const implemented = [...kinds.values()].filter((k) => k.capabilities.length > 0).map((k) => k.type);
     expect(implemented.sort()).toEqual([
+      'chirpstack-mqtt',
+      'chirpstack-uplink',
       'kafka-out',
+      'loriot-uplink',
       'mqtt-broker',
       'mqtt-in',
       'mqtt-out',

@@ -1,6 +1,9 @@
 import type { ConnectorKind, ConnectorKindDescriptor, KindDeps } from '../connector-kind.js';
+import { chirpstackMqttKind } from './chirpstack-mqtt.kind.js';
+import { chirpstackUplinkKind } from './chirpstack-uplink.kind.js';
 import { buildKind } from './derive.js';
 import { kafkaOutKind } from './kafka-out.kind.js';
+import { loriotUplinkKind } from './loriot-uplink.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 import { mqttOutKind } from './mqtt-out.kind.js';
@@ -22,6 +25,9 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   webhookInKind,
   mqttInKind,
   ttsUplinkKind,
+  chirpstackUplinkKind,
+  chirpstackMqttKind,
+  loriotUplinkKind,
   webhookOutKind,
   mqttOutKind,
   kafkaOutKind,
@@ -30,11 +36,6 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
   plannedKind('weather', 'incoming', 'Weather data for a location.'),
   plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
-  plannedKind('chirpstack-uplink', 'incoming', 'ChirpStack v4 LoRaWAN uplinks.', {
-    required: [],
-    lowerCaseEui: true,
-    endDeviceId: false,
-  }),
 ];
 
 export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);

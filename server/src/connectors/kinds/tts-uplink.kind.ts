@@ -1,55 +1,250 @@
+import type { GatewayReception, PacketMeta } from '../../ingest/packet-meta.js';
 import { errors } from '../../platform/errors.js';
 import type { Connector } from '../connector.entity.js';
-import type { ConnectorKindDescriptor, WebhookItem } from '../connector-kind.js';
-import { oneOf, settingsObject, text } from './settings-fields.js';
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-interface TtsUplink {
-  end_device_ids?: { device_id?: unknown; dev_eui?: unknown };
-  uplink_message?: { frm_payload?: unknown };
-}
+import type { ConnectorKindDescriptor, NetworkMessage, WebhookRequest } from '../connector-kind.js';
+import type { DownlinkEvent, DownlinkStatus } from '../network-events.js';
+import {
+  base64Payload,
+  checkApiUrl,
+  compact,
+  deviceKeyOf,
+  euiOf,
+  gatewaysHeard,
+  isObject,
+  locationOf,
+  lorawanFields,
+  nothing,
+  numberAt,
+  objectAt,
+  packet,
+  stringAt,
+  timeOf,
+  type Json,
+} from './lorawan.js';
+import { oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 /**
- * The Things Stack (LoRaWAN network server) uplink webhook. The application's webhook posts
- * uplink messages to this connector's `apiEndpoint`; `uplink_message.frm_payload` (base64) becomes
- * the packet's bytes, decoded by the device's driver. The device is addressed by its lowercased
- * DevEUI (`deviceIdFrom: "dev_eui"`, default) or by the TTS end-device id (`"device_id"`).
- * Messages without a frm_payload (join accepts, status messages, empty uplinks) are accepted and
- * ignored, so TTS does not retry or disable the webhook.
+ * The Things Stack v3 application webhook (JSON format). One URL takes every message type: the
+ * type is the message's top-level key (`uplink_message`, `join_accept`, …), or, for webhooks with
+ * a path per message type, the path after the token (`/uplink`, `/join`, `/downlink/ack`, …) —
+ * which is what a filtered webhook needs when its filter drops the key.
+ *
+ * - uplink: `frm_payload` becomes the packet's bytes, the rest its metadata (fPort, frame counter,
+ *   gateways, data rate, `decoded_payload`, …); the driver decodes it.
+ * - join accept, location solved, service data: packets without payload (`meta.event`).
+ * - downlink queued/sent/ack/nack/failed: downlink events; Stellwerk's downlink id comes back in the
+ *   correlation ids as `stellwerk:downlink:<id>`.
+ * Devices are addressed by the lower-cased DevEUI (`deviceIdFrom: "dev_eui"`, default) or by the
+ * end-device id (`"device_id"`). Message types Stellwerk does not use are accepted and ignored,
+ * so The Things Stack neither retries nor disables the webhook.
  */
 export const ttsUplinkKind: ConnectorKindDescriptor = {
   type: 'tts-uplink',
   direction: 'incoming',
-  summary: 'The Things Stack v3 application webhook posts LoRaWAN uplinks to a secret URL.',
+  summary:
+    'The Things Stack v3 application webhook: uplinks with metadata, joins, locations, downlink events.',
   capabilities: ['webhook', 'receives'],
   settings: settingsObject({
     deviceIdFrom: oneOf(['dev_eui', 'device_id'], 'What addresses the device (default dev_eui)'),
+    apiUrl: text(500, 'The Things Stack cluster, e.g. https://eu1.cloud.thethings.network'),
+    apiKey: secret(500, 'API key with rights to the application (downlinks, device deletion)'),
     applicationId: text(100, 'The TTS application this webhook belongs to'),
+    webhookId: text(100, 'The webhook id in the TTS application'),
+    ...lorawanFields(),
   }),
+  check: checkApiUrl,
   devices: { required: [], lowerCaseEui: true, endDeviceId: true },
-  runtime: () => ({ webhookItems: ttsUplinkItems }),
+  runtime: () => ({ networkMessage: ttsMessage }),
 };
 
-export function ttsUplinkItems(body: unknown, connector: Connector): WebhookItem[] {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw errors.unprocessable('INVALID_PAYLOAD', 'A The Things Stack uplink is one JSON object');
+/** Message path (as configured per message type in The Things Stack) → the message's key. */
+const PATHS: Record<string, string> = {
+  uplink: 'uplink_message',
+  up: 'uplink_message',
+  'uplink-message': 'uplink_message',
+  join: 'join_accept',
+  'join-accept': 'join_accept',
+  location: 'location_solved',
+  'location-solved': 'location_solved',
+  'service/data': 'service_data',
+  'service-data': 'service_data',
+  'downlink/queued': 'downlink_queued',
+  'downlink/sent': 'downlink_sent',
+  'downlink/ack': 'downlink_ack',
+  'downlink/nack': 'downlink_nack',
+  'downlink/failed': 'downlink_failed',
+  'downlink-queued': 'downlink_queued',
+  'downlink-sent': 'downlink_sent',
+  'downlink-ack': 'downlink_ack',
+  'downlink-nack': 'downlink_nack',
+  'downlink-failed': 'downlink_failed',
+};
+
+const MESSAGE_KEYS = [
+  'uplink_message',
+  'join_accept',
+  'location_solved',
+  'service_data',
+  'downlink_queued',
+  'downlink_sent',
+  'downlink_ack',
+  'downlink_nack',
+  'downlink_failed',
+] as const;
+
+const DOWNLINK_STATUS: Record<string, DownlinkStatus> = {
+  downlink_queued: 'queued',
+  downlink_sent: 'sent',
+  downlink_ack: 'acknowledged',
+  downlink_nack: 'failed',
+  downlink_failed: 'failed',
+};
+
+const CORRELATION = /^stellwerk:downlink:([0-9a-f-]{36})$/i;
+
+export function ttsMessage(body: unknown, connector: Connector, request: WebhookRequest): NetworkMessage {
+  if (!isObject(body)) {
+    throw errors.unprocessable('INVALID_PAYLOAD', 'A The Things Stack message is one JSON object');
   }
-  const message = body as TtsUplink;
-  const payload = message.uplink_message?.frm_payload;
-  if (payload === undefined) return [];
-  if (typeof payload !== 'string' || !BASE64.test(payload)) {
-    throw errors.unprocessable('INVALID_PAYLOAD', 'uplink_message.frm_payload must be base64');
+  const byPath = PATHS[request.path.toLowerCase()];
+  if (request.path !== '' && !byPath) throw errors.notFound('Webhook');
+  const key = MESSAGE_KEYS.find((k) => isObject(body[k])) ?? byPath;
+  // A filtered webhook may send the message's fields without its key: the path says what it is.
+  const message = key ? (objectAt(body, key) ?? (byPath === key ? body : undefined)) : undefined;
+  if (!key || !message) return nothing();
+  const deviceKey = deviceKeyFrom(body, connector, request);
+  const ids = objectAt(body, 'end_device_ids') ?? {};
+  const base: PacketMeta = {
+    devEui: euiOf(ids.dev_eui ?? request.query.dev_eui),
+    devAddr: stringAt(ids.dev_addr)?.toLowerCase(),
+  };
+  const at = timeOf(body.received_at);
+  switch (key) {
+    case 'uplink_message':
+      return uplink(connector, deviceKey, message, base, body);
+    case 'join_accept':
+      return one(deviceKey, {
+        ...base,
+        event: 'join',
+        receivedAt: stringAt(message.received_at) ?? stringAt(body.received_at),
+      });
+    case 'location_solved': {
+      const location = locationOf(message.location, stringAt(message.service));
+      if (!location) return nothing();
+      return one(deviceKey, { ...base, event: 'location', location, receivedAt: stringAt(body.received_at) });
+    }
+    case 'service_data':
+      return serviceData(deviceKey, message, base, body);
+    default:
+      return downlink(connector, deviceKey, key, message, body, at);
   }
-  const ids = message.end_device_ids ?? {};
+}
+
+/** `end_device_ids` by the setting; a filtered webhook without them may name the device in the query. */
+function deviceKeyFrom(body: Json, connector: Connector, request: WebhookRequest): string {
+  const ids = objectAt(body, 'end_device_ids') ?? {};
   const byDeviceId = connector.config.deviceIdFrom === 'device_id';
-  const raw = byDeviceId ? ids.device_id : (ids.dev_eui ?? ids.device_id);
-  if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 200) {
-    throw errors.unprocessable(
-      'DEVICE_ID_MISSING',
-      `end_device_ids.${byDeviceId ? 'device_id' : 'dev_eui'} is missing`,
+  const raw = byDeviceId
+    ? (ids.device_id ?? request.query.device_id)
+    : (ids.dev_eui ?? request.query.dev_eui ?? ids.device_id ?? request.query.device_id);
+  return deviceKeyOf(raw, `end_device_ids.${byDeviceId ? 'device_id' : 'dev_eui'}`);
+}
+
+const one = (deviceKey: string, meta: PacketMeta): NetworkMessage => ({
+  items: [packet(deviceKey, Buffer.alloc(0), meta)],
+  events: [],
+  logs: [],
+});
+
+function uplink(
+  connector: Connector,
+  deviceKey: string,
+  up: Json,
+  base: PacketMeta,
+  body: Json,
+): NetworkMessage {
+  const settings = objectAt(up, 'settings') ?? {};
+  const lora = objectAt(settings, 'data_rate', 'lora');
+  const gateways = (Array.isArray(up.rx_metadata) ? up.rx_metadata : [])
+    .filter(isObject)
+    .map((rx): GatewayReception =>
+      compact({
+        gatewayId: stringAt(objectAt(rx, 'gateway_ids')?.gateway_id),
+        gatewayEui: euiOf(objectAt(rx, 'gateway_ids')?.eui),
+        rssi: numberAt(rx.rssi) ?? numberAt(rx.channel_rssi),
+        snr: numberAt(rx.snr),
+        location: locationOf(rx.location),
+      }),
     );
-  }
-  // LoRaWAN identifiers are case-insensitive; devices store the EUI lowercased (spec).
-  return [{ deviceKey: raw.trim().toLowerCase(), payload: Buffer.from(payload, 'base64') }];
+  const locations = objectAt(up, 'locations');
+  const firstLocation = locations ? Object.values(locations).find(isObject) : undefined;
+  const meta: PacketMeta = {
+    ...base,
+    fPort: numberAt(up.f_port),
+    fCnt: numberAt(up.f_cnt),
+    confirmed: typeof up.confirmed === 'boolean' ? up.confirmed : undefined,
+    receivedAt: stringAt(up.received_at) ?? stringAt(body.received_at),
+    gateways: gateways.length ? gateways : undefined,
+    dataRate:
+      lora?.spreading_factor !== undefined && lora.bandwidth !== undefined
+        ? `SF${numberAt(lora.spreading_factor)}BW${(numberAt(lora.bandwidth) ?? 0) / 1000}`
+        : numberAt(settings.data_rate_index),
+    spreadingFactor: numberAt(lora?.spreading_factor),
+    bandwidth: numberAt(lora?.bandwidth),
+    frequency: numberAt(settings.frequency),
+    codingRate: stringAt(settings.coding_rate) ?? stringAt(lora?.coding_rate),
+    decoded: up.decoded_payload,
+    location: locationOf(firstLocation),
+  };
+  const events = gatewaysHeard(connector.id, gateways, timeOf(meta.receivedAt));
+  const payload = base64Payload(up.frm_payload, 'uplink_message.frm_payload');
+  // Without application data (MAC-only frames on port 0) there is nothing for the driver: the
+  // gateways still heard the device.
+  if (payload.length === 0 && meta.decoded === undefined) return { items: [], events, logs: [] };
+  return { items: [packet(deviceKey, payload, meta)], events, logs: [] };
+}
+
+/** Service data from application packages: battery (percent) when the service reports one. */
+function serviceData(deviceKey: string, message: Json, base: PacketMeta, body: Json): NetworkMessage {
+  const data = objectAt(message, 'data') ?? {};
+  const battery = numberAt(data.battery) ?? numberAt(objectAt(data, 'device')?.battery);
+  if (battery === undefined) return nothing();
+  return one(deviceKey, { ...base, event: 'status', battery, receivedAt: stringAt(body.received_at) });
+}
+
+function downlink(
+  connector: Connector,
+  deviceKey: string,
+  key: string,
+  message: Json,
+  body: Json,
+  at: Date,
+): NetworkMessage {
+  // downlink_failed carries the downlink under `downlink` and the reason under `error`.
+  const item = objectAt(message, 'downlink') ?? message;
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+  const ids = [...list(item.correlation_ids), ...list(body.correlation_ids)];
+  const downlinkId = ids
+    .map((id) => (typeof id === 'string' ? CORRELATION.exec(id)?.[1] : undefined))
+    .find((id) => id !== undefined);
+  if (!downlinkId) return nothing();
+  const status = DOWNLINK_STATUS[key]!;
+  const error = objectAt(message, 'error');
+  const reason =
+    key === 'downlink_nack'
+      ? 'not acknowledged by the device'
+      : key === 'downlink_failed'
+        ? (stringAt(error?.message_format) ?? stringAt(error?.name) ?? 'failed')
+        : undefined;
+  const event: DownlinkEvent = compact({
+    type: 'downlink',
+    connectorId: connector.id,
+    deviceKey,
+    status,
+    downlinkId: downlinkId.toLowerCase(),
+    fCnt: numberAt(item.f_cnt),
+    reason,
+    at,
+  });
+  return { items: [], events: [event], logs: [] };
 }
