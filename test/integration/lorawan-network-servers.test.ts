@@ -188,6 +188,28 @@ describe('ChirpStack HTTP integration with the documented events', () => {
     );
   });
 
+  it('matches a device by its EUI when its device_id is another name', async () => {
+    const connector = await createConnector(t, admin, { type: 'chirpstack-uplink' });
+    // Unknown first: the cached "unknown" for the EUI must not outlive the device's creation.
+    await accepted(`${pathOf(connector)}?event=up`, lorawanFixture('chirpstack-docs-up'), 1);
+    await processedPackets(t, connector.id, 1);
+    const device = expectStatus<{ id: string; device_id: string; devEui: string }>(
+      await caller(t, admin)('POST', '/xapi/v1/virtual-devices', {
+        device_id: 'pump-station-3',
+        devEui: '0101010101010101',
+        title: 'Pump station 3',
+        connectorId: connector.id,
+        deviceDriverId: await codecDriver(t, admin),
+      }),
+      201,
+    );
+    expect([device.device_id, device.devEui]).toEqual(['pump-station-3', '0101010101010101']);
+    await accepted(`${pathOf(connector)}?event=up`, lorawanFixture('chirpstack-docs-up'), 1);
+    const rows = await processedPackets(t, connector.id, 2);
+    expect(rows.map((r) => r.status)).toEqual(['unknown-device', 'parsed']);
+    expect(await statesOf(t, device.id)).toMatchObject({ size: 1, first: 0xaa });
+  });
+
   it('refuses a request without an event type', async () => {
     const connector = await createConnector(t, admin, { type: 'chirpstack-uplink' });
     const response = await post(pathOf(connector), lorawanFixture('chirpstack-docs-up'));

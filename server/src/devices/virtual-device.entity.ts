@@ -62,7 +62,12 @@ export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
   class: VirtualDevice,
   tableName: 'virtual_devices',
   uniques: [{ properties: ['connector', 'deviceId'] }],
-  indexes: [{ properties: ['account', 'title'] }, { properties: ['referenceId'] }],
+  indexes: [
+    { properties: ['account', 'title'] },
+    { properties: ['referenceId'] },
+    // LoRaWAN packets name their device by EUI, which may differ from its device_id (resolve-device.stage.ts).
+    { name: 'virtual_devices_connector_id_dev_eui_index', properties: ['connector', 'devEui'] },
+  ],
   properties: {
     id: { type: 'uuid', primary: true },
     account: { kind: 'm:1', entity: () => Account, deleteRule: 'cascade' },

@@ -43,6 +43,9 @@ export class DeviceCacheSubscriber implements EventSubscriber<Watched> {
         connectorId: entity.connector?.id ?? null,
         deviceKey: entity.deviceId,
       });
+      // A cached "unknown" for its EUI, which LoRaWAN packets may name it by.
+      if (entity.devEui && entity.connector)
+        this.cache.invalidateDevice({ connectorId: entity.connector.id, deviceKey: entity.devEui });
     } else if (entity instanceof DeviceDriver) {
       this.cache.invalidateDriver(entity.id);
     } else {

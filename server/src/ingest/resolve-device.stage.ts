@@ -63,6 +63,19 @@ const LOOKUP_SQL = `
     LEFT JOIN connectors c ON c.id = v.connector_id
     LEFT JOIN device_drivers d ON d.id = v.driver_id`;
 
+// Packets not found by device_id whose key is EUI-shaped: a LoRaWAN device may have another device_id
+// than its EUI. Its connector's senders can name any of its devices either way, so this grants nothing.
+const BY_EUI_SQL = `
+  SELECT DISTINCT ON (u.c, u.k) u.c AS connector_id, u.k AS device_key, ${DEVICE_COLUMNS}
+    FROM unnest($1::uuid[], $2::text[]) AS u(c, k)
+    JOIN virtual_devices v ON v.connector_id = u.c AND v.dev_eui = u.k
+    LEFT JOIN connectors c ON c.id = v.connector_id
+    LEFT JOIN device_drivers d ON d.id = v.driver_id
+   ORDER BY u.c, u.k, v.created_at, v.id`;
+
+/** Lower-case hex EUI-64: the device keys LoRaWAN kinds produce. */
+const EUI_KEY = /^[0-9a-f]{16}$/;
+
 const BY_ID_SQL = `
   SELECT v.connector_id, v.device_id AS device_key, ${DEVICE_COLUMNS}
     FROM virtual_devices v
@@ -170,6 +183,16 @@ export class DeviceResolver {
       wanted.map((w) => w.deviceKey),
     ]);
     const byKey = new Map(rows.map((row) => [cacheKey(row.connector_id, row.device_key), toRef(row)]));
+    const byEui = wanted.filter(
+      (w) => EUI_KEY.test(w.deviceKey) && !byKey.has(cacheKey(w.connectorId, w.deviceKey)),
+    );
+    if (byEui.length > 0) {
+      const found = await this.pool.query<DeviceRow>(BY_EUI_SQL, [
+        byEui.map((w) => w.connectorId),
+        byEui.map((w) => w.deviceKey),
+      ]);
+      for (const row of found.rows) byKey.set(cacheKey(row.connector_id, row.device_key), toRef(row));
+    }
     const result = new Map<string, DeviceRef | null>();
     for (const [key, { connectorId }] of keys) {
       const device = byKey.get(key) ?? null;
