@@ -357,6 +357,20 @@ describe('LoRaWAN gateways', () => {
         expectStatus(await call('POST', '/xapi/v1/gateways/import', { connectorId: tts }), 200),
       ).toMatchObject({ created: 0, updated: 1 });
 
+      // Another tenant's connector is not found, and nothing is read from its network server.
+      const child = expectStatus<{ id: string }>(
+        await call('POST', '/xapi/v1/accounts', { title: 'Tenant', parentId: t.rootAccountId }),
+        201,
+      ).id;
+      const tenant = await userWithPermissions(t, admin, 'Tenant importer', ['gateway.manage'], {
+        accountId: child,
+      });
+      const foreign = await caller(t, bearer(tenant.token))('POST', '/xapi/v1/gateways/import', {
+        connectorId: tts,
+      });
+      expect(foreign.statusCode).toBe(404);
+      expect(peer.seen).toHaveLength(3);
+
       const webhook = await connector('webhook-in');
       const unsupported = await call('POST', '/xapi/v1/gateways/import', { connectorId: webhook });
       expect(unsupported.statusCode).toBe(422);
