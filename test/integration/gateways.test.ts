@@ -245,6 +245,23 @@ describe('LoRaWAN gateways', () => {
       details: { ruleType: 'gateway-offline', gatewayEui: '9c5c8e00001a05c4' },
     });
 
+    // The entry is about the gateway: a reader restricted to a scope sees it once the gateway is in that scope.
+    const scope = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/permission-scopes', { title: 'Roofs' }),
+      201,
+    ).id;
+    const scoped = await userWithPermissions(t, admin, 'Roof reader', ['alarmLog.read'], {
+      permissionScopeIds: [scope],
+    });
+    const scopedAlarms = async () =>
+      expectStatus<{ data: Array<{ source: { id: string } }> }>(
+        await caller(t, bearer(scoped.token))('GET', '/xapi/v1/alarm-logs?pageSize=100'),
+        200,
+      ).data.filter((a) => a.source.id === rule).length;
+    expect(await scopedAlarms()).toBe(0);
+    expectStatus(await call('PUT', `/xapi/v1/gateways/${gateway.id}`, { permissionScopeId: scope }), 200);
+    expect(await scopedAlarms()).toBe(1);
+
     // A later uplink brings it back; a network server saying it is down takes it offline at once.
     await receive([uplink(meter, [doc])]);
     expect((await getGateway(gateway.id)).status).toBe('online');
