@@ -156,6 +156,7 @@ describe('LoRaWAN gateways', () => {
       200,
     );
     expect(listed.data.map((g) => g.id)).toEqual([created.id]);
+    expectStatus(await call('GET', '/xapi/v1/gateways?sort=-lastSeenAt,eui&status=offline'), 200);
 
     const reader = await userWithPermissions(t, admin, 'Gateway reader', ['gateway.read']);
     const asReader = caller(t, bearer(reader.token));
