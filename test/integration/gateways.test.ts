@@ -170,6 +170,17 @@ describe('LoRaWAN gateways', () => {
       200,
     );
     expect(updated).toMatchObject({ title: 'Roof N', location: null, eui: 'aabbccddeeff0011' });
+    // A permission scope a gateway is in cannot be deleted: the gateway would lose its access area.
+    const scope = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/permission-scopes', { title: 'Towers' }),
+      201,
+    ).id;
+    expectStatus(await call('PUT', `/xapi/v1/gateways/${created.id}`, { permissionScopeId: scope }), 200);
+    const blocked = await call('DELETE', `/xapi/v1/permission-scopes/${scope}`);
+    expect(blocked.statusCode).toBe(409);
+    expect(blocked.json()).toMatchObject({
+      error: { code: 'DELETE_BLOCKED', details: [{ type: 'gateway', id: created.id }] },
+    });
     expect((await call('DELETE', `/xapi/v1/gateways/${created.id}`)).statusCode).toBe(204);
     expect((await call('GET', `/xapi/v1/gateways/${created.id}`)).statusCode).toBe(404);
   });
