@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { StateUpdate } from '../ingest/parse-packet.stage.js';
 import { META_STATE_PREFIX, type GatewayReception } from '../ingest/packet-meta.js';
+import type { Lifecycle } from '../platform/lifecycle.js';
 import { hourOf } from './gateway-figures.js';
 import { UnknownGateways } from './unknown-gateways.js';
 
@@ -21,7 +22,8 @@ import { UnknownGateways } from './unknown-gateways.js';
  * "unknown gateways heard" (unknown-gateways.ts) so an operator can add them.
  *
  * Failure behaviour: a failed write is logged and its aggregate dropped (figures are statistics;
- * the next uplink marks the gateway online again). Packets are never held back by this.
+ * the next uplink marks the gateway online again). Packets are never held back by this. At
+ * shutdown the write under way and the pending aggregate are finished; batches after that are let go.
  */
 
 const GATEWAYS_STATE = `${META_STATE_PREFIX}gateways`;
@@ -64,7 +66,9 @@ export function receptionsOf(states: Record<string, unknown>): GatewayReception[
   return value.filter((r): r is GatewayReception => r !== null && typeof r === 'object');
 }
 
-export class GatewayReceptions {
+export class GatewayReceptions implements Lifecycle {
+  readonly name = 'gateway-receptions';
+  private stopped = false;
   private pending = new Map<string, KeyAggregate>();
   private pendingDevices = 0;
   private writing: Promise<void> | undefined;
@@ -77,6 +81,8 @@ export class GatewayReceptions {
 
   /** The ingest pipeline's processed listener: folds a batch in and starts a write unless one runs. */
   readonly offer = (updates: readonly StateUpdate[]): void => {
+    // After stop the database is about to close: figures of the very last batch are let go.
+    if (this.stopped) return;
     const packets = new Set<string>();
     for (const update of updates) {
       const receptions = receptionsOf(update.states);
@@ -89,6 +95,16 @@ export class GatewayReceptions {
     }
     if (packets.size > 0) this.kick();
   };
+
+  async start(): Promise<void> {
+    this.stopped = false;
+  }
+
+  /** Waits for the write under way and what is pending. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.idle();
+  }
 
   /** Resolves once everything offered so far is written (tests, shutdown). */
   async idle(): Promise<void> {

@@ -59,6 +59,6 @@ export function createGateways(
     log: ctx.log,
     round: (now) => gatewayStatus.round(now),
   });
-  ctx.lifecycle.push(gatewayStatusTimer);
+  ctx.lifecycle.push(gatewayReceptions, gatewayStatusTimer);
   return { gateways, gatewayImport, gatewayReceptions, gatewayStatus, gatewayStatusTimer };
 }
