@@ -27,6 +27,7 @@ import { METRICS_VARIABLES } from './config-variables.metrics.js';
 import { BACKUP_VARIABLES } from './config-variables.backup.js';
 import { LOGGING_VARIABLES } from './config-variables.logging.js';
 import { WEBHOOK_VARIABLES } from './config-variables.webhooks.js';
+import { GATEWAY_VARIABLES } from './config-variables.gateways.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -68,6 +69,7 @@ export const ENV_VARIABLES = [
   }),
   ...HTTP_VARIABLES,
   ...MQTT_VARIABLES,
+  ...GATEWAY_VARIABLES,
   variable({
     name: 'STELLWERK_PG_PORT',
     key: 'pgPort',

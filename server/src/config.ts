@@ -43,6 +43,8 @@ export interface Config {
   mqttTlsCert: string | undefined;
   mqttTlsKey: string | undefined;
   mqttMaxPacketBytes: number;
+  gatewayOfflineAfterSeconds: number;
+  gatewayFiguresDays: number;
   mqttConnectTimeoutMs: number;
   mqttMaxConnectionsPerConnector: number;
   mqttMaxConnectionsPerAccount: number;

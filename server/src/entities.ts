@@ -2,6 +2,7 @@ import { AccountSchema } from './accounts/account.entity.js';
 import { AnnouncementSchema, AnnouncementStateSchema } from './accounts/announcement.entity.js';
 import { ApiKeySchema } from './api-keys/api-key.entity.js';
 import { AuditEventSchema } from './audit/audit-event.entity.js';
+import { GatewayDeviceSchema, GatewayReceptionHourSchema, GatewaySchema } from './gateways/gateway.entity.js';
 import { LoginThrottleSchema, SessionSchema } from './auth/session.entity.js';
 import { OAuthLoginStateSchema } from './auth/oidc/login-state.entity.js';
 import { OAuthSecondFactorStateSchema } from './auth/oidc/second-factor-state.entity.js';
@@ -74,4 +75,7 @@ export const ENTITIES = [
   OAuthLoginStateSchema,
   AuditEventSchema,
   OAuthSecondFactorStateSchema,
+  GatewaySchema,
+  GatewayReceptionHourSchema,
+  GatewayDeviceSchema,
 ];

@@ -34,6 +34,7 @@ import { integrationFlowRoutes } from './flows/integration-flow.routes.js';
 import { flowScriptRoutes } from './flows/flow-script.routes.js';
 import { mailOAuthRoutes } from './outgoing/mail-oauth.routes.js';
 import { auditRoutes } from './audit/audit.routes.js';
+import { gatewayRoutes } from './gateways/gateway.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -70,6 +71,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await flowScriptRoutes(app, ctx, services);
   await mailOAuthRoutes(app, ctx, services);
   await auditRoutes(app, ctx, services);
+  await gatewayRoutes(app, ctx, services);
   await consoleRoutes(app, ctx);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);

@@ -60,6 +60,7 @@ import { createOutgoingAndFlows } from './outgoing/outgoing.module.js';
 import { DialOut } from './outgoing/dial/dial-out.js';
 import { TargetGuard } from './outgoing/target-guard.js';
 import { createDeviceHealth } from './devices/health/device-health.module.js';
+import { createGateways } from './gateways/gateways.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -293,8 +294,19 @@ export function createServices(ctx: AppContext) {
     alarms: alarmsAndRules.alarmLogs,
     ingest: ingest as never,
   });
+  // LoRaWAN gateways: status from uplinks and network servers, offline alarms through connector monitoring.
+  const gatewayParts = createGateways(ctx, {
+    accounts,
+    permissionScopes,
+    connectors,
+    ingest,
+    networkEvents,
+    dial,
+    monitoring: alarmsAndRules.monitoringEvaluator,
+  });
   return {
     ...alarmsAndRules,
+    ...gatewayParts,
     ...outgoingAndFlows,
     ...deviceHealthParts,
     packets,

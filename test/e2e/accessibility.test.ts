@@ -21,6 +21,7 @@ const PAGES = [
   '/templates/new',
   '/twins',
   '/map',
+  '/gateways',
   '/security',
   '/accounts',
   '/access',

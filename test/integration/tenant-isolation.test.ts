@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteInfo } from '../../server/src/context.js';
 import {
@@ -167,6 +168,10 @@ const FIXTURES: Record<string, Fixture> = {
     );
     return created(r.statusCode, r.body);
   },
+  gateway: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/gateways', { eui: randomBytes(8).toString('hex'), accountId });
+    return created(r.statusCode, r.body);
+  },
   rule: async (accountId) => {
     const r = await asRoot('POST', '/xapi/v1/rules', { ...RULE_BODY(), accountId });
     return created(r.statusCode, r.body);
@@ -229,6 +234,7 @@ const BODIES: Record<string, () => Record<string, unknown>> = {
   'POST /xapi/v1/virtual-devices/import': () => ({ csv: `device_id,title\nprobe-${uniq()},Probe` }),
   'POST /xapi/v1/virtual-devices/bulk-delete-tags': () => ({ tags: ['probe'] }),
   'POST /xapi/v1/timeseries/query': () => ({ query: 'SELECT twin.title, count(*)' }),
+  'POST /xapi/v1/gateways': () => ({ eui: randomBytes(8).toString('hex') }),
 };
 
 /** Query strings the schema alone cannot make valid. */

@@ -866,7 +866,8 @@ export interface ApiOperations {
         | 'status-duration'
         | 'status-count'
         | 'status-change'
-        | 'no-data';
+        | 'no-data'
+        | 'gateway-offline';
       params?: {
         windowSeconds?: number;
         threshold?: number;
@@ -1441,7 +1442,8 @@ export interface ApiOperations {
         | 'status-duration'
         | 'status-count'
         | 'status-change'
-        | 'no-data';
+        | 'no-data'
+        | 'gateway-offline';
       params: {
         windowSeconds?: number;
         threshold?: number;
@@ -2337,6 +2339,190 @@ export interface ApiOperations {
     query: never;
     body: { input: unknown };
     reply: { output: unknown; durationMs: number };
+  };
+  /** Gateways of an account, with status and 24 h figures */
+  'GET /xapi/v1/gateways': {
+    path: never;
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      connectorId?: string;
+      status?: 'online' | 'offline';
+    };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        eui: string;
+        networkId: string | null;
+        title: string;
+        description: string;
+        tags: string[];
+        location: { latitude: number; longitude: number; altitude: number | null } | null;
+        connectorId: string | null;
+        permissionScopeId: string | null;
+        offlineAfterSeconds: number | null;
+        status: 'online' | 'offline';
+        statusChangedAt: string | null;
+        lastSeenAt: string | null;
+        uplinks24h: number;
+        meanRssi24h: number | null;
+        meanSnr24h: number | null;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Register a gateway */
+  'POST /xapi/v1/gateways': {
+    path: never;
+    query: never;
+    body: {
+      eui: string;
+      networkId?: string | null;
+      title?: string;
+      description?: string;
+      tags?: string[];
+      location?: { latitude: number; longitude: number; altitude?: number | null } | null;
+      connectorId?: string | null;
+      permissionScopeId?: string | null;
+      offlineAfterSeconds?: number | null;
+      accountId?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      eui: string;
+      networkId: string | null;
+      title: string;
+      description: string;
+      tags: string[];
+      location: { latitude: number; longitude: number; altitude: number | null } | null;
+      connectorId: string | null;
+      permissionScopeId: string | null;
+      offlineAfterSeconds: number | null;
+      status: 'online' | 'offline';
+      statusChangedAt: string | null;
+      lastSeenAt: string | null;
+      uplinks24h: number;
+      meanRssi24h: number | null;
+      meanSnr24h: number | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Import the gateway list of a network-server connector into its account */
+  'POST /xapi/v1/gateways/import': {
+    path: never;
+    query: never;
+    body: { connectorId: string };
+    reply: {
+      connectorId: string;
+      created: number;
+      updated: number;
+      skipped: { id: string; reason: string }[];
+    };
+  };
+  /** Gateways that heard the account’s devices but are not registered (this node, since start) */
+  'GET /xapi/v1/gateways/unknown': {
+    path: never;
+    query: { accountId?: string };
+    body: never;
+    reply: { data: { eui: string | null; networkId: string | null; lastHeardAt: string; uplinks: number }[] };
+  };
+  /** One gateway */
+  'GET /xapi/v1/gateways/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      eui: string;
+      networkId: string | null;
+      title: string;
+      description: string;
+      tags: string[];
+      location: { latitude: number; longitude: number; altitude: number | null } | null;
+      connectorId: string | null;
+      permissionScopeId: string | null;
+      offlineAfterSeconds: number | null;
+      status: 'online' | 'offline';
+      statusChangedAt: string | null;
+      lastSeenAt: string | null;
+      uplinks24h: number;
+      meanRssi24h: number | null;
+      meanSnr24h: number | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change a gateway */
+  'PUT /xapi/v1/gateways/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      eui?: string;
+      networkId?: string | null;
+      title?: string;
+      description?: string;
+      tags?: string[];
+      location?: { latitude: number; longitude: number; altitude?: number | null } | null;
+      connectorId?: string | null;
+      permissionScopeId?: string | null;
+      offlineAfterSeconds?: number | null;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      eui: string;
+      networkId: string | null;
+      title: string;
+      description: string;
+      tags: string[];
+      location: { latitude: number; longitude: number; altitude: number | null } | null;
+      connectorId: string | null;
+      permissionScopeId: string | null;
+      offlineAfterSeconds: number | null;
+      status: 'online' | 'offline';
+      statusChangedAt: string | null;
+      lastSeenAt: string | null;
+      uplinks24h: number;
+      meanRssi24h: number | null;
+      meanSnr24h: number | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete a gateway (its figures and devices heard go with it) */
+  'DELETE /xapi/v1/gateways/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Devices the gateway heard, newest first, with their last RSSI and SNR */
+  'GET /xapi/v1/gateways/{id}/devices': {
+    path: { id: string };
+    query: { page?: number; pageSize?: number };
+    body: never;
+    reply: {
+      data: {
+        deviceId: string;
+        device_id: string;
+        title: string;
+        lastHeardAt: string;
+        rssi: number | null;
+        snr: number | null;
+        uplinks: number;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
   };
   /** Stored state of all server nodes and of the database */
   'GET /xapi/v1/health': {

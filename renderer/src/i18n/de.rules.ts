@@ -284,6 +284,7 @@ export const deRules: Messages['rules'] = {
       'status-count': 'Statusanzahl',
       'status-change': 'Statuswechsel (Flattern)',
       'no-data': 'Keine Daten',
+      'gateway-offline': 'Gateway offline',
     },
     typeHints: {
       'packet-threshold':
@@ -293,6 +294,8 @@ export const deRules: Messages['rules'] = {
       'status-count': 'Der Konnektor wechselt im Zeitfenster mindestens so oft in einen Status.',
       'status-change': 'Der Konnektor wechselt im Zeitfenster mindestens so oft den Status.',
       'no-data': 'Im Zeitfenster kommt kein Paket an.',
+      'gateway-offline':
+        'Ein Gateway dieses Konnektors geht offline (ein Eintrag je Gateway, mit dem Gateway als Bezug).',
     },
     windowSeconds: 'Zeitfenster (Sekunden)',
     threshold: 'Schwelle',

@@ -1,6 +1,7 @@
 import { deDrivers } from './de.drivers';
 import { deRules } from './de.rules';
 import { deFlows } from './de.flows';
+import { deGateways } from './de.gateways';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
@@ -105,4 +106,5 @@ export const de: Messages = {
   drivers: deDrivers,
   rules: deRules,
   flows: deFlows,
+  gateways: deGateways,
 };

@@ -279,6 +279,7 @@ export const enRules = {
       'status-count': 'Status count',
       'status-change': 'Status changes (flapping)',
       'no-data': 'No data',
+      'gateway-offline': 'Gateway offline',
     } as Record<string, string>,
     typeHints: {
       'packet-threshold': 'Packets stored within the window reach the threshold (or stay below it).',
@@ -287,6 +288,8 @@ export const enRules = {
       'status-count': 'The connector enters a status at least so many times within the window.',
       'status-change': 'The connector changes status at least so many times within the window.',
       'no-data': 'No packet arrives within the window.',
+      'gateway-offline':
+        'A gateway of this connector goes offline (one entry per gateway, the gateway as reference).',
     } as Record<string, string>,
     windowSeconds: 'Window (seconds)',
     threshold: 'Threshold',

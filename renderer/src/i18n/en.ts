@@ -1,6 +1,7 @@
 import { enDrivers } from './en.drivers';
 import { enRules } from './en.rules';
 import { enFlows } from './en.flows';
+import { enGateways } from './en.gateways';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enDevices } from './en.devices';
@@ -102,6 +103,7 @@ export const en = {
   drivers: enDrivers,
   rules: enRules,
   flows: enFlows,
+  gateways: enGateways,
 };
 
 export type Messages = typeof en;

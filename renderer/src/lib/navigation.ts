@@ -22,6 +22,11 @@ export const NAVIGATION: NavItem[] = [
     icon: 'M9 3v5M15 3v5M6 8h12v3a6 6 0 0 1-12 0zM12 17v4',
   },
   {
+    path: '/gateways',
+    label: (t) => t.gateways.nav,
+    icon: 'M12 20v-8M8.5 8.5a5 5 0 0 1 7 0M5.6 5.6a9 9 0 0 1 12.8 0M9 20h6',
+  },
+  {
     path: '/drivers',
     label: (t) => t.drivers.nav.drivers,
     icon: 'M8 9h8M8 13h5M5 4h14a1 1 0 0 1 1 1v14a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V5a1 1 0 0 1 1-1zM16 13l2 2-2 2',

@@ -29,6 +29,15 @@ export interface MonitoringFired {
   message: string;
 }
 
+/** What a gateway-offline alarm names about the gateway. */
+export interface OfflineGateway {
+  id: string;
+  connectorId: string;
+  eui: string;
+  title: string;
+  lastSeenAt: Date | null;
+}
+
 export interface ConnectorMonitoringEvaluatorOptions {
   orm: MikroORM;
   databaseUrl: string;
@@ -87,6 +96,7 @@ export class ConnectorMonitoringEvaluator implements Lifecycle {
     );
     const fired: MonitoringFired[] = [];
     for (const rule of rules) {
+      if (rule.type === 'gateway-offline') continue;
       try {
         const result = await this.evaluateRule(rule, now);
         if (result) fired.push(result);
@@ -124,6 +134,47 @@ export class ConnectorMonitoringEvaluator implements Lifecycle {
     });
     if (rule.mailConnector) await this.mail(rule, message, now);
     return { ruleId: rule.id, connectorId: connector.id, alarmId: alarm.id, message };
+  }
+
+  /**
+   * A gateway of `connectorId` went offline: every active `gateway-offline` rule watching that
+   * connector writes one alarm entry (the gateway as reference) and, when configured, one e-mail.
+   * The gateway's status change is the edge, so a gateway fires once per time it goes offline.
+   */
+  async gatewayWentOffline(gateway: OfflineGateway, now: Date): Promise<MonitoringFired[]> {
+    const em = this.options.orm.em.fork();
+    const rules = await em.find(
+      ConnectorMonitoringRule,
+      { active: true, type: 'gateway-offline', connector: gateway.connectorId },
+      { populate: ['connector', 'mailConnector', 'account'], orderBy: { id: 'asc' } },
+    );
+    const fired: MonitoringFired[] = [];
+    for (const rule of rules) {
+      const silent = gateway.lastSeenAt
+        ? `nothing heard since ${gateway.lastSeenAt.toISOString()}`
+        : 'never heard';
+      const message = `${rule.title}: gateway "${gateway.title}" (${gateway.eui}) of connector "${rule.connector.title}" is offline, ${silent}`;
+      const alarm = await this.options.alarms.write({
+        accountId: rule.account.id,
+        category: CONNECTOR_MONITORING_CATEGORY,
+        message,
+        reference: { type: 'gateway', id: gateway.id },
+        source: { kind: 'connector-monitoring', id: rule.id },
+        details: {
+          ruleType: rule.type,
+          connectorId: rule.connector.id,
+          connectorTitle: rule.connector.title,
+          gatewayEui: gateway.eui,
+          gatewayTitle: gateway.title,
+          lastSeenAt: gateway.lastSeenAt?.toISOString() ?? null,
+        },
+      });
+      rule.lastFiredAt = now;
+      if (rule.mailConnector) await this.mail(rule, message, now);
+      fired.push({ ruleId: rule.id, connectorId: rule.connector.id, alarmId: alarm.id, message });
+    }
+    await em.flush();
+    return fired;
   }
 
   private async mail(rule: ConnectorMonitoringRule, message: string, now: Date): Promise<void> {

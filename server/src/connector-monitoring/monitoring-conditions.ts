@@ -1,5 +1,6 @@
 /**
- * The six connector-monitoring conditions, pure: given a rule's parameters, its running state and
+ * The connector-monitoring conditions evaluated in rounds (all but `gateway-offline`, which the
+ * gateways domain fires when one of the connector's gateways goes offline), pure: given a rule's parameters, its running state and
  * one observation of the connector, the new state and whether the condition holds now.
  *
  * Observations come from the evaluator every round: the connector's packet counters (cumulative,
@@ -17,6 +18,8 @@ export const MONITOR_TYPES = [
   'status-count',
   'status-change',
   'no-data',
+  // Fires per gateway of the connector as it goes offline (gateways/gateway-status.ts), not by rounds.
+  'gateway-offline',
 ] as const;
 export type MonitorType = (typeof MONITOR_TYPES)[number];
 
@@ -79,6 +82,7 @@ export function paramsProblem(type: MonitorType, p: MonitorParams): string | und
     'status-count': ['status', 'windowSeconds', 'threshold'],
     'status-change': ['windowSeconds', 'threshold'],
     'no-data': ['windowSeconds'],
+    'gateway-offline': [],
   };
   for (const key of needs[type]) {
     if (key === 'status') {
@@ -182,6 +186,9 @@ export function observe(type: MonitorType, p: MonitorParams, before: MonitorStat
         },
       );
     }
+    case 'gateway-offline':
+      // Edge-triggered by gateway status changes instead (ConnectorMonitoringEvaluator.gatewayWentOffline).
+      return verdict(state, false, 'fires when a gateway of the connector goes offline', {});
     case 'no-data': {
       const since = o.lastPacketAt ?? o.watchingSince;
       const silentMs = o.now - since;

@@ -77,7 +77,7 @@ export class PermissionScopeService {
 
   /**
    * Refused while users are restricted to the scope: dropping a user's last scope would lift
-   * the restriction and widen what they see. Refused too while twins or devices carry it (their
+   * the restriction and widen what they see. Refused too while twins, devices or gateways carry it (their
    * foreign keys restrict the deletion): they would silently lose their access area.
    */
   async delete(principal: Principal, id: string): Promise<void> {
@@ -102,11 +102,17 @@ export class PermissionScopeService {
            WHERE permission_scope_id = ? OR effective_permission_scope_id = ? ORDER BY title, id LIMIT 20)
          UNION ALL
          (SELECT 'virtualDevice' AS type, id, title FROM virtual_devices
+           WHERE permission_scope_id = ? ORDER BY title, id LIMIT 20)
+         UNION ALL
+         (SELECT 'gateway' AS type, id, title FROM gateways
            WHERE permission_scope_id = ? ORDER BY title, id LIMIT 20)`,
-        [scope.id, scope.id, scope.id],
+        [scope.id, scope.id, scope.id, scope.id],
       );
     if (holders.length > 0) {
-      throw errors.deleteBlocked('Twins or devices are in this permission scope; change them first', holders);
+      throw errors.deleteBlocked(
+        'Twins, devices or gateways are in this permission scope; change them first',
+        holders,
+      );
     }
     await this.em().removeAndFlush(scope);
   }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { created, uniq, type Call, type ScopeWorld } from './scope-world.js';
 import type { TestApp } from './test-app.js';
 import { FIXTURE_CODEC_PARSER } from './ts013-codecs.js';
@@ -7,6 +8,9 @@ import { FIXTURE_CODEC_PARSER } from './ts013-codecs.js';
  * changing it disturbs nothing else). Kinds bound to permission scopes are made visible to the
  * restricted user or hidden from it; the others ignore `hidden`.
  */
+/** A gateway EUI no other fixture uses. */
+export const randomEui = () => randomBytes(8).toString('hex');
+
 export type ScopeFixture = (t: TestApp, w: ScopeWorld, hidden: boolean) => Promise<string>;
 
 const area = (w: ScopeWorld, hidden: boolean) => (hidden ? w.scopes.south : w.scopes.north);
@@ -86,6 +90,14 @@ export const SCOPE_FIXTURES: Record<string, ScopeFixture> = {
         title: `fx ${uniq()}`,
         source: { type: 'alarms' },
         accountId: w.accountId,
+      }),
+    ),
+  gateway: async (_t, w, hidden) =>
+    created(
+      await w.admin('POST', '/xapi/v1/gateways', {
+        eui: randomEui(),
+        accountId: w.accountId,
+        permissionScopeId: area(w, hidden),
       }),
     ),
   // A restricted user sees only its own scopes; making one visible would change the user itself.

@@ -1,5 +1,5 @@
 import type { RouteInfo } from '../../../server/src/context.js';
-import { SCOPE_FIXTURES } from './scope-fixtures.js';
+import { randomEui, SCOPE_FIXTURES } from './scope-fixtures.js';
 import { uniq, type ScopeWorld } from './scope-world.js';
 import { sampleValue, type JsonSchema } from './schema-sample.js';
 import type { TestApp } from './test-app.js';
@@ -29,6 +29,7 @@ export const SCOPED: Record<string, string> = {
   alarmReport: 'the scopes recorded from its saver',
   integrationFlow: 'the scopes recorded from its saver',
   permissionScope: 'a restricted user sees only its own scopes',
+  gateway: 'its scope; its devices heard are those the reader may see',
 };
 
 /** Resource kinds not bound to permission scopes, and why they show no twin or device data. */
@@ -114,6 +115,10 @@ export const ID_LESS: Record<string, string> = {
   'POST /xapi/v1/oauth2/mail/authorize': 'a mail connector’s sign-in',
   'GET /maps/*': 'map tiles',
   'GET /xapi/v1/audit-events': 'identity and access changes, which name no twin or device',
+  'GET /xapi/v1/gateways': 'gateways',
+  'POST /xapi/v1/gateways': 'gateways',
+  'POST /xapi/v1/gateways/import': 'gateways of a connector (sampled: an unknown connector)',
+  'GET /xapi/v1/gateways/unknown': 'gateway EUIs heard, naming no device',
 };
 
 /** Where the restricted user gets another status than success, and why (`skip`: not called). */
@@ -151,6 +156,7 @@ const BODIES: Record<string, (w: ScopeWorld) => Record<string, unknown>> = {
   'POST /xapi/v1/virtual-devices/import': () => ({ csv: `device_id,title\nprobe-${uniq()},Probe` }),
   'POST /xapi/v1/virtual-devices/bulk-delete-tags': () => ({ tags: ['probe'] }),
   'POST /xapi/v1/timeseries/query': () => ({ query: TS_QUERY }),
+  'POST /xapi/v1/gateways': () => ({ eui: randomEui() }),
 };
 const TS_QUERY =
   'SELECT twin.id, twin.title, twin.hierarchy, state.id, count(*) GROUP BY twin.id, twin.title, twin.hierarchy, state.id';
