@@ -5,7 +5,12 @@ import { DialOut } from '../../outgoing/dial/dial-out.js';
 import { TargetGuard } from '../../outgoing/target-guard.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
 import { secretKeys } from './derive.js';
-import { CONNECTOR_KIND_DESCRIPTORS, createConnectorKinds } from './index.js';
+import {
+  CONNECTOR_KIND_DESCRIPTORS,
+  createConnectorKinds,
+  kindTypesWhere,
+  MAIL_KIND_TYPES,
+} from './index.js';
 
 describe('connector kind registry', () => {
   const secretBox = new SecretBox(randomBytes(32));
@@ -57,5 +62,18 @@ describe('connector kind registry', () => {
       host: 'mail',
       password: '********',
     });
+  });
+
+  it('says how a connection-keeping kind is monitored, and what an outgoing kind delivers', () => {
+    for (const kind of CONNECTOR_KIND_DESCRIPTORS) {
+      expect(kind.monitoring !== undefined, kind.type).toBe(kind.capabilities.includes('monitoring'));
+      expect(kind.delivers !== undefined, kind.type).toBe(kind.capabilities.includes('sends'));
+    }
+    expect(kindTypesWhere((k) => k.monitoring === 'connection')).toEqual(['mqtt-in']);
+    expect(kindTypesWhere((k) => k.monitoring === 'broker-clients')).toEqual(['mqtt-broker']);
+    expect(kindTypesWhere((k) => k.capabilities.includes('broker'))).toEqual(['mqtt-broker']);
+    expect(MAIL_KIND_TYPES).toEqual(['smtp-mail']);
+    expect(kindTypesWhere((k) => k.delivers === 'http')).toEqual(['webhook-out']);
+    expect(kindTypesWhere((k) => k.delivers === 'mqtt')).toEqual(['mqtt-out']);
   });
 });
