@@ -798,6 +798,8 @@ export interface ApiOperations {
         capabilities: string[];
         settings: Record<string, unknown>;
         freeForm: boolean;
+        monitoring?: 'connection' | 'broker-clients';
+        delivers?: 'http' | 'mqtt' | 'kafka' | 'mail';
         devices: { required: string[]; lowerCaseEui: boolean; endDeviceId: boolean };
       }[];
     };
@@ -2941,6 +2943,24 @@ export interface ApiOperations {
       lastResult: Record<string, unknown> | null;
       createdAt: string;
       updatedAt: string;
+    };
+  };
+  /** Every data-state source type: its settings schema and console form */
+  'GET /xapi/v1/state-sources': {
+    path: never;
+    query: never;
+    body: never;
+    reply: {
+      data: {
+        type: string;
+        summary: string;
+        settings: Record<string, unknown>;
+        settable: boolean;
+        form: {
+          key: string;
+          widget: 'text' | 'number' | 'choice' | 'checkbox' | 'state' | 'states' | 'connector' | 'device';
+        }[];
+      }[];
     };
   };
   /** One data state with its current value */
