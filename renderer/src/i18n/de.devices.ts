@@ -82,6 +82,14 @@ export const deDevices: Messages['devices'] = {
     copyUrl: 'URL kopieren',
     copyId: 'ID kopieren',
     stored: 'Ich habe sie gespeichert',
+    credentialsTitle: 'Zugangsdaten',
+    reissueText:
+      'Stellen Sie ein neues Passwort oder eine neue Webhook-URL aus, wenn die alten verloren oder bekannt geworden sind.',
+    reissue: 'Neue Zugangsdaten ausstellen',
+    reissueConfirm: 'Die bisherigen Zugangsdaten gelten sofort nicht mehr. Geräte brauchen die neuen.',
+    reissueNow: 'Jetzt ausstellen',
+    reissued:
+      'Neue Zugangsdaten ausgestellt. Kopieren Sie sie jetzt: Sie werden nur dieses eine Mal angezeigt.',
     deleteTitle: 'Konnektor löschen',
     deleteConfirm: 'Den Konnektor „{name}“ löschen? Geräte können ihn danach nicht mehr nutzen.',
     blockedBy: 'Noch verwendet von:',

@@ -4,7 +4,7 @@ import type { Language } from '../../lib/i18n.svelte';
 /** The kinds the server's API names (generated from its kind registry). */
 type ServerConnectorType = Body<'POST /xapi/v1/connectors'>['type'];
 
-/** Every connector type the server knows (the type filter); the console creates the first two and the outgoing ones. */
+/** Every connector type the server knows (the type filter); what the console creates comes from GET /xapi/v1/connector-kinds. */
 export const CONNECTOR_TYPES = [
   'mqtt-broker',
   'webhook-in',
@@ -25,17 +25,6 @@ const everyServerKind: Exclude<ServerConnectorType, (typeof CONNECTOR_TYPES)[num
   ? true
   : false = true;
 void everyServerKind;
-export const CREATABLE_CONNECTOR_TYPES = [
-  'mqtt-broker',
-  'webhook-in',
-  'mqtt-in',
-  'tts-uplink',
-  'webhook-out',
-  'mqtt-out',
-  'kafka-out',
-  'smtp-mail',
-] as const satisfies readonly ServerConnectorType[];
-export type CreatableConnectorType = (typeof CREATABLE_CONNECTOR_TYPES)[number];
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
