@@ -37,7 +37,7 @@ export const deDevices: Messages['devices'] = {
     empty: 'Noch keine Konnektoren. Legen Sie einen an, um die ersten Geräte anzubinden.',
     noMatch: 'Kein Konnektor passt zur Suche.',
     footnote:
-      'Die Konsole legt MQTT-Broker, eingehende Webhooks und die vier ausgehenden Konnektorarten an; die übrigen der {count} bekannten Arten erscheinen und werden hier verwaltet, sobald sie über die API angelegt sind.',
+      'Die Konsole legt jede Konnektorart an, die bereits etwas tut; geplante der {count} bekannten Arten erscheinen und werden hier verwaltet, sobald sie über die API angelegt sind.',
     typeNames: {
       'mqtt-broker': 'MQTT-Broker',
       'webhook-in': 'Webhook (eingehend)',

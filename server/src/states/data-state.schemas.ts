@@ -113,7 +113,7 @@ export const DataStateReply = Type.Object({
 
 export const DataStateListQuery = Type.Object(ListQuery, { additionalProperties: false });
 
-/** A source as clients see it (docs/adr/0075-state-source-descriptors.md): what the console's source form needs. */
+/** A source as clients see it (docs/adr/0074-connector-kind-descriptors.md): what the console's source form needs. */
 export const StateSourceKindReply = Type.Object({
   type: Type.String(),
   summary: Type.String(),

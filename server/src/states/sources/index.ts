@@ -9,7 +9,7 @@ import { timeAggregatedSource } from './time-aggregated.source.js';
 import { timeseriesAggregateSource } from './timeseries-aggregate.source.js';
 
 /**
- * Every data-state source: the only list (docs/adr/0075-state-source-descriptors.md). Validation,
+ * Every data-state source: the only list (docs/adr/0074-connector-kind-descriptors.md). Validation,
  * the OpenAPI, the dependency graph, which values users may set and the console's choices derive
  * from it; `StateSource` is the union of their shapes.
  */

@@ -1,7 +1,7 @@
 import type { TObject } from 'typebox';
 
 /**
- * A data-state source as one self-describing module (docs/adr/0075-state-source-descriptors.md),
+ * A data-state source as one self-describing module (docs/adr/0074-connector-kind-descriptors.md),
  * like connector kinds (connectors/connector-kind.ts): request validation, the OpenAPI, the
  * dependency graph, what users may set and the console's form derive from it. It needs no server,
  * so docs and the console catalogue (`GET /xapi/v1/state-sources`) can read it.
