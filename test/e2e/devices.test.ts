@@ -113,6 +113,34 @@ describe('console devices end to end (Chromium)', () => {
     await logs.getByRole('button', { name: 'Close' }).click();
   });
 
+  it('issues new broker credentials from the edit dialog; the old password stops working', async () => {
+    const { page } = h;
+    const row = page.getByTestId('connector-row').filter({ hasText: 'Boiler room gateway' });
+    await row.getByRole('button', { name: 'Edit Boiler room gateway' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit Boiler room gateway' });
+    const reissue = edit.getByTestId('credential-reissue');
+    await reissue.getByRole('button', { name: 'Issue new credentials' }).click();
+    await reissue.getByRole('alert').getByText('stop working').waitFor();
+    await reissue.getByRole('button', { name: 'Issue now' }).click();
+    const password = (await reissue.getByTestId('reissued-password').textContent())!.trim();
+    expect(await reissue.getByTestId('reissued-username').textContent()).toBe(seen.username);
+    expect(password.length).toBeGreaterThanOrEqual(32);
+    expect(password).not.toBe(seen.password);
+    await h.shot('devices-03a-credential-reissue');
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+
+    const old = await run('mosquitto_pub', [
+      ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', seen.username!, '-P', seen.password!],
+      ...['-t', `connectors/${seen.connectorId}/devices/nobody/up`, '-m', '{}'],
+    ]).then(
+      () => 'accepted',
+      (failure: { stderr?: string }) => failure.stderr ?? 'refused',
+    );
+    expect(old).toMatch(/not authori[sz]ed|refused|bad user name or password/i);
+    // The device test below publishes with the new password.
+    seen.password = password;
+  });
+
   it('creates a webhook connector, filters by type and deletes it', async () => {
     const { page } = h;
     await page.getByRole('button', { name: 'New connector' }).click();
@@ -165,7 +193,9 @@ describe('console devices end to end (Chromium)', () => {
     await dialog.getByRole('button', { name: 'Create connector' }).click();
     const created = page.getByRole('dialog', { name: 'Connector created' });
     const id = (await created.getByTestId('connector-id').textContent())!.trim();
-    await created.getByRole('button', { name: 'I have stored them' }).click();
+    // The server issued nothing for this kind: no "shown once" notice.
+    expect(await created.getByText('Shown only this once').count()).toBe(0);
+    await created.getByRole('button', { name: 'Close' }).click();
 
     const token = await apiToken(h.server.baseUrl, EMAIL, PASSWORD);
     const read = await fetch(`${h.server.baseUrl}/xapi/v1/connectors/${id}`, {

@@ -798,6 +798,8 @@ export interface ApiOperations {
         capabilities: string[];
         settings: Record<string, unknown>;
         freeForm: boolean;
+        monitoring?: 'connection' | 'broker-clients';
+        delivers?: 'http' | 'mqtt' | 'kafka' | 'mail';
         devices: { required: string[]; lowerCaseEui: boolean; endDeviceId: boolean };
       }[];
     };
@@ -1000,7 +1002,12 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: { apiUrl?: string; apiToken?: string | null; skipFrameCounterCheck?: boolean };
+          config?: {
+            apiUrl?: string;
+            apiToken?: string | null;
+            tenantId?: string;
+            skipFrameCounterCheck?: boolean;
+          };
           accountId?: string;
         }
       | {
@@ -1022,6 +1029,7 @@ export interface ApiOperations {
             rejectUnauthorized?: boolean;
             apiUrl?: string;
             apiToken?: string | null;
+            tenantId?: string;
             skipFrameCounterCheck?: boolean;
           };
           accountId?: string;
@@ -1243,7 +1251,7 @@ export interface ApiOperations {
             webhookId?: string;
             skipFrameCounterCheck?: boolean;
           }
-        | { apiUrl?: string; apiToken?: string | null; skipFrameCounterCheck?: boolean }
+        | { apiUrl?: string; apiToken?: string | null; tenantId?: string; skipFrameCounterCheck?: boolean }
         | {
             url: string;
             applicationId?: string;
@@ -1258,6 +1266,7 @@ export interface ApiOperations {
             rejectUnauthorized?: boolean;
             apiUrl?: string;
             apiToken?: string | null;
+            tenantId?: string;
             skipFrameCounterCheck?: boolean;
           }
         | { uplinkFrom?: 'rx' | 'gw'; skipFrameCounterCheck?: boolean }
@@ -3190,6 +3199,24 @@ export interface ApiOperations {
       lastResult: Record<string, unknown> | null;
       createdAt: string;
       updatedAt: string;
+    };
+  };
+  /** Every data-state source type: its settings schema and console form */
+  'GET /xapi/v1/state-sources': {
+    path: never;
+    query: never;
+    body: never;
+    reply: {
+      data: {
+        type: string;
+        summary: string;
+        settings: Record<string, unknown>;
+        settable: boolean;
+        form: {
+          key: string;
+          widget: 'text' | 'number' | 'choice' | 'checkbox' | 'state' | 'states' | 'connector' | 'device';
+        }[];
+      }[];
     };
   };
   /** One data state with its current value */

@@ -37,7 +37,7 @@ export const deDevices: Messages['devices'] = {
     empty: 'Noch keine Konnektoren. Legen Sie einen an, um die ersten Geräte anzubinden.',
     noMatch: 'Kein Konnektor passt zur Suche.',
     footnote:
-      'Die Konsole legt MQTT-Broker, eingehende Webhooks und die vier ausgehenden Konnektorarten an; die übrigen der {count} bekannten Arten erscheinen und werden hier verwaltet, sobald sie über die API angelegt sind.',
+      'Die Konsole legt jede Konnektorart an, die bereits etwas tut; geplante der {count} bekannten Arten erscheinen und werden hier verwaltet, sobald sie über die API angelegt sind.',
     typeNames: {
       'mqtt-broker': 'MQTT-Broker',
       'webhook-in': 'Webhook (eingehend)',
@@ -88,6 +88,14 @@ export const deDevices: Messages['devices'] = {
     copyUrl: 'URL kopieren',
     copyId: 'ID kopieren',
     stored: 'Ich habe sie gespeichert',
+    credentialsTitle: 'Zugangsdaten',
+    reissueText:
+      'Stellen Sie ein neues Passwort oder eine neue Webhook-URL aus, wenn die alten verloren oder bekannt geworden sind.',
+    reissue: 'Neue Zugangsdaten ausstellen',
+    reissueConfirm: 'Die bisherigen Zugangsdaten gelten sofort nicht mehr. Geräte brauchen die neuen.',
+    reissueNow: 'Jetzt ausstellen',
+    reissued:
+      'Neue Zugangsdaten ausgestellt. Kopieren Sie sie jetzt: Sie werden nur dieses eine Mal angezeigt.',
     deleteTitle: 'Konnektor löschen',
     deleteConfirm: 'Den Konnektor „{name}“ löschen? Geräte können ihn danach nicht mehr nutzen.',
     blockedBy: 'Noch verwendet von:',

@@ -34,7 +34,7 @@ export const enDevices = {
     empty: 'No connectors yet. Create one to connect your first devices.',
     noMatch: 'No connector matches the search.',
     footnote:
-      'The console creates MQTT broker, incoming webhook and the four outgoing connector kinds; the other kinds of the {count} known are listed and managed here once created through the API.',
+      'The console creates every kind that does something; planned kinds of the {count} known are listed and managed here once created through the API.',
     typeNames: {
       'mqtt-broker': 'MQTT broker',
       'webhook-in': 'Webhook (incoming)',
@@ -84,6 +84,12 @@ export const enDevices = {
     copyUrl: 'Copy URL',
     copyId: 'Copy id',
     stored: 'I have stored them',
+    credentialsTitle: 'Credentials',
+    reissueText: 'Issue a new password or webhook URL when the old one is lost or leaked.',
+    reissue: 'Issue new credentials',
+    reissueConfirm: 'The current credentials stop working at once. Devices need the new ones.',
+    reissueNow: 'Issue now',
+    reissued: 'New credentials issued. Copy them now: they are shown only this once.',
     deleteTitle: 'Delete connector',
     deleteConfirm: 'Delete the connector "{name}"? Devices cannot use it any more.',
     blockedBy: 'Still in use by:',

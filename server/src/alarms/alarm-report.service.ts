@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { Connector } from '../connectors/connector.entity.js';
+import { MAIL_KIND_TYPES } from '../connectors/kinds/index.js';
 import type { OutgoingDispatch } from '../integration/ports.js';
 import {
   recordScopes,
@@ -260,10 +261,10 @@ export class AlarmReportService {
           id: input.mailConnectorId,
           account: report.account,
         });
-        if (!mail || mail.type !== 'smtp-mail') {
+        if (!mail || !MAIL_KIND_TYPES.includes(mail.type)) {
           throw errors.unprocessable(
             'INVALID_MAIL_CONNECTOR',
-            'mailConnectorId must name an smtp-mail connector of this account',
+            `mailConnectorId must name an ${MAIL_KIND_TYPES.join(' or ')} connector of this account`,
             [{ path: '/mailConnectorId' }],
           );
         }

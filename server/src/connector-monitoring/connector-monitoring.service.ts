@@ -3,15 +3,13 @@ import type { Principal } from '../auth/principal.js';
 import type { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { Connector } from '../connectors/connector.entity.js';
+import { MAIL_KIND_TYPES } from '../connectors/kinds/index.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { ConnectorMonitoringRule } from './connector-monitoring-rule.entity.js';
 import { paramsProblem, type MonitorParams, type MonitorType } from './monitoring-conditions.js';
 
 export const MONITORING_RULE_SORTABLE = ['title', 'type', 'createdAt', 'updatedAt', 'lastFiredAt'] as const;
-
-/** The connector kind a monitoring e-mail goes through. */
-export const SMTP_MAIL_TYPE = 'smtp-mail';
 
 export interface MonitoringRuleInput {
   title?: string;
@@ -114,10 +112,10 @@ export class ConnectorMonitoringService {
       if (input.mailConnectorId === null) rule.mailConnector = null;
       else {
         const mail = await this.connectorOf(rule.account, input.mailConnectorId, '/mailConnectorId');
-        if (mail.type !== SMTP_MAIL_TYPE) {
+        if (!MAIL_KIND_TYPES.includes(mail.type)) {
           throw errors.unprocessable(
             'INVALID_MAIL_CONNECTOR',
-            `Connector ${mail.id} is a ${mail.type} connector; e-mail needs an ${SMTP_MAIL_TYPE} connector`,
+            `Connector ${mail.id} is a ${mail.type} connector; e-mail needs an ${MAIL_KIND_TYPES.join(' or ')} connector`,
             [{ path: '/mailConnectorId', type: mail.type }],
           );
         }

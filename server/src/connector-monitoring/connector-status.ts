@@ -1,8 +1,9 @@
 import type { Connector } from '../connectors/connector.entity.js';
+import { kindDescriptor } from '../connectors/kinds/index.js';
 import type { ConnectorStatus } from './monitoring-conditions.js';
 
 export interface ConnectionProbes {
-  /** An mqtt-in connector's client is connected and subscribed. */
+  /** The client a `connection`-monitored connector keeps (mqtt-in) is connected and subscribed. */
   mqttInConnected(connectorId: string): boolean;
   /** Clients of an embedded-broker connector connected now. */
   brokerClients(connectorId: string): number;
@@ -10,15 +11,15 @@ export interface ConnectionProbes {
 
 /**
  * A connector's status as connector monitoring sees it: `inactive` when deactivated; for kinds
- * that keep a connection (mqtt-in: our client to an external broker; mqtt-broker: gateways on the
- * embedded broker) `connected` or `disconnected`; for the rest (webhooks …) `active`.
+ * that keep a connection (descriptor `monitoring`: `connection` is our client to an external
+ * broker, `broker-clients` are gateways on the embedded broker) `connected` or `disconnected`;
+ * for the rest (webhooks …) `active`.
  */
 export function connectorStatus(connector: Connector, probes: ConnectionProbes): ConnectorStatus {
   if (!connector.active) return 'inactive';
-  // chirpstack-mqtt subscribes through the mqtt-in runtime.
-  if (connector.type === 'mqtt-in' || connector.type === 'chirpstack-mqtt')
-    return probes.mqttInConnected(connector.id) ? 'connected' : 'disconnected';
-  if (connector.type === 'mqtt-broker')
+  const monitoring = kindDescriptor(connector.type)?.monitoring;
+  if (monitoring === 'connection') return probes.mqttInConnected(connector.id) ? 'connected' : 'disconnected';
+  if (monitoring === 'broker-clients')
     return probes.brokerClients(connector.id) > 0 ? 'connected' : 'disconnected';
   return 'active';
 }

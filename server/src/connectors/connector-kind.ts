@@ -86,8 +86,24 @@ export interface ConnectorKindDescriptor {
   /** Rules the schema cannot express (cross-field, URL parsing, PEM labels, topic grammar). */
   check?(config: Record<string, unknown>): ConfigProblem[];
   devices: DeviceIdentityRules;
+  /**
+   * Kinds with the `monitoring` capability: how connector monitoring tells connected from
+   * disconnected (`connection`: our client to an external system; `broker-clients`: clients
+   * logged in to the embedded broker with this connector's credentials).
+   */
+  monitoring?: ConnectorMonitoring;
+  /**
+   * Outgoing kinds: what one message is (`http` request, `mqtt` publish, `kafka` record, `mail`).
+   * Rule commands and the mail pickers choose connectors by it, not by kind.
+   */
+  delivers?: OutgoingMessageKind;
   runtime?(deps: KindDeps): KindRuntime;
 }
+
+export const CONNECTOR_MONITORING = ['connection', 'broker-clients'] as const;
+export type ConnectorMonitoring = (typeof CONNECTOR_MONITORING)[number];
+export const OUTGOING_MESSAGE_KINDS = ['http', 'mqtt', 'kafka', 'mail'] as const;
+export type OutgoingMessageKind = (typeof OUTGOING_MESSAGE_KINDS)[number];
 
 /** Devices on a connector of this kind need nothing beyond `device_id`. */
 export const PLAIN_DEVICES: DeviceIdentityRules = { required: [], lowerCaseEui: false, endDeviceId: false };

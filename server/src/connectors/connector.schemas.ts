@@ -174,6 +174,16 @@ export const ConnectorKindReply = Type.Object({
     description: 'JSON Schema of `config`; secrets are `writeOnly`',
   }),
   freeForm: Type.Boolean({ description: 'Settings are free-form (kinds that do nothing yet)' }),
+  monitoring: Type.Optional(
+    Type.Union([Type.Literal('connection'), Type.Literal('broker-clients')], {
+      description: 'How connector monitoring tells connected from disconnected',
+    }),
+  ),
+  delivers: Type.Optional(
+    Type.Union([Type.Literal('http'), Type.Literal('mqtt'), Type.Literal('kafka'), Type.Literal('mail')], {
+      description: 'Outgoing kinds: what one message is; rule commands pick connectors by it',
+    }),
+  ),
   devices: Type.Object({
     required: Type.Array(Type.String(), { description: 'Device fields a device on such a connector needs' }),
     lowerCaseEui: Type.Boolean(),
@@ -189,5 +199,7 @@ export const connectorKindDto = (kind: (typeof CONNECTOR_KIND_DESCRIPTORS)[numbe
   capabilities: [...kind.capabilities],
   settings: JSON.parse(JSON.stringify(kind.settings)) as Record<string, unknown>,
   freeForm: kind.freeForm ?? false,
+  ...(kind.monitoring ? { monitoring: kind.monitoring } : {}),
+  ...(kind.delivers ? { delivers: kind.delivers } : {}),
   devices: { ...kind.devices, required: [...kind.devices.required] },
 });

@@ -11,7 +11,7 @@ import type { ConnectorKind } from './connector-kind.js';
 import { BrokerLogins } from './broker-logins.js';
 import { Connector, ConnectorLog, type ConnectorLogLevel } from './connector.entity.js';
 import { LOG_KEEP, type ConnectorTelemetry, type PacketResult } from './connector-telemetry.js';
-import type { ConnectorKinds } from './kinds/index.js';
+import { kindTypesWhere, type ConnectorKinds } from './kinds/index.js';
 
 export const CONNECTOR_SORTABLE = ['title', 'type', 'createdAt', 'updatedAt', 'lastPacketAt'] as const;
 
@@ -47,7 +47,10 @@ export interface BrokerLogin {
 const BROKER_LOGIN_SQL = `
   SELECT c.id, c.config, c.broker_password_hash AS hash, a.path
     FROM connectors c JOIN accounts a ON a.id = c.account_id
-   WHERE c.broker_username = ? AND c.type = 'mqtt-broker' AND c.active`;
+   WHERE c.broker_username = ? AND c.type IN (?) AND c.active`;
+
+/** Kinds whose devices log in to the embedded broker. */
+const BROKER_KIND_TYPES = kindTypesWhere((k) => k.capabilities.includes('broker'));
 
 /** Something that may refuse a connector deletion (twin states fed through it); returns blockers. */
 export type ConnectorDeletionGuard = (connectorId: string) => Promise<unknown[]>;
@@ -226,7 +229,7 @@ export class ConnectorService {
         .getConnection()
         .execute<Array<{ id: string; config: Record<string, unknown>; hash: string | null; path: string[] }>>(
           BROKER_LOGIN_SQL,
-          [username],
+          [username, BROKER_KIND_TYPES],
         );
     } catch (error) {
       const remembered = isDatabaseUnavailable(error) ? this.brokerLogins.whileOffline(username, hash) : null;

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import type { ConnectorService } from '../connectors/connector.service.js';
 import { Connector } from '../connectors/connector.entity.js';
 import { openSecret } from '../connectors/kinds/config-fields.js';
-import type { SmtpMailConfig } from '../connectors/kinds/smtp-mail.kind.js';
+import { smtpMailKind, type SmtpMailConfig } from '../connectors/kinds/smtp-mail.kind.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { randomToken } from '../platform/crypto/tokens.js';
 import { AppError, errors } from '../platform/errors.js';
@@ -54,7 +54,8 @@ export class MailOAuthService {
   ): Promise<{ authorizationUrl: string; redirectUri: string }> {
     const connector = await this.deps.connectors.get(principal, connectorId);
     const config = connector.config as unknown as SmtpMailConfig;
-    if (connector.type !== 'smtp-mail' || config.auth !== 'oauth2' || !config.oauth2Provider) {
+    // The consent flow belongs to the smtp-mail kind's own settings (oauth2Provider, refresh token).
+    if (connector.type !== smtpMailKind.type || config.auth !== 'oauth2' || !config.oauth2Provider) {
       throw errors.unprocessable(
         'OAUTH2_NOT_CONFIGURED',
         'Only smtp-mail connectors with auth oauth2 and a provider use the consent flow',
@@ -103,7 +104,7 @@ export class MailOAuthService {
     if (!query.code) throw errors.validation('code is missing', [{ location: 'querystring', path: '/code' }]);
     const em = this.deps.orm.em.fork();
     const connector = await em.findOne(Connector, { id: state.c });
-    if (!connector || connector.type !== 'smtp-mail') throw errors.notFound('Connector', state.c);
+    if (!connector || connector.type !== smtpMailKind.type) throw errors.notFound('Connector', state.c);
     const config = connector.config as unknown as SmtpMailConfig;
     const refreshToken = await this.exchange(config, connector, provider, query.code);
     connector.config = {

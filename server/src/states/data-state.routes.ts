@@ -10,7 +10,11 @@ import {
   DataStateListQuery,
   DataStateReply,
   DataStateUpdate,
+  StateSourceKindReply,
+  stateSourceKindDto,
 } from './data-state.schemas.js';
+import { STATE_SOURCE_DESCRIPTORS } from './sources/index.js';
+import type { StateSourceDescriptor } from './sources/state-source-kind.js';
 import { DATA_STATE_SORTABLE } from './data-state.service.js';
 
 const tags = ['data-states'];
@@ -36,6 +40,22 @@ export const dataStateDto = (s: DataState) => ({
 
 export async function dataStateRoutes(app: App, _ctx: AppContext, { dataStates }: Services): Promise<void> {
   const principal = (request: { principal: Principal | null }) => request.principal!;
+
+  const sources = {
+    data: (STATE_SOURCE_DESCRIPTORS as readonly StateSourceDescriptor[]).map(stateSourceKindDto),
+  };
+  app.get(
+    '/xapi/v1/state-sources',
+    {
+      config: { auth: 'principal', permission: READ },
+      schema: {
+        tags,
+        summary: 'Every data-state source type: its settings schema and console form',
+        response: { 200: Type.Object({ data: Type.Array(StateSourceKindReply) }), ...errorResponses },
+      },
+    },
+    () => sources,
+  );
 
   app.get(
     '/xapi/v1/digital-twins/:id/states',

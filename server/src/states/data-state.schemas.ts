@@ -1,4 +1,9 @@
-import { Type } from 'typebox';
+import { Type, type TLiteral } from 'typebox';
+import {
+  SOURCE_FIELD_WIDGETS,
+  type SourceFieldWidget,
+  type StateSourceDescriptor,
+} from './sources/state-source-kind.js';
 import { ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
 import { STATE_VALUE_TYPES, VISUAL_TYPES } from './data-state.entity.js';
 import { STATE_SOURCE_TYPES } from './state-source.js';
@@ -107,3 +112,27 @@ export const DataStateReply = Type.Object({
 });
 
 export const DataStateListQuery = Type.Object(ListQuery, { additionalProperties: false });
+
+/** A source as clients see it (docs/adr/0074-connector-kind-descriptors.md): what the console's source form needs. */
+export const StateSourceKindReply = Type.Object({
+  type: Type.String(),
+  summary: Type.String(),
+  settings: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'JSON Schema of the whole `source` object, `type` included',
+  }),
+  settable: Type.Boolean({ description: 'Users and rules set the value; otherwise it is computed' }),
+  form: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      widget: Type.Union(SOURCE_FIELD_WIDGETS.map((w) => Type.Literal(w)) as [TLiteral<SourceFieldWidget>]),
+    }),
+  ),
+});
+
+export const stateSourceKindDto = (d: StateSourceDescriptor) => ({
+  type: d.type,
+  summary: d.summary,
+  settings: JSON.parse(JSON.stringify(d.settings)) as Record<string, unknown>,
+  settable: d.settable,
+  form: d.form.map((f) => ({ ...f })),
+});

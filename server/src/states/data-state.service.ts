@@ -12,6 +12,7 @@ import { DataState, type StateValueType } from './data-state.entity.js';
 import { normaliseMeta, type MetaInput } from './state-meta.js';
 import { checkSourceReferences, connectorFedStates, statesAggregating } from './state-references.js';
 import { parseStateSource } from './state-source.schemas.js';
+import { sourceDescriptor } from './sources/index.js';
 import type { StateSource } from './state-source.js';
 import type { StateValueSetter } from './state-value-setter.js';
 // The engine's rule, so a value set here and one computed there get the same warning.
@@ -36,7 +37,8 @@ const duplicateKey = (key: string) =>
   errors.conflict('DUPLICATE_STATE_KEY', 'duplicate usage of state-key', [{ path: '/key', key }]);
 
 /** Sources whose value users and rules set; every other source computes its value. */
-const settable = (source: StateSource | null) => source === null || source.type === 'boolean';
+const settable = (source: StateSource | null) =>
+  source === null || sourceDescriptor(source.type)?.settable === true;
 
 /** The fields the state engine cares about; a change of any of them is a definition change. */
 const definition = (s: DataState) => ({ key: s.key, valueType: s.valueType, source: s.source });
@@ -94,10 +96,10 @@ export class DataStateService {
     const state = new DataState();
     state.twin = twin;
     state.account = twin.account;
-    // A boolean source holds booleans; say so unless the caller says otherwise.
+    // A source that holds one value type (boolean) says so unless the caller says otherwise.
     const source = parseStateSource(input.source);
-    if (input.valueType === undefined && source?.type === 'boolean')
-      input = { ...input, valueType: 'boolean' };
+    const valueType = source ? sourceDescriptor(source.type)?.valueType : undefined;
+    if (input.valueType === undefined && valueType) input = { ...input, valueType };
     await this.apply(principal, state, input);
     const initial = this.initialValue(state, input) ?? (await this.aggregateStart(state));
     await this.save(state, () => this.em().persist(state));
@@ -233,7 +235,7 @@ export class DataStateService {
       if (!settable(state.source)) throw computed(state.source!);
       return input.value;
     }
-    return state.source?.type === 'boolean' ? (state.source.initial ?? false) : undefined;
+    return state.source ? sourceDescriptor(state.source.type)?.initial?.(state.source) : undefined;
   }
 
   /**

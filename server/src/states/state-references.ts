@@ -3,6 +3,7 @@ import type { Account } from '../accounts/account.entity.js';
 import { VirtualDevice } from '../devices/virtual-device.entity.js';
 import type { ScopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+import { sourceDescriptor, sourceTypesWhere } from './sources/index.js';
 import { sourceStateIds, type StateSource } from './state-source.js';
 
 /**
@@ -12,7 +13,10 @@ import { sourceStateIds, type StateSource } from './state-source.js';
  */
 
 /** Source types that read other states: the edges of the dependency graph. */
-export const AGGREGATING_SOURCE_TYPES = ['aggregate', 'time-aggregated', 'timeseries-aggregate'] as const;
+export const AGGREGATING_SOURCE_TYPES = sourceTypesWhere((d) => d.reads !== undefined);
+
+/** Source types fed through a connector's device (they block deleting that connector or device). */
+const CONNECTOR_FED_SOURCE_TYPES = sourceTypesWhere((d) => d.device === 'connector');
 
 export interface StateRef {
   id: string;
@@ -41,16 +45,18 @@ export async function checkSourceReferences(
   source: StateSource,
   visible: ScopeFilter,
 ): Promise<void> {
-  if (source.type === 'connector' || source.type === 'hub') {
+  const descriptor = sourceDescriptor(source.type);
+  if (descriptor?.device) {
+    const { deviceId, connectorId } = source as { deviceId: string; connectorId?: string };
     const device = await em.findOne(
       VirtualDevice,
-      { id: source.deviceId, account: account.id },
+      { id: deviceId, account: account.id },
       { fields: ['id', 'connector', 'permissionScope'] },
     );
     if (!device || !visible.allows(device.permissionScope?.id))
-      throw notFound('/source/deviceId', `device ${source.deviceId} not found`);
-    if (source.type === 'connector' && device.connector?.id !== source.connectorId) {
-      throw notFound('/source/connectorId', `connector ${source.connectorId} not found for this device`);
+      throw notFound('/source/deviceId', `device ${deviceId} not found`);
+    if (descriptor.device === 'connector' && device.connector?.id !== connectorId) {
+      throw notFound('/source/connectorId', `connector ${connectorId} not found for this device`);
     }
   }
   const referenced = sourceStateIds(source);
@@ -58,7 +64,9 @@ export async function checkSourceReferences(
   const rows = await loadStates(em, account.id, referenced);
   const seen = visible.restricted ? await visibleStates(em, referenced, visible) : null;
   const paths =
-    source.type === 'aggregate' ? referenced.map((_, i) => `/source/stateIds/${i}`) : ['/source/stateId'];
+    descriptor?.reads === 'stateIds'
+      ? referenced.map((_, i) => `/source/stateIds/${i}`)
+      : ['/source/stateId'];
   referenced.forEach((id, i) => {
     if (id !== self.id && (!rows.has(id) || (seen && !seen.has(id))))
       throw notFound(paths[i]!, `state ${id} not found`);
@@ -160,7 +168,7 @@ export async function statesAggregating(
           OR (jsonb_typeof(s.source->'stateIds') = 'array' AND EXISTS (
             SELECT 1 FROM jsonb_array_elements_text(s.source->'stateIds') AS e(id) WHERE e.id IN (?))))
       ORDER BY s.key, s.id LIMIT 50`,
-      [accountId, exceptTwinId, [...AGGREGATING_SOURCE_TYPES], stateIds, stateIds],
+      [accountId, exceptTwinId, AGGREGATING_SOURCE_TYPES, stateIds, stateIds],
     );
   const wanted = new Set(stateIds);
   return rows.map((r) => ({
@@ -182,8 +190,8 @@ export async function connectorFedStates(
     .getConnection()
     .execute<Array<{ id: string; key: string; twin_id: string; account_id: string }>>(
       `SELECT id, key, twin_id, account_id FROM data_states
-        WHERE source->>'type' = 'connector' AND ${column} = ? ORDER BY key, id LIMIT 200`,
-      [value],
+        WHERE source->>'type' IN (?) AND ${column} = ? ORDER BY key, id LIMIT 200`,
+      [CONNECTOR_FED_SOURCE_TYPES, value],
     );
   return rows.map((r) => ({ id: r.id, key: r.key, twinId: r.twin_id, accountId: r.account_id }));
 }

@@ -68,6 +68,7 @@ export const ID_LESS: Record<string, string> = {
   'POST /xapi/v1/users': 'users',
   'GET /xapi/v1/permissions': 'the permission catalogue',
   'GET /xapi/v1/connector-kinds': 'the connector-kind catalogue',
+  'GET /xapi/v1/state-sources': 'the state-source catalogue',
   'GET /xapi/v1/roles': 'roles',
   'POST /xapi/v1/roles': 'roles',
   'GET /xapi/v1/api-keys': 'API keys',

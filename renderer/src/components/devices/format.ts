@@ -1,46 +1,4 @@
-import type { Body } from '../../api/generated';
 import type { Language } from '../../lib/i18n.svelte';
-
-/** The kinds the server's API names (generated from its kind registry). */
-type ServerConnectorType = Body<'POST /xapi/v1/connectors'>['type'];
-
-/** Every connector type the server knows (the type filter); the console creates the first two and the outgoing ones. */
-export const CONNECTOR_TYPES = [
-  'mqtt-broker',
-  'webhook-in',
-  'mqtt-in',
-  'tts-uplink',
-  'chirpstack-uplink',
-  'chirpstack-mqtt',
-  'loriot-uplink',
-  'webhook-out',
-  'mqtt-out',
-  'kafka-out',
-  'smtp-mail',
-  'iec104',
-  'lwm2m',
-  'weather',
-  'websocket',
-] as const satisfies readonly ServerConnectorType[];
-// A kind the server has but this list lacks fails svelte-check here (after `npm run gen:api`).
-const everyServerKind: Exclude<ServerConnectorType, (typeof CONNECTOR_TYPES)[number]> extends never
-  ? true
-  : false = true;
-void everyServerKind;
-export const CREATABLE_CONNECTOR_TYPES = [
-  'mqtt-broker',
-  'webhook-in',
-  'mqtt-in',
-  'tts-uplink',
-  'chirpstack-uplink',
-  'chirpstack-mqtt',
-  'loriot-uplink',
-  'webhook-out',
-  'mqtt-out',
-  'kafka-out',
-  'smtp-mail',
-] as const satisfies readonly ServerConnectorType[];
-export type CreatableConnectorType = (typeof CREATABLE_CONNECTOR_TYPES)[number];
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],

@@ -1,17 +1,8 @@
 import type { Body } from '../../api/generated';
 import type { TwinState } from '../../lib/twins/twin-api';
+import type { SourceField } from '../../lib/twins/state-sources';
 
 export const VALUE_TYPES = ['number', 'integer', 'boolean', 'string', 'object'] as const;
-export const SOURCE_TYPES = [
-  'connector',
-  'dynamic-routing',
-  'aggregate',
-  'time-aggregated',
-  'timeseries-aggregate',
-  'random',
-  'boolean',
-  'hub',
-] as const;
 export const VISUAL_TYPES = [
   'line-chart',
   'gauge',
@@ -21,26 +12,13 @@ export const VISUAL_TYPES = [
   'twin-button',
   'map-values',
 ];
-export const AGGREGATE_OPERATIONS = ['sum', 'mean', 'min', 'max', 'count', 'difference'];
-export const WINDOW_OPERATIONS = ['sum', 'mean', 'min', 'max', 'count'];
-export const PERIODS = [
-  'minute',
-  'hour',
-  'day',
-  'week',
-  'month',
-  'year',
-  'previous-day',
-  'previous-week',
-  'previous-month',
-  'previous-year',
-];
-
 export type StateBody = Body<'POST /xapi/v1/digital-twins/{id}/states'>;
 
 /**
  * The editor's fields as text: one set of source fields for every type, so switching the type
- * back and forth keeps what was typed; only the chosen type's fields are sent.
+ * back and forth keeps what was typed; only the chosen type's fields (its `form` in
+ * GET /xapi/v1/state-sources) are sent. A `states` field keeps the twin's states ticked in
+ * `stateIds` and other ids typed in `otherStateIds`; a `checkbox` field is "true" or "".
  */
 export interface StateDraft {
   key: string;
@@ -51,7 +29,6 @@ export interface StateDraft {
   source: Record<string, string>;
   stateIds: string[];
   otherStateIds: string;
-  initial: boolean;
   visualType: string;
   yMin: string;
   yMax: string;
@@ -74,12 +51,11 @@ export function stateDraftOf(state: TwinState | null, siblingIds: Set<string>): 
     sourceType: typeof source.type === 'string' ? source.type : '',
     source: Object.fromEntries(
       Object.entries(source)
-        .filter(([name]) => !['type', 'stateIds', 'initial'].includes(name))
-        .map(([name, value]) => [name, text(value)]),
+        .filter(([name, value]) => name !== 'type' && !Array.isArray(value))
+        .map(([name, value]) => [name, value === false ? '' : text(value)]),
     ),
     stateIds: ids.filter((id) => siblingIds.has(id)),
     otherStateIds: ids.filter((id) => !siblingIds.has(id)).join(', '),
-    initial: source.initial === true,
     visualType: typeof visual.type === 'string' ? visual.type : '',
     yMin: text(yAxis.min),
     yMax: text(yAxis.max),
@@ -95,39 +71,32 @@ function numberOrText(value: string | undefined): unknown {
   return Number.isFinite(number) ? number : trimmed;
 }
 
-const SOURCE_FIELDS: Record<string, { texts?: string[]; numbers?: string[] }> = {
-  connector: { texts: ['connectorId', 'deviceId', 'stateKey'] },
-  'dynamic-routing': { texts: ['stateKey'] },
-  aggregate: { texts: ['operation'] },
-  'time-aggregated': { texts: ['stateId', 'operation', 'period'] },
-  'timeseries-aggregate': { texts: ['stateId', 'operation'], numbers: ['windowSeconds', 'intervalSeconds'] },
-  random: { numbers: ['min', 'max', 'intervalSeconds', 'decimals'] },
-  boolean: {},
-  hub: { texts: ['deviceId', 'stateKey'] },
-};
-
-export function sourceOf(draft: StateDraft): StateBody['source'] {
+/** The source to send: the fields of the chosen source, by how the console edits them. */
+export function sourceOf(draft: StateDraft, fields: SourceField[]): StateBody['source'] {
   if (!draft.sourceType) return null;
-  const fields = SOURCE_FIELDS[draft.sourceType] ?? {};
   const source: Record<string, unknown> = { type: draft.sourceType };
-  for (const name of fields.texts ?? [])
-    if (draft.source[name]?.trim()) source[name] = draft.source[name].trim();
-  for (const name of fields.numbers ?? []) {
-    const value = numberOrText(draft.source[name]);
-    if (value !== undefined) source[name] = value;
+  for (const field of fields) {
+    const value = draft.source[field.key];
+    if (field.widget === 'number') {
+      const number = numberOrText(value);
+      if (number !== undefined) source[field.key] = number;
+    } else if (field.widget === 'checkbox') source[field.key] = value === 'true';
+    else if (field.widget === 'states') {
+      const others = draft.otherStateIds
+        .split(/[\s,]+/)
+        .map((id) => id.trim())
+        .filter(Boolean);
+      source[field.key] = [...new Set([...draft.stateIds, ...others])];
+    } else if (value?.trim()) source[field.key] = value.trim();
   }
-  if (draft.sourceType === 'aggregate') {
-    const others = draft.otherStateIds
-      .split(/[\s,]+/)
-      .map((id) => id.trim())
-      .filter(Boolean);
-    source.stateIds = [...new Set([...draft.stateIds, ...others])];
-  }
-  if (draft.sourceType === 'boolean') source.initial = draft.initial;
   return source as StateBody['source'];
 }
 
-export function stateBodyOf(draft: StateDraft, meta: Record<string, unknown>): StateBody {
+export function stateBodyOf(
+  draft: StateDraft,
+  meta: Record<string, unknown>,
+  fields: SourceField[],
+): StateBody {
   const visual: Record<string, unknown> = { ...((meta.visual as Record<string, unknown> | null) ?? {}) };
   visual.type = draft.visualType || null;
   if (draft.visualType === 'line-chart') {
@@ -142,7 +111,7 @@ export function stateBodyOf(draft: StateDraft, meta: Record<string, unknown>): S
     title: draft.title.trim(),
     valueType: draft.valueType as StateBody['valueType'],
     unit: draft.unit.trim() || null,
-    source: sourceOf(draft),
+    source: sourceOf(draft, fields),
     meta: { ...meta, visual },
   };
 }

@@ -16,6 +16,7 @@ interface JsonSchema {
   patternProperties?: Record<string, JsonSchema>;
   required?: string[];
   writeOnly?: boolean;
+  title?: string;
   description?: string;
   minimum?: number;
   maximum?: number;
@@ -32,6 +33,7 @@ export interface SettingsField {
   choices: Array<string | number>;
   minimum?: number;
   maximum?: number;
+  title?: string;
   description?: string;
 }
 
@@ -58,6 +60,7 @@ export function settingsFields(schema: JsonSchema): SettingsField[] {
     choices: (property.anyOf ?? []).filter((b) => 'const' in b).map((b) => b.const as string | number),
     ...(property.minimum !== undefined ? { minimum: property.minimum } : {}),
     ...(property.maximum !== undefined ? { maximum: property.maximum } : {}),
+    ...(property.title ? { title: property.title } : {}),
     ...(property.description ? { description: property.description } : {}),
   }));
 }

@@ -22,13 +22,6 @@ export const COMMAND_TYPES = [
 ] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
-/** The connector kind each outgoing command sends through. */
-export const COMMAND_CONNECTOR_TYPE: Partial<Record<CommandType, string>> = {
-  webhook: 'webhook-out',
-  email: 'smtp-mail',
-  'mqtt-publish': 'mqtt-out',
-};
-
 const ANY = ['exists', 'missing'];
 /** The operators the server accepts per state value type (the health-rule vocabulary). */
 export const OPERATORS_BY_TYPE: Record<'number' | 'boolean' | 'string' | 'object', string[]> = {

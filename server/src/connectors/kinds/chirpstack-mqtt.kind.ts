@@ -74,6 +74,7 @@ export const chirpstackMqttKind: ConnectorKindDescriptor = {
   summary:
     'ChirpStack v4 MQTT integration on an external broker: uplinks with metadata, joins, status, acks, logs.',
   capabilities: ['subscribe', 'receives', 'monitoring'],
+  monitoring: 'connection',
   settings: settingsObject(
     {
       url: text(500, 'mqtt://, mqtts://, ws:// or wss:// URL of the broker ChirpStack publishes to'),

@@ -7,7 +7,8 @@ import { secret, settingsObject, text } from './settings-fields.js';
 /** Settings of both ChirpStack kinds: its REST API, for downlinks and device deletion. */
 export const chirpstackApiFields = () => ({
   apiUrl: text(500, 'ChirpStack REST API base, e.g. http://chirpstack-rest-api:8090'),
-  apiToken: secret(2000, 'ChirpStack API token (downlinks, device deletion)'),
+  apiToken: secret(2000, 'ChirpStack API token (downlinks, device deletion, gateway import)'),
+  tenantId: text(100, 'ChirpStack tenant id whose gateways are imported (an admin token sees every tenant)'),
 });
 
 /**

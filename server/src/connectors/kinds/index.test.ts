@@ -5,7 +5,12 @@ import { DialOut } from '../../outgoing/dial/dial-out.js';
 import { TargetGuard } from '../../outgoing/target-guard.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
 import { secretKeys } from './derive.js';
-import { CONNECTOR_KIND_DESCRIPTORS, createConnectorKinds } from './index.js';
+import {
+  CONNECTOR_KIND_DESCRIPTORS,
+  createConnectorKinds,
+  kindTypesWhere,
+  MAIL_KIND_TYPES,
+} from './index.js';
 
 describe('connector kind registry', () => {
   const secretBox = new SecretBox(randomBytes(32));
@@ -40,25 +45,31 @@ describe('connector kind registry', () => {
   });
 
   it('marks kinds that do nothing yet with empty capabilities and seals their secrets', () => {
-    const implemented = [...kinds.values()].filter((k) => k.capabilities.length > 0).map((k) => k.type);
-    expect(implemented.sort()).toEqual([
-      'chirpstack-mqtt',
-      'chirpstack-uplink',
-      'kafka-out',
-      'loriot-uplink',
-      'mqtt-broker',
-      'mqtt-in',
-      'mqtt-out',
-      'smtp-mail',
-      'tts-uplink',
-      'webhook-in',
-      'webhook-out',
-    ]);
+    // Free-form settings are the mark of a planned kind; every other kind does something.
+    for (const kind of kinds.values())
+      expect(kind.capabilities.length > 0, kind.type).toBe(kind.descriptor.freeForm !== true);
+    expect(kinds.get('mqtt-in')!.capabilities).toContain('receives');
+    expect(kinds.get('smtp-mail')!.capabilities).toContain('sends');
     const iec104 = kinds.get('iec104')!;
     expect(iec104.capabilities).toEqual([]);
     expect(iec104.publicConfig!({ host: 'mail', password: { sealed: 'x' } })).toEqual({
       host: 'mail',
       password: '********',
     });
+  });
+
+  it('says how a connection-keeping kind is monitored, and what an outgoing kind delivers', () => {
+    for (const kind of CONNECTOR_KIND_DESCRIPTORS) {
+      expect(kind.monitoring !== undefined, kind.type).toBe(kind.capabilities.includes('monitoring'));
+      expect(kind.delivers !== undefined, kind.type).toBe(kind.capabilities.includes('sends'));
+    }
+    // The lists that were written by hand: each still holds its kind, and only kinds that fit.
+    expect(kindTypesWhere((k) => k.monitoring === 'connection')).toContain('mqtt-in');
+    expect(kindTypesWhere((k) => k.monitoring === 'broker-clients')).toContain('mqtt-broker');
+    expect(kindTypesWhere((k) => k.capabilities.includes('broker'))).toContain('mqtt-broker');
+    expect(MAIL_KIND_TYPES).toContain('smtp-mail');
+    expect(MAIL_KIND_TYPES).not.toContain('webhook-out');
+    expect(kindTypesWhere((k) => k.delivers === 'http')).toContain('webhook-out');
+    expect(kindTypesWhere((k) => k.delivers === 'mqtt')).toContain('mqtt-out');
   });
 });

@@ -40,6 +40,18 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
 
 export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);
 
+const BY_TYPE = new Map(CONNECTOR_KIND_DESCRIPTORS.map((k) => [k.type, k]));
+
+/** The descriptor of a kind; undefined for a type no kind has (rows written by an older version). */
+export const kindDescriptor = (type: string): ConnectorKindDescriptor | undefined => BY_TYPE.get(type);
+
+/** Types of the kinds a descriptor property picks, in registry order: the lists that used to be written by hand. */
+export const kindTypesWhere = (pick: (kind: ConnectorKindDescriptor) => boolean): string[] =>
+  CONNECTOR_KIND_DESCRIPTORS.filter(pick).map((k) => k.type);
+
+/** Kinds whose connectors send e-mail (alarm mails, monitoring mails, the email rule command). */
+export const MAIL_KIND_TYPES = kindTypesWhere((k) => k.delivers === 'mail');
+
 /** Every connector kind with its runtime, by `type`. */
 export function createConnectorKinds(deps: KindDeps): ConnectorKinds {
   return new Map(CONNECTOR_KIND_DESCRIPTORS.map((d) => [d.type, buildKind(d, deps)]));

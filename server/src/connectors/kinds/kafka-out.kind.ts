@@ -256,6 +256,7 @@ export const kafkaOutKind: ConnectorKindDescriptor = {
   direction: 'outgoing',
   summary: 'Produces each message as a record on a Kafka topic (acks, TLS, SASL plain/SCRAM).',
   capabilities: ['sends'],
+  delivers: 'kafka',
   settings: settingsObject(
     {
       brokers: Type.Array(text(300), {

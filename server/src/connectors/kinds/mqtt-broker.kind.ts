@@ -14,6 +14,7 @@ export const mqttBrokerKind: ConnectorKindDescriptor = {
   summary:
     'Devices publish to the embedded MQTT broker with issued credentials, on `connectors/{id}/devices/{device_id}/up`.',
   capabilities: ['broker', 'receives', 'monitoring'],
+  monitoring: 'broker-clients',
   settings: settingsObject({
     maxConnections: integer(1, 10_000_000, 'Clients this connector may have connected at once'),
   }),

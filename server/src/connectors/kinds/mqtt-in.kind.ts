@@ -69,6 +69,7 @@ export const mqttInKind: ConnectorKindDescriptor = {
   direction: 'incoming',
   summary: 'Subscribes to topics on an external MQTT broker (3.1.1 or 5, TLS, username/password).',
   capabilities: ['subscribe', 'receives', 'monitoring'],
+  monitoring: 'connection',
   settings: settingsObject(
     {
       url: text(500, 'mqtt://, mqtts://, ws:// or wss:// URL of the broker'),

@@ -196,6 +196,7 @@ export const mqttOutKind: ConnectorKindDescriptor = {
   direction: 'outgoing',
   summary: 'Publishes each message to a topic template on an external MQTT broker (QoS 0–2, retain, TLS).',
   capabilities: ['sends'],
+  delivers: 'mqtt',
   settings: settingsObject(
     {
       url: text(500, 'mqtt://, mqtts://, ws:// or wss:// URL of the broker'),

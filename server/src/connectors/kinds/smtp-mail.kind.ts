@@ -214,6 +214,7 @@ export const smtpMailKind: ConnectorKindDescriptor = {
   direction: 'outgoing',
   summary: 'Sends e-mail through an SMTP server (STARTTLS/TLS, password or OAuth 2.0 for hosted mail).',
   capabilities: ['sends'],
+  delivers: 'mail',
   settings: settingsObject(
     {
       host: text(255),

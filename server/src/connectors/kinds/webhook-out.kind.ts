@@ -139,6 +139,7 @@ export const webhookOutKind: ConnectorKindDescriptor = {
   direction: 'outgoing',
   summary: 'One HTTP request per message, optionally signed (Standard Webhooks).',
   capabilities: ['sends'],
+  delivers: 'http',
   settings: settingsObject(
     {
       url: text(2000, 'http:// or https:// URL, without credentials'),

@@ -47,16 +47,17 @@ export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID
 
 export const isText = (v: unknown, max = 10_000): v is string => typeof v === 'string' && v.length <= max;
 
-/** Checks `connectorId` names a connector of the account of the kind `type`. */
+/** Checks `connectorId` names a connector of the account of one of the kinds `type`. */
 export async function connectorProblem(
   command: RuleCommand,
   v: CommandValidation,
-  type: string,
+  type: string | readonly string[],
 ): Promise<string | undefined> {
+  const types = typeof type === 'string' ? [type] : type;
   if (!isUuid(command.connectorId)) return 'connectorId (a uuid) is required';
   const actual = await v.connectorType(command.connectorId);
   if (actual === null) return `connector ${command.connectorId} is not a connector of this account`;
-  return actual === type
+  return types.includes(actual)
     ? undefined
-    : `connector ${command.connectorId} is a ${actual} connector; ${command.type} needs ${type}`;
+    : `connector ${command.connectorId} is a ${actual} connector; ${command.type} needs ${types.join(' or ')}`;
 }

@@ -1,6 +1,11 @@
 import type { OutgoingMessage } from '../../integration/ports.js';
 import type { RuleCommand } from '../rule.types.js';
+import { kindTypesWhere } from '../../connectors/kinds/index.js';
+import type { OutgoingMessageKind } from '../../connectors/connector-kind.js';
 import { connectorProblem, isText, type CommandRun, type RuleCommandPlugin } from './command.js';
+
+/** The kinds a command can send through: those delivering its kind of message. */
+const kindsDelivering = (message: OutgoingMessageKind) => kindTypesWhere((k) => k.delivers === message);
 
 /** Queues a message on an outgoing connector; a full queue or an inactive connector fails the command. */
 async function send(command: RuleCommand, ctx: CommandRun, message: OutgoingMessage) {
@@ -18,11 +23,11 @@ const headersProblem = (h: unknown) =>
     ? undefined
     : 'headers must be an object of texts';
 
-/** `{type:'webhook', connectorId, body?, headers?}` through a webhook-out connector. */
+/** `{type:'webhook', connectorId, body?, headers?}` through a connector delivering HTTP requests (webhook-out). */
 export const webhookCommand: RuleCommandPlugin = {
   type: 'webhook',
   async validate(c, v) {
-    return headersProblem(c.headers) ?? (await connectorProblem(c, v, 'webhook-out'));
+    return headersProblem(c.headers) ?? (await connectorProblem(c, v, kindsDelivering('http')));
   },
   run: (c, ctx) =>
     send(c, ctx, {
@@ -31,7 +36,7 @@ export const webhookCommand: RuleCommandPlugin = {
     }),
 };
 
-/** `{type:'email', connectorId, subject, body, to?}` through an smtp-mail connector. */
+/** `{type:'email', connectorId, subject, body, to?}` through a mail connector (smtp-mail). */
 export const emailCommand: RuleCommandPlugin = {
   type: 'email',
   async validate(c, v) {
@@ -41,7 +46,7 @@ export const emailCommand: RuleCommandPlugin = {
       !(Array.isArray(c.to) && c.to.length <= 50 && c.to.every((t) => isText(t, 320) && t.includes('@')))
     )
       return 'to must be a list of e-mail addresses';
-    return connectorProblem(c, v, 'smtp-mail');
+    return connectorProblem(c, v, kindsDelivering('mail'));
   },
   run: (c, ctx) =>
     send(c, ctx, {
@@ -51,13 +56,13 @@ export const emailCommand: RuleCommandPlugin = {
     }),
 };
 
-/** `{type:'mqtt-publish', connectorId, topic?, body}` through an mqtt-out connector. */
+/** `{type:'mqtt-publish', connectorId, topic?, body}` through a connector publishing MQTT (mqtt-out). */
 export const mqttPublishCommand: RuleCommandPlugin = {
   type: 'mqtt-publish',
   async validate(c, v) {
     if (c.topic !== undefined && !(isText(c.topic, 1000) && c.topic.length > 0 && !/[#+]/.test(c.topic)))
       return 'topic must be a topic name without wildcards';
-    return connectorProblem(c, v, 'mqtt-out');
+    return connectorProblem(c, v, kindsDelivering('mqtt'));
   },
   run: (c, ctx) =>
     send(c, ctx, {

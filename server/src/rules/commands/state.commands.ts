@@ -1,3 +1,4 @@
+import { sourceTypesWhere, type StateSourceType } from '../../states/sources/index.js';
 import type { RuleCommand } from '../rule.types.js';
 import {
   isText,
@@ -6,6 +7,9 @@ import {
   type CommandValidation,
   type RuleCommandPlugin,
 } from './command.js';
+
+/** Sources whose value the aggregate trigger can recompute now. */
+const RECOMPUTABLE = sourceTypesWhere((d) => d.recomputable === true);
 
 const ref = (c: RuleCommand) => ({ stateId: c.stateId, stateKey: c.stateKey });
 
@@ -51,9 +55,9 @@ export const aggregateTriggerCommand: RuleCommandPlugin = {
     const problem = await stateProblem(c, v);
     if (problem) return problem;
     const state = await v.findState(ref(c));
-    return state && ['aggregate', 'time-aggregated'].includes(state.sourceType ?? '')
+    return state && RECOMPUTABLE.includes(state.sourceType as StateSourceType)
       ? undefined
-      : 'the state must have an aggregate or time-aggregated source';
+      : `the state must have an ${RECOMPUTABLE.join(' or ')} source`;
   },
   async run(c, ctx) {
     const state = await target(c, ctx);

@@ -1,0 +1,162 @@
+/**
+ * German labels and help of connector-kind settings, keyed by kind and setting. English comes from
+ * the kind's settings schema (`title`, `description`); a missing German text falls back to it
+ * (lib/connectors/setting-texts.ts). lib/connectors/setting-texts.test.ts lists missing keys.
+ */
+export interface SettingText {
+  label: string;
+  help?: string;
+}
+type KindTexts = Record<string, SettingText>;
+
+const tls = (peer = 'Server'): KindTexts => ({
+  serverCa: { label: 'CA-Zertifikat (PEM)', help: `PEM der CA, die das ${peer}-Zertifikat signiert hat` },
+  clientCert: { label: 'Client-Zertifikat (PEM)', help: 'PEM-Client-Zertifikat (mit Client-Schlüssel)' },
+  clientKey: { label: 'Client-Schlüssel (PEM)', help: 'Privater PEM-Schlüssel zum Client-Zertifikat' },
+  rejectUnauthorized: {
+    label: 'Zertifikat prüfen',
+    help: 'Aus: selbst signierte oder nicht prüfbare Zertifikate werden angenommen',
+  },
+});
+
+const delivery: KindTexts = {
+  queueSize: { label: 'Warteschlange', help: 'Höchstens so viele wartende Nachrichten' },
+  overflow: { label: 'Wenn die Warteschlange voll ist', help: 'Welche Nachricht verworfen wird' },
+  maxAttempts: { label: 'Versuche', help: 'Zustellversuche je Nachricht' },
+  retryDelayMs: { label: 'Erste Wiederholung nach (ms)', help: 'Verdoppelt sich mit jeder Wiederholung' },
+};
+
+const mqttClient: KindTexts = {
+  url: { label: 'Broker-URL', help: 'mqtt://-, mqtts://-, ws://- oder wss://-URL des Brokers' },
+  qos: { label: 'QoS' },
+  protocolVersion: { label: 'Protokollversion', help: '4: MQTT 3.1.1, 5: MQTT 5' },
+  clientId: { label: 'Client-ID' },
+  username: { label: 'Benutzername' },
+  password: { label: 'Passwort' },
+  ...tls(),
+};
+
+const lorawan: KindTexts = {
+  skipFrameCounterCheck: {
+    label: 'Frame-Counter nicht prüfen',
+    help: 'Keine Hinweise auf zurückgesetzte oder wiederholte Frame-Counter (Geräte, die bei 0 beginnen)',
+  },
+};
+
+const chirpstackApi: KindTexts = {
+  apiUrl: {
+    label: 'REST-API-Adresse',
+    help: 'Basis der ChirpStack-REST-API, z. B. http://chirpstack-rest-api:8090',
+  },
+  apiToken: {
+    label: 'API-Token',
+    help: 'ChirpStack-API-Token (Downlinks, Löschen von Geräten, Gateway-Import)',
+  },
+  tenantId: { label: 'Mandanten-ID', help: 'ChirpStack-Mandant, dessen Gateways importiert werden' },
+  ...lorawan,
+};
+
+export const deKindSettings: Record<string, KindTexts> = {
+  'mqtt-broker': {
+    maxConnections: {
+      label: 'Höchstzahl Verbindungen',
+      help: 'So viele Clients dürfen mit diesem Konnektor gleichzeitig verbunden sein',
+    },
+  },
+  'webhook-in': {
+    deviceIdField: {
+      label: 'Feld der Geräte-ID',
+      help: 'Feld, das das Gerät bezeichnet (Vorgabe device_id)',
+    },
+  },
+  'mqtt-in': {
+    ...mqttClient,
+    topics: { label: 'Topics', help: 'Zu abonnierende Topic-Filter' },
+    deviceIdSource: { label: 'Herkunft der Geräte-ID', help: 'Woher die Geräte-ID kommt (Vorgabe: Topic)' },
+    deviceIdTopicSegment: {
+      label: 'Topic-Ebene der Geräte-ID',
+      help: 'Ebene im Topic; negative Werte zählen vom Ende',
+    },
+    deviceIdField: { label: 'Nutzdatenfeld der Geräte-ID', help: 'Feld der Nutzdaten mit der Geräte-ID' },
+  },
+  'tts-uplink': {
+    deviceIdFrom: { label: 'Geräte-ID aus', help: 'Was das Gerät bezeichnet (Vorgabe dev_eui)' },
+    applicationId: { label: 'Application-ID', help: 'Die TTS-Application, zu der dieser Webhook gehört' },
+    apiUrl: {
+      label: 'Cluster-Adresse',
+      help: 'The-Things-Stack-Cluster, z. B. https://eu1.cloud.thethings.network',
+    },
+    apiKey: {
+      label: 'API-Schlüssel',
+      help: 'API-Schlüssel mit Rechten an der Application (Downlinks, Löschen von Geräten)',
+    },
+    webhookId: { label: 'Webhook-ID', help: 'Die ID des Webhooks in der TTS-Application' },
+    ...lorawan,
+  },
+  'chirpstack-uplink': chirpstackApi,
+  'chirpstack-mqtt': {
+    ...mqttClient,
+    applicationId: {
+      label: 'Application-ID',
+      help: 'ChirpStack-Application; leer: alle Applications des Brokers',
+    },
+    ...chirpstackApi,
+  },
+  'loriot-uplink': {
+    uplinkFrom: {
+      label: 'Uplink aus',
+      help: 'Welche Nachricht als Uplink gilt, wenn rx und gw beide aktiv sind (Vorgabe rx)',
+    },
+    ...lorawan,
+  },
+  'webhook-out': {
+    url: { label: 'URL', help: 'http://- oder https://-URL, ohne Zugangsdaten' },
+    method: { label: 'Methode' },
+    headers: { label: 'Header', help: 'Zusätzliche Header der Anfrage (höchstens 30)' },
+    signingSecret: { label: 'Signaturschlüssel', help: 'whsec_ + Base64 (Standard Webhooks)' },
+    timeoutMs: { label: 'Zeitlimit (ms)' },
+    ...delivery,
+  },
+  'mqtt-out': {
+    ...mqttClient,
+    topic: { label: 'Topic', help: 'Topic-Vorlage; {{feld}} setzt ein Feld der Nachricht ein' },
+    retain: { label: 'Retain' },
+    ...delivery,
+  },
+  'kafka-out': {
+    brokers: { label: 'Broker', help: 'host:port der Bootstrap-Broker' },
+    topic: { label: 'Topic' },
+    keyField: { label: 'Schlüsselfeld', help: 'Feld der Nachricht, das als Schlüssel des Datensatzes dient' },
+    acks: { label: 'Bestätigungen', help: '-1: alle Replikate (Vorgabe)' },
+    clientId: { label: 'Client-ID' },
+    ssl: { label: 'TLS' },
+    ...tls('Broker'),
+    saslMechanism: { label: 'SASL-Verfahren' },
+    saslUsername: { label: 'SASL-Benutzername' },
+    saslPassword: { label: 'SASL-Passwort' },
+    connectionTimeoutMs: { label: 'Verbindungs-Zeitlimit (ms)' },
+    ...delivery,
+  },
+  'smtp-mail': {
+    host: { label: 'SMTP-Server' },
+    port: { label: 'Port' },
+    security: { label: 'Verschlüsselung', help: 'starttls (Vorgabe), tls für implizites TLS auf 465, none' },
+    rejectUnauthorized: tls().rejectUnauthorized!,
+    from: { label: 'Absender', help: 'Adresse oder Name <Adresse>' },
+    to: { label: 'Empfänger', help: 'Vorgegebene Empfänger' },
+    auth: { label: 'Anmeldung' },
+    username: { label: 'Benutzername' },
+    password: { label: 'Passwort' },
+    oauth2Provider: { label: 'OAuth-2.0-Anbieter' },
+    oauth2ClientId: { label: 'OAuth-2.0-Client-ID' },
+    oauth2ClientSecret: { label: 'OAuth-2.0-Client-Secret' },
+    oauth2RefreshToken: {
+      label: 'OAuth-2.0-Refresh-Token',
+      help: 'Wird von der Zustimmung beim Anbieter gesetzt',
+    },
+    oauth2AuthUrl: { label: 'Autorisierungs-URL' },
+    oauth2TokenUrl: { label: 'Token-URL' },
+    oauth2Scope: { label: 'Scope' },
+    ...delivery,
+  },
+};
