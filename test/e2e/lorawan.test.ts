@@ -11,7 +11,7 @@ const DEV_EUI = '0004A30B001C0530';
 
 /**
  * A vendor-style TS013 codec pasted unchanged into the console's driver editor decodes real
- * The Things Stack uplinks by their fPort: the device page shows the decoded values (nested ones
+ * The Things Stack uplinks by their fPort, on a connector and a device made in the console: the device page shows the decoded values (nested ones
  * under dotted keys), the network server's metadata as `_meta.*` states, and the packet history
  * row with port, RSSI, gateway and the codec's warning.
  */
@@ -58,24 +58,39 @@ describe('LoRaWAN codec on real network-server uplinks (Chromium)', () => {
     await page.waitForURL(/#\/drivers\/[0-9a-f-]{36}$/);
     const driverId = page.url().split('/').at(-1)!;
 
-    const connector = await xapi<{ id: string; apiEndpoint: string }>('POST', '/xapi/v1/connectors', {
-      type: 'tts-uplink',
-      title: 'The Things Stack',
-    });
-    const device = await xapi('POST', '/xapi/v1/virtual-devices', {
-      device_id: DEV_EUI,
-      title: 'Water meter',
-      connectorId: connector.id,
-      deviceDriverId: driverId,
-    });
+    await page.goto(`${h.server.baseUrl}/#/connectors`);
+    await page.getByRole('button', { name: 'New connector' }).click();
+    const connectorDialog = page.getByRole('dialog', { name: 'New connector' });
+    await connectorDialog.getByLabel('The Things Stack').check();
+    await connectorDialog.getByLabel('Title').fill('TTS water meters');
+    await connectorDialog.getByRole('button', { name: 'Create connector' }).click();
+    const created = page.getByRole('dialog', { name: 'Connector created' });
+    const webhookUrl = (await created.getByTestId('webhook-url').textContent())!.trim();
+    await created.getByRole('button', { name: 'I have stored them' }).click();
 
-    await page.goto(`${h.server.baseUrl}/#/devices/${device.id}`);
+    await page.goto(`${h.server.baseUrl}/#/devices`);
+    await page.getByRole('button', { name: 'New device' }).click();
+    const deviceDialog = page.getByRole('dialog', { name: 'New device' });
+    await expect
+      .poll(() => deviceDialog.getByLabel('Connector').locator('option:checked').textContent())
+      .toContain('TTS water meters');
+    await deviceDialog.getByLabel('Device driver').selectOption(driverId);
+    await deviceDialog.getByLabel('Device id').fill(DEV_EUI);
+    await deviceDialog.getByLabel('Title', { exact: true }).fill('Water meter');
+    await deviceDialog.getByRole('button', { name: 'Create device' }).click();
     await page.getByTestId('device-title').waitFor();
+    const deviceId = page.url().split('/').at(-1)!;
+    const stored = await xapi<{ device_id: string; deviceDriverId: string }>(
+      'GET',
+      `/xapi/v1/virtual-devices/${deviceId}`,
+    );
+    // The EUI as The Things Stack writes it addresses the device the same as the lower-cased one.
+    expect(stored).toMatchObject({ device_id: DEV_EUI.toLowerCase(), deviceDriverId: driverId });
     await expect
       .poll(() => page.getByTestId('live-status').textContent(), { timeout: 15_000 })
       .toMatch(/Live/);
     const post = async (message: unknown) => {
-      const response = await fetch(connector.apiEndpoint, {
+      const response = await fetch(webhookUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(message),
