@@ -57,3 +57,19 @@ export function metaSummary(meta: MetaLike | null | undefined, language = 'en'):
   if (meta.topic) parts.push(meta.topic);
   return parts;
 }
+
+/** Up to this many bytes a binary payload is shown as hex, as network servers and codecs show it. */
+const HEX_MAX_BYTES = 64;
+
+/**
+ * A stored payload for the history: text as it is, unless it has control characters (short binary
+ * frames such as LoRaWAN `01 04` are valid UTF-8 but unreadable); binary as hex, long binary as base64.
+ */
+export function payloadShown(text: string | null, base64: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+  if (text !== null && !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) return text;
+  const binary = atob(base64);
+  if (binary.length > HEX_MAX_BYTES) return `base64: ${base64}`;
+  const hex = Array.from(binary, (c) => c.charCodeAt(0).toString(16).padStart(2, '0'));
+  return `hex: ${hex.join(' ')}`;
+}
