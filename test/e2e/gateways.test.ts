@@ -3,31 +3,41 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOT_DIR, startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
 import { pictureStats } from './support/screenshot-check.js';
-import { loginXapi, seedMqttDevice, signIn, type SeededDevice, type Xapi } from './support/seed.js';
+import { loginXapi, signIn, type Xapi } from './support/seed.js';
 
 const EMAIL = 'marconi@stellwerk.test';
 const PASSWORD = 'wireless telegraphy 1895';
 
 /**
- * LoRaWAN gateways in Chromium: two gateways with locations are registered through the XAPI; a
- * packet published with `mosquitto_pub` carries the gateway reception as `_meta.gateways` (the
- * device states network-server kinds produce), which takes the first gateway online. The console
+ * LoRaWAN gateways in Chromium: two gateways with locations are registered through the XAPI; an
+ * uplink posted to a The Things Stack webhook connector names the first gateway in its
+ * `rx_metadata`, which takes that gateway online. The console
  * lists both with status and figures, shows the device the gateway heard, creates a third
  * gateway through its form, and draws all three on the map in their status colours.
  */
 let h: ConsoleHarness;
 let xapi: Xapi;
-let device: SeededDevice;
+let webhookUrl: string;
 const ids: Record<string, string> = {};
 
 describe('LoRaWAN gateways in the console (Chromium)', () => {
   beforeAll(async () => {
     h = await startConsoleHarness({ STELLWERK_ADMIN_EMAIL: EMAIL, STELLWERK_ADMIN_PASSWORD: PASSWORD });
     xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
-    device = await seedMqttDevice(xapi, h.mqttPort, {
-      connectorTitle: 'Water meters',
-      driver: { title: 'Meter (JSON)', parser: { type: 'json' } },
-      device: { device_id: 'meter-7', title: 'Meter 7' },
+    const connector = await xapi<{ id: string; apiEndpoint: string }>('POST', '/xapi/v1/connectors', {
+      title: 'Water meters (TTS)',
+      type: 'tts-uplink',
+    });
+    webhookUrl = `${h.server.baseUrl}${new URL(connector.apiEndpoint).pathname}`;
+    const driver = await xapi('POST', '/xapi/v1/device-drivers', {
+      title: 'Meter (JSON)',
+      parser: { type: 'json' },
+    });
+    await xapi('POST', '/xapi/v1/virtual-devices', {
+      device_id: '0004A30B001C0530',
+      title: 'Meter 7',
+      connectorId: connector.id,
+      deviceDriverId: driver.id,
     });
     ids.roof = (
       await xapi('POST', '/xapi/v1/gateways', {
@@ -53,11 +63,24 @@ describe('LoRaWAN gateways in the console (Chromium)', () => {
 
   it('takes a gateway online from uplink metadata, lists the gateways with status and figures and shows the devices a gateway heard', async () => {
     const { page } = h;
-    await device.publish({
-      volume: 1234.5,
-      // The state key metaStates() gives network-server receptions, as a top-level key of the JSON parser's item.
-      '_meta.gateways': [{ gatewayEui: '58a0cbfffe800001', gatewayId: 'roof-gw', rssi: -71, snr: 8.5 }],
+    // A The Things Stack uplink as its webhook posts it, heard by the roof gateway.
+    const uplink = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        end_device_ids: { device_id: 'meter-7', dev_eui: '0004A30B001C0530' },
+        received_at: new Date().toISOString(),
+        uplink_message: {
+          f_port: 1,
+          f_cnt: 42,
+          frm_payload: Buffer.from(JSON.stringify({ volume: 1234.5 })).toString('base64'),
+          rx_metadata: [
+            { gateway_ids: { gateway_id: 'roof-gw', eui: '58A0CBFFFE800001' }, rssi: -71, snr: 8.5 },
+          ],
+        },
+      }),
     });
+    expect(uplink.status).toBe(202);
     await expect
       .poll(async () => (await xapi<{ status: string }>('GET', `/xapi/v1/gateways/${ids.roof}`)).status, {
         timeout: 15_000,
