@@ -6,6 +6,8 @@ import type { StateUpdate } from '../../server/src/ingest/parse-packet.stage.js'
 import { metaStates, type GatewayReception } from '../../server/src/ingest/packet-meta.js';
 import { TestClock } from './support/auth.js';
 import { bearer, caller, errorCode, expectStatus, login, userWithPermissions } from './support/identity.js';
+import { processedPackets } from './support/ingest-fixtures.js';
+import { lorawanFixture } from './support/lorawan.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 /**
@@ -286,6 +288,30 @@ describe('LoRaWAN gateways', () => {
       200,
     ).data.filter((a) => a.source.id === rule);
     expect(after).toHaveLength(2);
+  });
+
+  it('goes online from a The Things Stack uplink that went through the webhook and the ingest path', async () => {
+    const tts = expectStatus<{ id: string; apiEndpoint: string }>(
+      await call('POST', '/xapi/v1/connectors', { type: 'tts-uplink', title: 'TTS end to end' }),
+      201,
+    );
+    const gateway = expectStatus<GatewayBody>(
+      await call('POST', '/xapi/v1/gateways', { eui: 'B827EBFFFE61A1C2', title: 'Pump house' }),
+      201,
+    );
+    await device('0004a30b001c0530', tts.id);
+    const message = lorawanFixture('tts-docs-uplink') as {
+      uplink_message: { rx_metadata: Array<{ gateway_ids: { eui?: string } }> };
+    };
+    message.uplink_message.rx_metadata[0]!.gateway_ids.eui = 'B827EBFFFE61A1C2';
+    const posted = await t.app.inject({
+      method: 'POST',
+      url: new URL(tts.apiEndpoint).pathname,
+      payload: message,
+    });
+    expect(posted.statusCode, posted.body).toBe(202);
+    await processedPackets(t, tts.id, 1);
+    await expect.poll(async () => (await getGateway(gateway.id)).status, { timeout: 10_000 }).toBe('online');
   });
 
   it('imports the gateway lists of The Things Stack and ChirpStack through the outgoing guard', async () => {
