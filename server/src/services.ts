@@ -60,6 +60,7 @@ import { createOutgoingAndFlows } from './outgoing/outgoing.module.js';
 import { DialOut } from './outgoing/dial/dial-out.js';
 import { TargetGuard } from './outgoing/target-guard.js';
 import { createDeviceHealth } from './devices/health/device-health.module.js';
+import { createDownlinks } from './downlinks/downlinks.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -125,7 +126,13 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
   });
   const connectorKinds = createConnectorKinds({
-    mqttIn: { start: (c) => mqttIn.startClient(c), stop: (id) => mqttIn.stopClient(id) },
+    mqttIn: {
+      start: (c) => mqttIn.startClient(c),
+      stop: (id) => mqttIn.stopClient(id),
+      publish: (id, topic, payload) => mqttIn.publish(id, topic, payload),
+    },
+    // Called only once the broker below exists (downlinks are sent after start).
+    broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     outgoing: { secretBox: ctx.secretBox, dial, log: ctx.log },
   });
   const connectors = new ConnectorService(
@@ -288,7 +295,15 @@ export function createServices(ctx: AppContext) {
     alarms: alarmsAndRules.alarmLogs,
     ingest: ingest as never,
   });
+  // Downlinks: queued per device, delivered by the connector's kind, moved on by network-server events.
+  const downlinkParts = createDownlinks(ctx, {
+    virtualDevices,
+    connectorKinds,
+    driverParsing,
+    networkEvents,
+  });
   return {
+    ...downlinkParts,
     ...alarmsAndRules,
     ...outgoingAndFlows,
     ...deviceHealthParts,

@@ -46,7 +46,11 @@ export interface KindDeps {
   mqttIn: {
     start(connector: Connector): Promise<void>;
     stop(connectorId: string): Promise<void>;
+    /** Publishes with the connector's running client (downlinks). */
+    publish(connectorId: string, topic: string, payload: Buffer): Promise<void>;
   };
+  /** The embedded broker: downlinks on a device's down topic. */
+  broker: { publishDownlink(connectorId: string, deviceKey: string, payload: Buffer): Promise<void> };
   /** What outgoing kinds deliver with (sealed secrets, the door to their targets). */
   outgoing: DeliveryContext;
 }

@@ -10,7 +10,8 @@ import { CONNECTOR_KIND_DESCRIPTORS, createConnectorKinds } from './index.js';
 describe('connector kind registry', () => {
   const secretBox = new SecretBox(randomBytes(32));
   const kinds = createConnectorKinds({
-    mqttIn: { start: async () => {}, stop: async () => {} },
+    mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },
+    broker: { publishDownlink: async () => {} },
     outgoing: {
       secretBox,
       dial: new DialOut(new TargetGuard([]), pino({ enabled: false })),
@@ -42,6 +43,7 @@ describe('connector kind registry', () => {
   it('marks kinds that do nothing yet with empty capabilities and seals their secrets', () => {
     const implemented = [...kinds.values()].filter((k) => k.capabilities.length > 0).map((k) => k.type);
     expect(implemented.sort()).toEqual([
+      'chirpstack-uplink',
       'kafka-out',
       'mqtt-broker',
       'mqtt-in',

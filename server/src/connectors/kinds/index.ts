@@ -1,4 +1,5 @@
 import type { ConnectorKind, ConnectorKindDescriptor, KindDeps } from '../connector-kind.js';
+import { chirpstackNetworkServer } from '../../downlinks/delivery/chirpstack.js';
 import { buildKind } from './derive.js';
 import { kafkaOutKind } from './kafka-out.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
@@ -30,11 +31,17 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
   plannedKind('weather', 'incoming', 'Weather data for a location.'),
   plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
-  plannedKind('chirpstack-uplink', 'incoming', 'ChirpStack v4 LoRaWAN uplinks.', {
-    required: [],
-    lowerCaseEui: true,
-    endDeviceId: false,
-  }),
+  {
+    ...plannedKind('chirpstack-uplink', 'incoming', 'ChirpStack v4 LoRaWAN uplinks.', {
+      required: [],
+      lowerCaseEui: true,
+      endDeviceId: false,
+    }),
+    // Free-form settings `apiUrl` and `apiToken` (sealed) reach ChirpStack's REST API.
+    summary: 'ChirpStack v4: downlinks and device deletion through its REST API (`apiUrl`, `apiToken`).',
+    capabilities: ['downlink', 'remote-delete'],
+    runtime: ({ outgoing }) => chirpstackNetworkServer(outgoing),
+  },
 ];
 
 export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);

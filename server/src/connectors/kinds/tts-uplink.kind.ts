@@ -1,7 +1,8 @@
 import { errors } from '../../platform/errors.js';
 import type { Connector } from '../connector.entity.js';
 import type { ConnectorKindDescriptor, WebhookItem } from '../connector-kind.js';
-import { oneOf, settingsObject, text } from './settings-fields.js';
+import { ttsDeviceDeleter, ttsDownlinkSender } from '../../downlinks/delivery/tts.js';
+import { oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -22,13 +23,23 @@ export const ttsUplinkKind: ConnectorKindDescriptor = {
   type: 'tts-uplink',
   direction: 'incoming',
   summary: 'The Things Stack v3 application webhook posts LoRaWAN uplinks to a secret URL.',
-  capabilities: ['webhook', 'receives'],
+  capabilities: ['webhook', 'receives', 'downlink', 'remote-delete'],
   settings: settingsObject({
     deviceIdFrom: oneOf(['dev_eui', 'device_id'], 'What addresses the device (default dev_eui)'),
     applicationId: text(100, 'The TTS application this webhook belongs to'),
+    apiUrl: text(
+      500,
+      'Base URL of the TTS API for downlinks and deletion, e.g. https://eu1.cloud.thethings.network',
+    ),
+    apiKey: secret(500, 'API key with traffic writing (and device deletion) rights'),
+    webhookId: text(100, 'The webhook whose downlink API is used'),
   }),
   devices: { required: [], lowerCaseEui: true, endDeviceId: true },
-  runtime: () => ({ webhookItems: ttsUplinkItems }),
+  runtime: ({ outgoing }) => ({
+    webhookItems: ttsUplinkItems,
+    downlink: ttsDownlinkSender(outgoing),
+    remoteDelete: ttsDeviceDeleter(outgoing),
+  }),
 };
 
 export function ttsUplinkItems(body: unknown, connector: Connector): WebhookItem[] {
