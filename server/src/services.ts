@@ -269,6 +269,13 @@ export function createServices(ctx: AppContext) {
   const timeseriesQuery = new TimeSeriesQueryService(ctx.em, accounts, ctx.clock, timeseries.store);
   ctx.lifecycle.push(timeseries.runtime);
   ctx.orm.em.getEventManager().registerSubscriber(new DeviceCacheSubscriber(ingest));
+  // Downlinks: queued per device, delivered by the connector's kind, moved on by network-server events.
+  const downlinkParts = createDownlinks(ctx, {
+    virtualDevices,
+    connectorKinds,
+    driverParsing,
+    networkEvents,
+  });
   // Alarm log, smart groups and reports, connector monitoring, rules (issue 6 sections 1-3).
   const alarmsAndRules = createAlarmsAndRules(ctx, {
     accounts,
@@ -277,6 +284,7 @@ export function createServices(ctx: AppContext) {
     stateEngine,
     isMqttInConnected: (id) => mqttIn.isReady(id),
     brokerClients: (id) => broker.clientCount(id),
+    downlinks: downlinkParts.downlinks,
   });
   // Outgoing connectors and integration flows (issue 6 sections 4-5); rules send through the same dispatcher.
   const outgoingAndFlows = createOutgoingAndFlows(ctx, {
@@ -294,13 +302,6 @@ export function createServices(ctx: AppContext) {
     virtualDevices,
     alarms: alarmsAndRules.alarmLogs,
     ingest: ingest as never,
-  });
-  // Downlinks: queued per device, delivered by the connector's kind, moved on by network-server events.
-  const downlinkParts = createDownlinks(ctx, {
-    virtualDevices,
-    connectorKinds,
-    driverParsing,
-    networkEvents,
   });
   return {
     ...downlinkParts,

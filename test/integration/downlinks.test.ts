@@ -1,9 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DownlinkEvent } from '../../server/src/connectors/network-events.js';
 import { createBrokerConnector, runMosquitto, startBrokerApp, type BrokerTestApp } from './support/broker.js';
 import { createConnector } from './support/connectors.js';
+import { startFakePeer, type FakePeer } from './support/fake-network-server.js';
 import { bearer, caller, errorCode, expectStatus, login, type Credentials } from './support/identity.js';
 import { WATER_METER_CODEC } from './support/ts013-codecs.js';
 import { waitFor } from './support/wait.js';
@@ -31,38 +30,6 @@ interface DownlinkBody {
   handedOverAt: string | null;
   sentAt: string | null;
   acknowledgedAt: string | null;
-}
-
-/** A fake network-server API: records requests, answers with the queued `replies` (then 200 `{}`). */
-interface FakePeer {
-  url: string;
-  requests: Array<{ method: string; url: string; authorization: string | undefined; body: unknown }>;
-  replies: Array<{ status: number; body: unknown }>;
-  close(): Promise<void>;
-}
-
-async function startFakePeer(): Promise<FakePeer> {
-  const peer = { requests: [], replies: [] } as unknown as FakePeer;
-  const server = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString()));
-    req.on('end', () => {
-      peer.requests.push({
-        method: req.method ?? '',
-        url: req.url ?? '',
-        authorization: req.headers.authorization,
-        body: text ? (JSON.parse(text) as unknown) : null,
-      });
-      const reply = peer.replies.shift() ?? { status: 200, body: {} };
-      res.writeHead(reply.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(reply.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  peer.url = `http://127.0.0.1:${port}`;
-  peer.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  return peer;
 }
 
 let peer: FakePeer;

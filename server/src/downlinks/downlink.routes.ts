@@ -1,10 +1,9 @@
-import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import type { Services } from '../services.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
 import type { Downlink } from './downlink.entity.js';
-import { DownlinkCreate, DownlinkListQuery, DownlinkParams, DownlinkReply } from './downlink.schemas.js';
+import { DownlinkCreate, DownlinkListQuery, DownlinkReply } from './downlink.schemas.js';
 
 const tags = ['virtual-devices'];
 const READ = 'VirtualDevice.read';
@@ -71,23 +70,6 @@ export async function downlinkRoutes(app: App, _ctx: AppContext, { downlinks }: 
       const { page = 1, pageSize = 25 } = request.query;
       const result = await downlinks.list(principal(request), request.params.id, page, pageSize);
       return { data: result.data.map(downlinkDto), meta: result.meta };
-    },
-  );
-
-  app.delete(
-    '/xapi/v1/virtual-devices/:id/downlinks/:downlinkId',
-    {
-      config: { auth: 'principal', permission: MANAGE, resource: 'virtualDevice' },
-      schema: {
-        tags,
-        summary: 'Withdraw a downlink not yet handed to the connector (409 afterwards)',
-        params: DownlinkParams,
-        response: { 204: Type.Null(), ...errorResponses },
-      },
-    },
-    async (request, reply) => {
-      await downlinks.cancel(principal(request), request.params.id, request.params.downlinkId);
-      return reply.status(204).send(null);
     },
   );
 }

@@ -70,5 +70,3 @@ export const DownlinkListQuery = Type.Object(
   { page: ListQuery.page, pageSize: ListQuery.pageSize },
   { additionalProperties: false },
 );
-
-export const DownlinkParams = Type.Object({ id: Uuid, downlinkId: Uuid });

@@ -1,3 +1,4 @@
+import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import type { ConnectorKinds } from '../connectors/kinds/index.js';
@@ -6,6 +7,7 @@ import { VirtualDevice } from '../devices/virtual-device.entity.js';
 import type { VirtualDeviceService } from '../devices/virtual-device.service.js';
 import type { DriverParsing } from '../drivers/driver-parsing.service.js';
 import { ParseError } from '../drivers/parser.types.js';
+import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
 import { errors } from '../platform/errors.js';
 import type { ListResult } from '../platform/http/list.js';
 import { Downlink } from './downlink.entity.js';
@@ -34,16 +36,25 @@ export class DownlinkService {
     return this.queueFor(device, input, principalRef(principal));
   }
 
-  /** Queues for a device of `accountId` (rule commands: the rule acts in its account). */
+  /**
+   * Queues for a device of `accountId` within `scopes` (rule commands: a rule acts in its account,
+   * over the devices of the scopes it recorded; null: all of them).
+   */
   async queueInAccount(
     accountId: string,
     deviceId: string,
     input: DownlinkInput,
     createdBy: string,
+    scopes: RecordedScopes,
   ): Promise<Downlink> {
-    const device = await this.em().findOne(VirtualDevice, { id: deviceId, account: accountId });
-    if (!device) throw errors.notFound('Virtual device', deviceId);
-    return this.queueFor(device, input, createdBy);
+    // Rules run outside any request: a context of its own for the entity manager.
+    return RequestContext.create(this.em().fork(), async () => {
+      const device = await this.em().findOne(VirtualDevice, { id: deviceId, account: accountId });
+      const scope = device?.permissionScope?.id;
+      const visible = device && (scopes === null || (scope !== undefined && scopes.includes(scope)));
+      if (!visible) throw errors.notFound('Virtual device', deviceId);
+      return this.queueFor(device, input, createdBy);
+    });
   }
 
   /** Newest first; the caller has VirtualDevice.read, the device is checked visible here. */
@@ -60,20 +71,6 @@ export class DownlinkService {
       { orderBy: { createdAt: 'desc', id: 'desc' }, limit: pageSize, offset: (page - 1) * pageSize },
     );
     return { data, meta: { page, pageSize, total } };
-  }
-
-  /** Withdraws a downlink that was not handed to the connector yet; 409 afterwards. */
-  async cancel(principal: Principal, deviceId: string, downlinkId: string): Promise<void> {
-    const device = await this.devices.get(principal, deviceId);
-    const downlink = await this.em().findOne(Downlink, { id: downlinkId, device });
-    if (!downlink) throw errors.notFound('Downlink', downlinkId);
-    if (downlink.status !== 'queued' || downlink.handedOverAt) {
-      throw errors.conflict(
-        'DOWNLINK_HANDED_OVER',
-        'The downlink was handed to the connector already; it can no longer be withdrawn',
-      );
-    }
-    await this.em().removeAndFlush(downlink);
   }
 
   private async queueFor(device: VirtualDevice, input: DownlinkInput, createdBy: string): Promise<Downlink> {

@@ -3,10 +3,15 @@ import type { ConnectorKinds } from '../connectors/kinds/index.js';
 import type { NetworkEvents } from '../connectors/network-events.js';
 import type { VirtualDeviceService } from '../devices/virtual-device.service.js';
 import type { DriverParsing } from '../drivers/driver-parsing.service.js';
+import { DeviceLifecycle } from '../devices/device-lifecycle.js';
 import { DownlinkQueue } from './downlink-queue.js';
+import { RemoteDeletions } from './remote-deletion.js';
 import { DownlinkService } from './downlink.service.js';
 
-/** The downlink queue: its service, the worker that delivers, and the network-server events it follows. */
+/**
+ * The downlink queue (its service, the worker that delivers, the network-server events it follows)
+ * and remote device deletion, both through the connector kinds' network-server runtime.
+ */
 export function createDownlinks(
   ctx: AppContext,
   deps: {
@@ -33,6 +38,12 @@ export function createDownlinks(
   deps.networkEvents.onDownlink(async (event) => {
     await downlinks.applyEvent(event);
   });
-  ctx.lifecycle.push(downlinkQueue);
-  return { downlinks, downlinkQueue };
+  const remoteDeletions = new RemoteDeletions({
+    devices: new DeviceLifecycle(ctx.em),
+    kinds: deps.connectorKinds,
+    log: ctx.log,
+  });
+  deps.virtualDevices.remoteDeletionListeners.push((id) => remoteDeletions.request(id));
+  ctx.lifecycle.push(downlinkQueue, remoteDeletions);
+  return { downlinks, downlinkQueue, remoteDeletions };
 }
