@@ -976,6 +976,7 @@ export interface ApiOperations {
             deviceIdSource?: 'topic' | 'payload';
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
+            downlinkTopic?: string;
           };
           accountId?: string;
         }
@@ -984,7 +985,13 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: { deviceIdFrom?: 'dev_eui' | 'device_id'; applicationId?: string };
+          config?: {
+            deviceIdFrom?: 'dev_eui' | 'device_id';
+            applicationId?: string;
+            apiUrl?: string;
+            apiKey?: string | null;
+            webhookId?: string;
+          };
           accountId?: string;
         }
       | {
@@ -1195,8 +1202,15 @@ export interface ApiOperations {
             deviceIdSource?: 'topic' | 'payload';
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
+            downlinkTopic?: string;
           }
-        | { deviceIdFrom?: 'dev_eui' | 'device_id'; applicationId?: string }
+        | {
+            deviceIdFrom?: 'dev_eui' | 'device_id';
+            applicationId?: string;
+            apiUrl?: string;
+            apiKey?: string | null;
+            webhookId?: string;
+          }
         | {
             url: string;
             method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -1841,6 +1855,7 @@ export interface ApiOperations {
         healthConfig: Record<string, unknown> | null;
         lastSeen: string | null;
         lifecycleState: string | null;
+        lifecycleReason: string | null;
         createdAt: string;
         updatedAt: string;
       }[];
@@ -3364,6 +3379,7 @@ export interface ApiOperations {
         healthConfig: Record<string, unknown> | null;
         lastSeen: string | null;
         lifecycleState: string | null;
+        lifecycleReason: string | null;
         createdAt: string;
         updatedAt: string;
       }[];
@@ -3429,6 +3445,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -3549,6 +3566,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -3580,6 +3598,7 @@ export interface ApiOperations {
       application_session_key?: string | null;
       network_session_key?: string | null;
       healthConfig?: Record<string, never> | null;
+      reactivate?: boolean;
     };
     reply: {
       id: string;
@@ -3611,6 +3630,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -3657,9 +3677,71 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     } | null;
+  };
+  /** The device's downlinks with their status, newest first */
+  'GET /xapi/v1/virtual-devices/{id}/downlinks': {
+    path: { id: string };
+    query: { page?: number; pageSize?: number };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        deviceId: string;
+        connectorId: string;
+        fPort: number;
+        bytesHex: string;
+        bytesBase64: string;
+        confirmed: boolean;
+        status: 'queued' | 'sent' | 'acknowledged' | 'failed';
+        error: string | null;
+        remoteId: string | null;
+        attempts: number;
+        nextAttemptAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+        handedOverAt: string | null;
+        sentAt: string | null;
+        acknowledgedAt: string | null;
+        createdBy: string | null;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Queue a downlink: bytes (hex or base64) or data for the driver's encodeDownlink; delivered through the device's connector */
+  'POST /xapi/v1/virtual-devices/{id}/downlinks': {
+    path: { id: string };
+    query: never;
+    body: {
+      fPort?: number;
+      bytes?: string;
+      encoding?: 'hex' | 'base64';
+      data?: unknown;
+      confirmed?: boolean;
+    };
+    reply: {
+      id: string;
+      deviceId: string;
+      connectorId: string;
+      fPort: number;
+      bytesHex: string;
+      bytesBase64: string;
+      confirmed: boolean;
+      status: 'queued' | 'sent' | 'acknowledged' | 'failed';
+      error: string | null;
+      remoteId: string | null;
+      attempts: number;
+      nextAttemptAt: string | null;
+      createdAt: string;
+      updatedAt: string;
+      handedOverAt: string | null;
+      sentAt: string | null;
+      acknowledgedAt: string | null;
+      createdBy: string | null;
+    };
   };
   /** A device's health, the rules in force, default or manual, and when it is evaluated */
   'GET /xapi/v1/virtual-devices/{id}/health': {
@@ -3814,6 +3896,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };
