@@ -5,6 +5,7 @@ import { createConnector } from './support/connectors.js';
 import { startFakePeer, type FakePeer } from './support/fake-network-server.js';
 import { bearer, caller, errorCode, expectStatus, login, type Credentials } from './support/identity.js';
 import { WATER_METER_CODEC } from './support/ts013-codecs.js';
+import { startMosquitto } from './support/mosquitto.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -111,6 +112,36 @@ describe('downlinks', () => {
     const result = await sub;
     expect(result.code).toBe(0);
     expect(result.stdout.trim().split('\n')).toEqual(['0a0b', '010203']);
+  });
+
+  it('are published on the external broker of an mqtt-in connector, on its downlink topic', async () => {
+    const mosquitto = await startMosquitto(() => Promise.resolve(['allow_anonymous true']));
+    let externalId = '';
+    try {
+      const external = await createConnector(t, admin, {
+        type: 'mqtt-in',
+        config: {
+          url: `mqtt://127.0.0.1:${mosquitto.port}`,
+          topics: ['meters/+/up'],
+          downlinkTopic: 'meters/{deviceId}/down/{fPort}',
+        },
+      });
+      externalId = external.id;
+      await waitFor(async () => (t.services.mqttIn.isReady(external.id) ? true : undefined));
+      const device = await createDevice({ connectorId: external.id, device_id: 'm-7' });
+      const sub = runMosquitto('mosquitto_sub', [
+        ...['-h', '127.0.0.1', '-p', String(mosquitto.port), '-t', 'meters/m-7/down/#'],
+        ...['-C', '1', '-F', '%t %x', '-W', '10'],
+      ]);
+      await new Promise((r) => setTimeout(r, 500));
+      const queued = expectStatus<DownlinkBody>(await send(device.id, { fPort: 12, bytes: 'beef' }), 202);
+      const result = await sub;
+      expect(result.stdout.trim()).toBe('meters/m-7/down/12 beef');
+      await waitForDownlink(device.id, queued.id, (d) => d.status === 'sent', 'the mqtt-in downlink');
+    } finally {
+      await t.services.mqttIn.stopClient(externalId);
+      await mosquitto.stop();
+    }
   });
 
   it('are delivered to The Things Stack through the webhook downlink API and follow its events', async () => {
