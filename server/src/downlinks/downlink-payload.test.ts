@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../platform/errors.js';
+import type { AppError } from '../platform/errors.js';
 import { checkFPort, checkOneSource, decodeBytes } from './downlink-payload.js';
 import { downlinkTopicFor } from './delivery/mqtt.js';
 
