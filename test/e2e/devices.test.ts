@@ -280,6 +280,7 @@ describe('console devices end to end (Chromium)', () => {
 
   it('sends a downlink from the device page to a subscribed mosquitto_sub and lists it as sent', async () => {
     const { page } = h;
+    // Caught here: a failure of the page must not leave the subscriber's rejection unhandled.
     const sub = run('mosquitto_sub', [
       ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', seen.username!, '-P', seen.password!],
       ...[
@@ -294,7 +295,7 @@ describe('console devices end to end (Chromium)', () => {
         '-W',
         '15',
       ],
-    ]);
+    ]).catch((error: { stdout: string }) => error);
     const panel = page.getByTestId('downlinks');
     await panel.getByLabel('fPort').fill('8');
     await panel.getByLabel('Payload').selectOption('hex');

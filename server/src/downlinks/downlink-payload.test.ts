@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AppError } from '../platform/errors.js';
 import { checkFPort, checkOneSource, decodeBytes } from './downlink-payload.js';
 import { downlinkTopicFor } from './delivery/mqtt.js';
+import { downlinkIdFromCorrelationIds, ttsCorrelationId } from './delivery/tts.js';
 
 const code = (fn: () => unknown) => {
   try {
@@ -45,5 +46,12 @@ describe('downlink payloads', () => {
     expect(() => downlinkTopicFor('d/{deviceId}', { ...device, deviceKey: '#' })).toThrow(
       'cannot be a topic level',
     );
+  });
+
+  it('find their id among the correlation ids The Things Stack echoes', () => {
+    const id = '01a21645-58d6-721d-b9ff-4c8071234567';
+    expect(downlinkIdFromCorrelationIds(['as:downlink:01J', ttsCorrelationId(id)])).toBe(id);
+    expect(downlinkIdFromCorrelationIds(['as:downlink:01J'])).toBeUndefined();
+    expect(downlinkIdFromCorrelationIds(undefined)).toBeUndefined();
   });
 });

@@ -20,7 +20,15 @@ import { callNetworkServer, segment } from './network-server-http.js';
  * Join Server entry), which is what a delete wants.
  */
 
-export const ttsCorrelationId = (downlinkId: string) => `stellwerk:downlink:${downlinkId}`;
+const CORRELATION_PREFIX = 'stellwerk:downlink:';
+export const ttsCorrelationId = (downlinkId: string) => `${CORRELATION_PREFIX}${downlinkId}`;
+
+/** Stellwerk's downlink id among a TTS message's `correlation_ids` (downlink_sent/ack/nack/failed). */
+export function downlinkIdFromCorrelationIds(ids: unknown): string | undefined {
+  if (!Array.isArray(ids)) return undefined;
+  const found = ids.find((id): id is string => typeof id === 'string' && id.startsWith(CORRELATION_PREFIX));
+  return found?.slice(CORRELATION_PREFIX.length);
+}
 
 /** The TTS end-device id: the device's own, else its `device_id` (the kind's identity rules). */
 const endDeviceIdOf = (device: DownlinkDevice) =>
