@@ -16,6 +16,7 @@ import { UserInvitationSchema } from './users/invitation.entity.js';
 import { ConnectorLogSchema, ConnectorSchema } from './connectors/connector.entity.js';
 import { DeviceStateSchema, VirtualDeviceSchema } from './devices/virtual-device.entity.js';
 import { DeviceDriverSchema } from './drivers/device-driver.entity.js';
+import { DownlinkSchema } from './downlinks/downlink.entity.js';
 import { PacketSchema } from './ingest/packet.entity.js';
 import { JobAttachmentSchema } from './jobs/job-attachment.entity.js';
 import { JobSchema } from './jobs/job.entity.js';
@@ -42,6 +43,7 @@ export const ENTITIES = [
   DeviceTemplateSchema,
   VirtualDeviceSchema,
   DeviceStateSchema,
+  DownlinkSchema,
   PacketSchema,
   JobSchema,
   JobAttachmentSchema,

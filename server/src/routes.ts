@@ -20,6 +20,7 @@ import { webhookRoutes } from './connectors/webhook.routes.js';
 import { jobRoutes } from './jobs/job.routes.js';
 import { deviceTemplateRoutes } from './templates/device-template.routes.js';
 import { virtualDeviceRoutes } from './devices/virtual-device.routes.js';
+import { downlinkRoutes } from './downlinks/downlink.routes.js';
 import { activeDevicesRoutes } from './devices/active-devices.routes.js';
 import { deviceHealthRoutes } from './devices/health/device-health.routes.js';
 import { dashboardRoutes } from './dashboards/dashboard.routes.js';
@@ -57,6 +58,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await jobRoutes(app, ctx, services);
   await deviceTemplateRoutes(app, ctx, services);
   await virtualDeviceRoutes(app, ctx, services);
+  await downlinkRoutes(app, ctx, services);
   await activeDevicesRoutes(app, ctx, services);
   await deviceHealthRoutes(app, ctx, services);
   await dashboardRoutes(app, ctx, services);

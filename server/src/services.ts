@@ -61,6 +61,7 @@ import { DialOut } from './outgoing/dial/dial-out.js';
 import { TargetGuard } from './outgoing/target-guard.js';
 import { createDeviceHealth } from './devices/health/device-health.module.js';
 import { createGateways } from './gateways/gateways.module.js';
+import { createDownlinks } from './downlinks/downlinks.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -138,7 +139,10 @@ export function createServices(ctx: AppContext) {
       start: (c) => mqttIn.startClient(c),
       stop: (id) => mqttIn.stopClient(id),
       register: (type, reader) => mqttIn.register(type, reader),
+      publish: (id, topic, payload) => mqttIn.publish(id, topic, payload),
     },
+    // Called only once the broker below exists (downlinks are sent after start).
+    broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     outgoing: { secretBox: ctx.secretBox, dial, log: ctx.log },
   });
   const connectors = new ConnectorService(
@@ -268,6 +272,13 @@ export function createServices(ctx: AppContext) {
   const timeseriesQuery = new TimeSeriesQueryService(ctx.em, accounts, ctx.clock, timeseries.store);
   ctx.lifecycle.push(timeseries.runtime);
   ctx.orm.em.getEventManager().registerSubscriber(new DeviceCacheSubscriber(ingest));
+  // Downlinks: queued per device, delivered by the connector's kind, moved on by network-server events.
+  const downlinkParts = createDownlinks(ctx, {
+    virtualDevices,
+    connectorKinds,
+    driverParsing,
+    networkEvents,
+  });
   // Alarm log, smart groups and reports, connector monitoring, rules (issue 6 sections 1-3).
   const alarmsAndRules = createAlarmsAndRules(ctx, {
     accounts,
@@ -276,6 +287,7 @@ export function createServices(ctx: AppContext) {
     stateEngine,
     isMqttInConnected: (id) => mqttIn.isReady(id),
     brokerClients: (id) => broker.clientCount(id),
+    downlinks: downlinkParts.downlinks,
   });
   // Outgoing connectors and integration flows (issue 6 sections 4-5); rules send through the same dispatcher.
   const outgoingAndFlows = createOutgoingAndFlows(ctx, {
@@ -305,6 +317,7 @@ export function createServices(ctx: AppContext) {
     monitoring: alarmsAndRules.monitoringEvaluator,
   });
   return {
+    ...downlinkParts,
     ...alarmsAndRules,
     ...gatewayParts,
     ...outgoingAndFlows,

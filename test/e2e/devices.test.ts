@@ -308,6 +308,45 @@ describe('console devices end to end (Chromium)', () => {
     expect(await page.getByTestId('packet-history').locator('tbody tr').count()).toBe(50);
   });
 
+  it('sends a downlink from the device page to a subscribed mosquitto_sub and lists it as sent', async () => {
+    const { page } = h;
+    // Caught here: a failure of the page must not leave the subscriber's rejection unhandled.
+    const sub = run('mosquitto_sub', [
+      ...['-h', '127.0.0.1', '-p', String(h.mqttPort), '-u', seen.username!, '-P', seen.password!],
+      ...[
+        '-t',
+        `connectors/${seen.connectorId}/devices/boiler-1/down`,
+        '-q',
+        '1',
+        '-C',
+        '1',
+        '-F',
+        '%x',
+        '-W',
+        '15',
+      ],
+    ]).catch((error: { stdout: string }) => error);
+    const panel = page.getByTestId('downlinks');
+    await panel.getByLabel('fPort').fill('8');
+    await panel.getByLabel('Payload').selectOption('hex');
+    await panel.getByLabel('Bytes', { exact: true }).fill('01 2c');
+    // Subscribed by now: the broker keeps no message for a subscription that comes later.
+    await new Promise((r) => setTimeout(r, 1000));
+    await panel.getByRole('button', { name: 'Send downlink' }).click();
+    await panel.getByText('The downlink is queued.').waitFor();
+    expect((await sub).stdout.trim()).toBe('012c');
+    await expect
+      .poll(
+        async () => {
+          await panel.getByRole('button', { name: 'Refresh' }).click();
+          return panel.locator('tbody tr').first().textContent();
+        },
+        { timeout: 10_000 },
+      )
+      .toMatch(/8.*012c.*no.*sent/);
+    await h.shot('devices-06a-device-downlink');
+  });
+
   it('lists the device with search and a NOT filter', async () => {
     const { page } = h;
     await nav(page, 'Devices');

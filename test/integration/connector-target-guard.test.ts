@@ -38,7 +38,8 @@ const SAMPLES: Record<string, (host: string, port: number) => Record<string, unk
 it('has a sample for every kind that sends or subscribes', () => {
   const log = pino({ enabled: false });
   const kinds = createConnectorKinds({
-    mqttIn: { start: async () => {}, stop: async () => {} },
+    mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },
+    broker: { publishDownlink: async () => {} },
     outgoing: {
       secretBox: new SecretBox(randomBytes(32)),
       dial: new DialOut(new TargetGuard([]), log),

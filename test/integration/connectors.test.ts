@@ -36,7 +36,7 @@ describe('connectors', () => {
       type: 'mqtt-broker',
       active: true,
       accountId: t.rootAccountId,
-      capabilities: ['broker', 'receives', 'monitoring'],
+      capabilities: ['broker', 'receives', 'downlink', 'monitoring'],
       packetsIn: 0,
       packetsFailed: 0,
       lastPacketAt: null,
@@ -219,7 +219,7 @@ describe('connectors', () => {
     });
     expect(created.config).toMatchObject({ username: 'u', password: '********' });
     expect(created.apiEndpoint).toBe('mqtt://127.0.0.1:1');
-    expect(created.capabilities).toEqual(['subscribe', 'receives', 'monitoring']);
+    expect(created.capabilities).toEqual(['subscribe', 'receives', 'downlink', 'monitoring']);
   });
 
   it('lists by type and searches titles; unknown sort fields are refused', async () => {

@@ -23,7 +23,8 @@ import { waitFor } from './support/wait.js';
  * - `aggregate-trigger` recomputes an aggregate state that is stale (created after its sources had
  *   their values) from an event rule, and rolls time-aggregated states over a day's end from a
  *   time rule while the state timers are not running;
- * - a location rule reading its position from two numeric states (latitude and longitude).
+ * - a location rule reading its position from two numeric states (latitude and longitude);
+ * - `downlink` queues a downlink to a device when its rule fires.
  */
 
 const TIME_ZONE = 'Europe/Berlin';
@@ -100,7 +101,7 @@ beforeAll(async () => {
     await call('POST', '/xapi/v1/digital-twins', { title: 'Truck 9' }),
     201,
   ).id;
-  for (const key of ['load1', 'load2', 'refresh', 'lat', 'lon', 'reading'])
+  for (const key of ['load1', 'load2', 'refresh', 'lat', 'lon', 'reading', 'valve'])
     await insertState(t, truckId, key, source(key));
   t.services.stateEngine.definitionsChanged();
 }, 60_000);
@@ -264,6 +265,48 @@ describe('aggregate-trigger from a time rule', () => {
     expect((await lastRun(ruleId))?.commands).toEqual([
       { type: 'aggregate-trigger', ok: true, result: { stateId: rows.readingsToday!.id, changed: true } },
       { type: 'aggregate-trigger', ok: true, result: { stateId: rows.readingsYesterday!.id, changed: true } },
+    ]);
+  });
+});
+
+describe('downlink from an event rule', () => {
+  it('queues a downlink to the device when the rule fires', async () => {
+    const ruleId = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/rules', {
+        title: 'Close the valve',
+        twinId: truckId,
+        trigger: { type: 'event', conditions: [{ stateKey: 'valve', operator: '>', value: 100 }] },
+        commands: [{ type: 'downlink', deviceId: device, fPort: 9, bytes: '01ff', confirmed: true }],
+      }),
+      201,
+    ).id;
+    const refused = await call('POST', '/xapi/v1/rules', {
+      title: 'Both',
+      twinId: truckId,
+      trigger: { type: 'event', conditions: [{ stateKey: 'valve', operator: '>', value: 1 }] },
+      commands: [{ type: 'downlink', deviceId: device, fPort: 9, bytes: '01', data: {} }],
+    });
+    expect(refused.statusCode).toBe(422);
+
+    await publish({ valve: 150 });
+    const run = await waitFor(async () => {
+      const r = await lastRun(ruleId);
+      return r?.commands.length ? r : undefined;
+    });
+    expect(run.commands[0]).toMatchObject({ type: 'downlink', ok: true });
+    const list = expectStatus<{ data: Array<Record<string, unknown>> }>(
+      await call('GET', `/xapi/v1/virtual-devices/${device}/downlinks`),
+      200,
+    );
+    expect(list.data).toEqual([
+      expect.objectContaining({
+        id: run.commands[0]!.result!.downlinkId,
+        fPort: 9,
+        bytesHex: '01ff',
+        confirmed: true,
+        status: 'queued',
+        createdBy: `rule:${ruleId}`,
+      }),
     ]);
   });
 });

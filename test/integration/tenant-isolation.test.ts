@@ -77,8 +77,9 @@ const FIXTURES: Record<string, Fixture> = {
   },
   // With a connector, so the hub data push (which needs one) can succeed on the device.
   virtualDevice: async (accountId) => {
+    // On a connector that delivers downlinks, so the device's downlink routes can succeed.
     const connector = await asRoot('POST', '/xapi/v1/connectors', {
-      type: 'webhook-in',
+      type: 'mqtt-broker',
       title: 'fx',
       accountId,
     });
@@ -233,6 +234,7 @@ const BODIES: Record<string, () => Record<string, unknown>> = {
   'POST /xapi/v1/rules': RULE_BODY,
   'POST /xapi/v1/virtual-devices/import': () => ({ csv: `device_id,title\nprobe-${uniq()},Probe` }),
   'POST /xapi/v1/virtual-devices/bulk-delete-tags': () => ({ tags: ['probe'] }),
+  'POST /xapi/v1/virtual-devices/:id/downlinks': () => ({ fPort: 1, bytes: '01' }),
   'POST /xapi/v1/timeseries/query': () => ({ query: 'SELECT twin.title, count(*)' }),
   'POST /xapi/v1/gateways': () => ({ eui: randomBytes(8).toString('hex') }),
 };

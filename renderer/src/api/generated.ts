@@ -979,6 +979,7 @@ export interface ApiOperations {
             deviceIdSource?: 'topic' | 'payload';
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
+            downlinkTopic?: string;
           };
           accountId?: string;
         }
@@ -1242,6 +1243,7 @@ export interface ApiOperations {
             deviceIdSource?: 'topic' | 'payload';
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
+            downlinkTopic?: string;
           }
         | {
             deviceIdFrom?: 'dev_eui' | 'device_id';
@@ -1915,6 +1917,7 @@ export interface ApiOperations {
         healthConfig: Record<string, unknown> | null;
         lastSeen: string | null;
         lifecycleState: string | null;
+        lifecycleReason: string | null;
         createdAt: string;
         updatedAt: string;
       }[];
@@ -3640,6 +3643,7 @@ export interface ApiOperations {
         healthConfig: Record<string, unknown> | null;
         lastSeen: string | null;
         lifecycleState: string | null;
+        lifecycleReason: string | null;
         createdAt: string;
         updatedAt: string;
       }[];
@@ -3705,6 +3709,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -3825,6 +3830,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -3856,6 +3862,7 @@ export interface ApiOperations {
       application_session_key?: string | null;
       network_session_key?: string | null;
       healthConfig?: Record<string, never> | null;
+      reactivate?: boolean;
     };
     reply: {
       id: string;
@@ -3887,6 +3894,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };
@@ -3933,9 +3941,71 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     } | null;
+  };
+  /** The device's downlinks with their status, newest first */
+  'GET /xapi/v1/virtual-devices/{id}/downlinks': {
+    path: { id: string };
+    query: { page?: number; pageSize?: number };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        deviceId: string;
+        connectorId: string;
+        fPort: number;
+        bytesHex: string;
+        bytesBase64: string;
+        confirmed: boolean;
+        status: 'queued' | 'sent' | 'acknowledged' | 'failed';
+        error: string | null;
+        remoteId: string | null;
+        attempts: number;
+        nextAttemptAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+        handedOverAt: string | null;
+        sentAt: string | null;
+        acknowledgedAt: string | null;
+        createdBy: string | null;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Queue a downlink: bytes (hex or base64) or data for the driver's encodeDownlink; delivered through the device's connector */
+  'POST /xapi/v1/virtual-devices/{id}/downlinks': {
+    path: { id: string };
+    query: never;
+    body: {
+      fPort?: number;
+      bytes?: string;
+      encoding?: 'hex' | 'base64';
+      data?: unknown;
+      confirmed?: boolean;
+    };
+    reply: {
+      id: string;
+      deviceId: string;
+      connectorId: string;
+      fPort: number;
+      bytesHex: string;
+      bytesBase64: string;
+      confirmed: boolean;
+      status: 'queued' | 'sent' | 'acknowledged' | 'failed';
+      error: string | null;
+      remoteId: string | null;
+      attempts: number;
+      nextAttemptAt: string | null;
+      createdAt: string;
+      updatedAt: string;
+      handedOverAt: string | null;
+      sentAt: string | null;
+      acknowledgedAt: string | null;
+      createdBy: string | null;
+    };
   };
   /** A device's health, the rules in force, default or manual, and when it is evaluated */
   'GET /xapi/v1/virtual-devices/{id}/health': {
@@ -4116,6 +4186,7 @@ export interface ApiOperations {
       healthConfig: Record<string, unknown> | null;
       lastSeen: string | null;
       lifecycleState: string | null;
+      lifecycleReason: string | null;
       createdAt: string;
       updatedAt: string;
     };

@@ -57,7 +57,11 @@ export interface KindDeps {
     stop(connectorId: string): Promise<void>;
     /** Kinds other than mqtt-in that subscribe to an external broker register their reader. */
     register?(type: string, reader: MqttMessageReader): void;
+    /** Publishes with the connector's running client (downlinks). */
+    publish(connectorId: string, topic: string, payload: Buffer): Promise<void>;
   };
+  /** The embedded broker: downlinks on a device's down topic. */
+  broker: { publishDownlink(connectorId: string, deviceKey: string, payload: Buffer): Promise<void> };
   /** What outgoing kinds deliver with (sealed secrets, the door to their targets). */
   outgoing: DeliveryContext;
 }

@@ -43,6 +43,7 @@ const TRANSIENT = new Set(['INGEST_BUSY', 'INGEST_STORE_FAILED', 'INGEST_STOPPED
 
 interface Running {
   client: MqttClient;
+  qos: 0 | 1;
   connected: boolean;
   /** Connected and the broker answered the SUBSCRIBE. */
   subscribed: boolean;
@@ -98,6 +99,13 @@ export class MqttInRuntime implements Lifecycle {
     return this.clients.get(connectorId)?.subscribed ?? false;
   }
 
+  /** Publishes with the connector's client (downlinks); rejects while it is not connected. */
+  async publish(connectorId: string, topic: string, payload: Buffer): Promise<void> {
+    const running = this.clients.get(connectorId);
+    if (!running?.connected) throw new Error('the connector is not connected to its broker');
+    await running.client.publishAsync(topic, payload, { qos: running.qos });
+  }
+
   /** (Re)starts the connector's client with its current settings. */
   async startClient(connector: Connector): Promise<void> {
     await this.stopClient(connector.id);
@@ -116,6 +124,7 @@ export class MqttInRuntime implements Lifecycle {
     }
     const running: Running = {
       client,
+      qos,
       connected: false,
       subscribed: false,
       lastError: undefined,

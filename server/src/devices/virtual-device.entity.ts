@@ -52,8 +52,10 @@ export class VirtualDevice {
   /** Where an interval schedule's grid starts (set when the schedule is saved). */
   healthScheduleAnchor: Date | null = null;
   lastSeen: Date | null = null;
-  /** `Deleting` while the network server removes it. */
+  /** `Deleting` while the network server removes it, `DeletionFailed` when it could not (device-lifecycle.ts). */
   lifecycleState: string | null = null;
+  /** Why the network server did not remove it. */
+  lifecycleReason: string | null = null;
   createdAt: Date = new Date();
   updatedAt: Date = new Date();
 }
@@ -113,6 +115,7 @@ export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
     healthScheduleAnchor: { type: 'datetime', columnType: 'timestamptz', nullable: true },
     lastSeen: { type: 'datetime', columnType: 'timestamptz', nullable: true },
     lifecycleState: { type: 'string', length: 20, nullable: true },
+    lifecycleReason: { type: 'string', length: 500, nullable: true },
     createdAt: { type: 'datetime', columnType: 'timestamptz' },
     updatedAt: { type: 'datetime', columnType: 'timestamptz', onUpdate: () => new Date() },
   },

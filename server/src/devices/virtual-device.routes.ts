@@ -69,6 +69,7 @@ export const virtualDeviceDto = (d: VirtualDevice) => ({
   healthConfig: (d.healthConfig as unknown as Record<string, unknown> | null) ?? null,
   lastSeen: d.lastSeen?.toISOString() ?? null,
   lifecycleState: d.lifecycleState,
+  lifecycleReason: d.lifecycleReason,
   createdAt: d.createdAt.toISOString(),
   updatedAt: d.updatedAt.toISOString(),
 });

@@ -64,6 +64,9 @@ export const VirtualDeviceUpdate = Type.Object(
     device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     ...fields,
     title: Type.Optional(fields.title),
+    reactivate: Type.Optional(
+      Type.Boolean({ description: 'true: back from Deleting or a failed remote deletion' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -97,7 +100,11 @@ export const VirtualDeviceReply = Type.Object({
   healthCheckedAt: Type.Union([Timestamp, Type.Null()]),
   healthConfig: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
   lastSeen: Type.Union([Timestamp, Type.Null()]),
-  lifecycleState: Type.Union([Type.String(), Type.Null()]),
+  lifecycleState: Type.Union([Type.String(), Type.Null()], {
+    description:
+      '`Deleting` while the network server removes it; `DeletionFailed` (with lifecycleReason) when it could not',
+  }),
+  lifecycleReason: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -19,6 +19,7 @@ import {
   identityRulesOf,
 } from './device-references.js';
 import { deviceFilterSql, type DeviceCondition } from './virtual-device.filter.js';
+import { DELETING, reactivate } from './device-lifecycle.js';
 import { VirtualDevice, type ActivationMethod } from './virtual-device.entity.js';
 
 export const VIRTUAL_DEVICE_SORTABLE = [
@@ -64,6 +65,8 @@ export interface VirtualDeviceInput {
   application_session_key?: string | null;
   network_session_key?: string | null;
   healthConfig?: unknown;
+  /** Back from `Deleting` or a failed remote deletion (spec: "Reactivation is possible"). */
+  reactivate?: boolean;
 }
 
 export interface DeviceListFilter {
@@ -88,6 +91,8 @@ const configNotAssigned = (what: string, id: string, path: string) =>
 export class VirtualDeviceService {
   /** Extension point: twins register a guard so devices feeding aggregations are not deleted. */
   readonly deletionGuards: DeviceDeletionGuard[] = [];
+  /** Told after a device was marked `Deleting`: the network server should remove it (device-lifecycle.ts). */
+  readonly remoteDeletionListeners: Array<(deviceId: string) => void> = [];
   /** Told after a device changed its permission scope: who may see it may have changed. */
   readonly visibilityListeners: Array<() => void> = [];
 
@@ -181,6 +186,7 @@ export class VirtualDeviceService {
     const device = await this.get(principal, id);
     const scopeBefore = device.permissionScope?.id ?? null;
     await this.apply(principal, device, input, false);
+    if (input.reactivate) reactivate(device);
     await this.em().flush();
     if ((device.permissionScope?.id ?? null) !== scopeBefore)
       for (const listener of this.visibilityListeners) listener();
@@ -193,8 +199,10 @@ export class VirtualDeviceService {
     const blockers = (await Promise.all(this.deletionGuards.map((guard) => guard(device)))).flat();
     if (blockers.length > 0) throw errors.deleteBlocked('The device is still in use', blockers);
     if (remote) {
-      device.lifecycleState = 'Deleting';
+      device.lifecycleState = DELETING;
+      device.lifecycleReason = null;
       await this.em().flush();
+      for (const listener of this.remoteDeletionListeners) listener(device.id);
       return device;
     }
     await this.em().removeAndFlush(device);

@@ -29,6 +29,7 @@ export interface RuleRunnerDeps {
   engine: StateEngine;
   outgoing: OutgoingDispatch;
   alarms: AlarmLogService;
+  downlinks: CommandRun['downlinks'];
   publicUrl: string;
   log: FastifyBaseLogger;
 }
@@ -173,6 +174,8 @@ export class RuleRunner {
       renderValue: (value) => renderValue(value, context),
       outgoing: this.deps.outgoing,
       alarms: this.deps.alarms,
+      downlinks: this.deps.downlinks,
+      permissionScopeIds: rule.permissionScopeIds,
       findState,
       setState: async (stateId, value) => {
         if (depth + 1 > MAX_RULE_DEPTH) throw new Error(`rule chain deeper than ${MAX_RULE_DEPTH}: not set`);

@@ -76,7 +76,7 @@ const Command = Type.Object(
     type: Type.String({
       minLength: 1,
       maxLength: 40,
-      description: 'webhook, email, mqtt-publish, set-state, aggregate-trigger, alarm',
+      description: 'webhook, email, mqtt-publish, set-state, aggregate-trigger, alarm, downlink',
     }),
   },
   { additionalProperties: true },

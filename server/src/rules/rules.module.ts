@@ -8,6 +8,7 @@ import { ConnectorMonitoringService } from '../connector-monitoring/connector-mo
 import { connectorStatus } from '../connector-monitoring/connector-status.js';
 import type { ConnectorService } from '../connectors/connector.service.js';
 import { OutgoingDispatchRef } from '../integration/outgoing-dispatch-ref.js';
+import type { CommandRun } from './commands/command.js';
 import { LeaderTimer } from '../platform/leader-timer.js';
 import type { StateEngine } from '../states/engine/state-engine.js';
 import type { DigitalTwinService } from '../twins/digital-twin.service.js';
@@ -34,6 +35,7 @@ export function createAlarmsAndRules(
     stateEngine: StateEngine;
     isMqttInConnected(connectorId: string): boolean;
     brokerClients(connectorId: string): number;
+    downlinks: CommandRun['downlinks'];
   },
 ) {
   const databaseUrl = String(ctx.orm.config.get('clientUrl'));
@@ -84,6 +86,7 @@ export function createAlarmsAndRules(
     engine: deps.stateEngine,
     outgoing,
     alarms: alarmLogs,
+    downlinks: deps.downlinks,
     publicUrl: ctx.config.publicUrl,
     log: ctx.log,
   });

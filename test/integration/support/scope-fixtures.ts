@@ -55,7 +55,8 @@ export const SCOPE_FIXTURES: Record<string, ScopeFixture> = {
         device_id: `fx-${uniq()}`,
         title: 'Fixture device',
         accountId: w.accountId,
-        connectorId: await connector(w),
+        // A connector that delivers downlinks, so the device's downlink routes can succeed.
+        connectorId: await connector(w, 'mqtt-broker'),
         permissionScopeId: area(w, hidden),
       }),
     ),

@@ -156,6 +156,7 @@ const BODIES: Record<string, (w: ScopeWorld) => Record<string, unknown>> = {
   }),
   'POST /xapi/v1/virtual-devices/import': () => ({ csv: `device_id,title\nprobe-${uniq()},Probe` }),
   'POST /xapi/v1/virtual-devices/bulk-delete-tags': () => ({ tags: ['probe'] }),
+  'POST /xapi/v1/virtual-devices/:id/downlinks': () => ({ fPort: 1, bytes: '01' }),
   'POST /xapi/v1/timeseries/query': () => ({ query: TS_QUERY }),
   'POST /xapi/v1/gateways': () => ({ eui: randomEui() }),
 };

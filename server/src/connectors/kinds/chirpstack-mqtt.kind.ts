@@ -1,6 +1,7 @@
 import { errors } from '../../platform/errors.js';
 import type { ConnectorKindDescriptor, MqttMessageReader } from '../connector-kind.js';
 import { chirpstackEvent } from './chirpstack.js';
+import { chirpstackNetworkServer } from '../../downlinks/delivery/chirpstack.js';
 import { chirpstackApiFields } from './chirpstack-uplink.kind.js';
 import { ConfigCheck } from './config-fields.js';
 import { checkApiUrl, LORAWAN_DEVICES, lorawanFields } from './lorawan.js';
@@ -73,7 +74,7 @@ export const chirpstackMqttKind: ConnectorKindDescriptor = {
   direction: 'incoming',
   summary:
     'ChirpStack v4 MQTT integration on an external broker: uplinks with metadata, joins, status, acks, logs.',
-  capabilities: ['subscribe', 'receives', 'monitoring'],
+  capabilities: ['subscribe', 'receives', 'downlink', 'remote-delete', 'monitoring'],
   monitoring: 'connection',
   settings: settingsObject(
     {
@@ -92,9 +93,11 @@ export const chirpstackMqttKind: ConnectorKindDescriptor = {
   ),
   check,
   devices: LORAWAN_DEVICES,
-  runtime: ({ mqttIn }) => {
+  runtime: ({ mqttIn, outgoing }) => {
     mqttIn.register?.('chirpstack-mqtt', chirpstackReader);
     return {
+      // Downlinks and deletion go through ChirpStack's REST API, not its MQTT integration.
+      ...chirpstackNetworkServer(outgoing),
       start: (connector) => mqttIn.start(connector),
       stop: (connectorId) => mqttIn.stop(connectorId),
     };

@@ -1,5 +1,6 @@
 import { errors } from '../../platform/errors.js';
 import type { ConnectorKindDescriptor } from '../connector-kind.js';
+import { chirpstackNetworkServer } from '../../downlinks/delivery/chirpstack.js';
 import { chirpstackEvent } from './chirpstack.js';
 import { checkApiUrl, LORAWAN_DEVICES, lorawanFields } from './lorawan.js';
 import { secret, settingsObject, text } from './settings-fields.js';
@@ -21,11 +22,12 @@ export const chirpstackUplinkKind: ConnectorKindDescriptor = {
   direction: 'incoming',
   summary:
     'ChirpStack v4 HTTP integration: uplinks with metadata, joins, status, locations, downlink acks, logs.',
-  capabilities: ['webhook', 'receives'],
+  capabilities: ['webhook', 'receives', 'downlink', 'remote-delete'],
   settings: settingsObject({ ...chirpstackApiFields(), ...lorawanFields() }),
   check: checkApiUrl,
   devices: LORAWAN_DEVICES,
-  runtime: () => ({
+  runtime: ({ outgoing }) => ({
+    ...chirpstackNetworkServer(outgoing),
     networkMessage(body, connector, request) {
       // The event is the query's (`?event=up`); a path such as `/up` is accepted as well.
       const event = request.query.event ?? request.path;

@@ -15,7 +15,8 @@ import {
 describe('connector kind registry', () => {
   const secretBox = new SecretBox(randomBytes(32));
   const kinds = createConnectorKinds({
-    mqttIn: { start: async () => {}, stop: async () => {} },
+    mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },
+    broker: { publishDownlink: async () => {} },
     outgoing: {
       secretBox,
       dial: new DialOut(new TargetGuard([]), pino({ enabled: false })),

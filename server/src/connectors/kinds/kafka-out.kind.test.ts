@@ -10,7 +10,7 @@ import { Connector } from '../connector.entity.js';
 import { buildKind } from './derive.js';
 import { buildKafkaRecord, kafkaDeliveryError, kafkaOutKind, type KafkaOutConfig } from './kafka-out.kind.js';
 
-const noRuntime = { start: async () => {}, stop: async () => {} };
+const noRuntime = { start: async () => {}, stop: async () => {}, publish: async () => {} };
 
 /**
  * No Kafka broker can run on these machines: message building, settings and error handling are
@@ -95,7 +95,11 @@ describe('kafka-out error handling', () => {
   });
 
   it('validates settings', () => {
-    const kind = buildKind(kafkaOutKind, { mqttIn: noRuntime, outgoing: ctx });
+    const kind = buildKind(kafkaOutKind, {
+      mqttIn: noRuntime,
+      broker: { publishDownlink: async () => {} },
+      outgoing: ctx,
+    });
     expect(kind.validate({ brokers: ['k:9092'], topic: 't' })).toEqual([]);
     expect(kind.validate({ brokers: [], topic: 't' }).map((p) => p.path)).toEqual(['/config/brokers']);
     expect(
@@ -117,7 +121,11 @@ describe('kafka-out error handling', () => {
   });
 
   async function deliverTo(brokers: string[], dial = ctx.dial) {
-    const kind = buildKind(kafkaOutKind, { mqttIn: noRuntime, outgoing: { ...ctx, dial } });
+    const kind = buildKind(kafkaOutKind, {
+      mqttIn: noRuntime,
+      broker: { publishDownlink: async () => {} },
+      outgoing: { ...ctx, dial },
+    });
     const connector = new Connector();
     connector.type = 'kafka-out';
     connector.config = { brokers, topic: 'plant.alerts', connectionTimeoutMs: 500 };

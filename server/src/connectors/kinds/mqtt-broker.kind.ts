@@ -1,4 +1,5 @@
 import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
+import { brokerDownlinkSender } from '../../downlinks/delivery/mqtt.js';
 import { integer, settingsObject } from './settings-fields.js';
 
 /**
@@ -13,10 +14,11 @@ export const mqttBrokerKind: ConnectorKindDescriptor = {
   direction: 'incoming',
   summary:
     'Devices publish to the embedded MQTT broker with issued credentials, on `connectors/{id}/devices/{device_id}/up`.',
-  capabilities: ['broker', 'receives', 'monitoring'],
+  capabilities: ['broker', 'receives', 'downlink', 'monitoring'],
   monitoring: 'broker-clients',
   settings: settingsObject({
     maxConnections: integer(1, 10_000_000, 'Clients this connector may have connected at once'),
   }),
   devices: PLAIN_DEVICES,
+  runtime: ({ broker }) => ({ downlink: brokerDownlinkSender(broker) }),
 };

@@ -7,7 +7,8 @@ import { buildKind } from './derive.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 
 const kind = buildKind(mqttInKind, {
-  mqttIn: { start: async () => {}, stop: async () => {} },
+  mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },
+  broker: { publishDownlink: async () => {} },
   outgoing: undefined as never,
 });
 const paths = (config: Record<string, unknown>) => kind.validate(config).map((p) => p.path);

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
+import { mqttInDownlinkSender } from '../../downlinks/delivery/mqtt.js';
 import { ConfigCheck } from './config-fields.js';
 import { integer, oneOf, secret, settingsObject, text, tlsFields } from './settings-fields.js';
 
@@ -22,6 +23,8 @@ export interface MqttInConfig {
   /** Segment index; negative counts from the end (-1 = last). */
   deviceIdTopicSegment?: number;
   deviceIdField?: string;
+  /** Where downlinks are published: a topic with `{deviceId}`, `{devEui}`, `{fPort}` placeholders. */
+  downlinkTopic?: string;
 }
 
 const MAX_TOPICS = 20;
@@ -51,6 +54,9 @@ function check(config: Record<string, unknown>) {
     check.custom('url', 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host');
   }
   checkTopics(check, config.topics);
+  if (typeof config.downlinkTopic === 'string' && /[#+]/.test(config.downlinkTopic)) {
+    check.custom('downlinkTopic', 'must be a topic name without wildcards');
+  }
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
@@ -68,7 +74,7 @@ export const mqttInKind: ConnectorKindDescriptor = {
   type: 'mqtt-in',
   direction: 'incoming',
   summary: 'Subscribes to topics on an external MQTT broker (3.1.1 or 5, TLS, username/password).',
-  capabilities: ['subscribe', 'receives', 'monitoring'],
+  capabilities: ['subscribe', 'receives', 'downlink', 'monitoring'],
   monitoring: 'connection',
   settings: settingsObject(
     {
@@ -87,6 +93,10 @@ export const mqttInKind: ConnectorKindDescriptor = {
       deviceIdSource: oneOf(['topic', 'payload'], 'Where the device id comes from (default topic)'),
       deviceIdTopicSegment: integer(-50, 50, 'Topic level of the device id; negative counts from the end'),
       deviceIdField: text(100, 'Payload field of the device id'),
+      downlinkTopic: text(
+        500,
+        'Topic downlinks are published on; {deviceId}, {devEui} and {fPort} are replaced (e.g. devices/{deviceId}/down)',
+      ),
     },
     ['url', 'topics'],
   ),
@@ -95,5 +105,6 @@ export const mqttInKind: ConnectorKindDescriptor = {
   runtime: ({ mqttIn }) => ({
     start: (connector) => mqttIn.start(connector),
     stop: (connectorId) => mqttIn.stop(connectorId),
+    downlink: mqttInDownlinkSender(mqttIn),
   }),
 };

@@ -21,6 +21,11 @@ import {
   timeOf,
   type Json,
 } from './lorawan.js';
+import {
+  downlinkIdFromCorrelationIds,
+  ttsDeviceDeleter,
+  ttsDownlinkSender,
+} from '../../downlinks/delivery/tts.js';
 import { oneOf, secret, settingsObject, text } from './settings-fields.js';
 
 /**
@@ -43,7 +48,7 @@ export const ttsUplinkKind: ConnectorKindDescriptor = {
   direction: 'incoming',
   summary:
     'The Things Stack v3 application webhook: uplinks with metadata, joins, locations, downlink events.',
-  capabilities: ['webhook', 'receives'],
+  capabilities: ['webhook', 'receives', 'downlink', 'remote-delete'],
   settings: settingsObject({
     deviceIdFrom: oneOf(['dev_eui', 'device_id'], 'What addresses the device (default dev_eui)'),
     apiUrl: text(500, 'The Things Stack cluster, e.g. https://eu1.cloud.thethings.network'),
@@ -54,7 +59,11 @@ export const ttsUplinkKind: ConnectorKindDescriptor = {
   }),
   check: checkApiUrl,
   devices: { required: [], lowerCaseEui: true, endDeviceId: true },
-  runtime: () => ({ networkMessage: ttsMessage }),
+  runtime: ({ outgoing }) => ({
+    networkMessage: ttsMessage,
+    downlink: ttsDownlinkSender(outgoing),
+    remoteDelete: ttsDeviceDeleter(outgoing),
+  }),
 };
 
 /** Message path (as configured per message type in The Things Stack) → the message's key. */
@@ -99,8 +108,6 @@ const DOWNLINK_STATUS: Record<string, DownlinkStatus> = {
   downlink_nack: 'failed',
   downlink_failed: 'failed',
 };
-
-const CORRELATION = /^stellwerk:downlink:([0-9a-f-]{36})$/i;
 
 export function ttsMessage(body: unknown, connector: Connector, request: WebhookRequest): NetworkMessage {
   if (!isObject(body)) {
@@ -224,9 +231,7 @@ function downlink(
   const item = objectAt(message, 'downlink') ?? message;
   const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
   const ids = [...list(item.correlation_ids), ...list(body.correlation_ids)];
-  const downlinkId = ids
-    .map((id) => (typeof id === 'string' ? CORRELATION.exec(id)?.[1] : undefined))
-    .find((id) => id !== undefined);
+  const downlinkId = downlinkIdFromCorrelationIds(ids);
   if (!downlinkId) return nothing();
   const status = DOWNLINK_STATUS[key]!;
   const error = objectAt(message, 'error');
@@ -241,7 +246,7 @@ function downlink(
     connectorId: connector.id,
     deviceKey,
     status,
-    downlinkId: downlinkId.toLowerCase(),
+    downlinkId,
     fCnt: numberAt(item.f_cnt),
     reason,
     at,

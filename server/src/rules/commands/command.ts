@@ -1,6 +1,25 @@
 import type { AlarmLogService } from '../../alarms/alarm-log.service.js';
 import type { OutgoingDispatch } from '../../integration/ports.js';
+import type { RecordedScopes } from '../../permission-scopes/recorded-scopes.js';
 import type { RuleCommand } from '../rule.types.js';
+
+/** What rules queue downlinks with (server/src/downlinks/downlink.service.ts). */
+export interface DownlinkPort {
+  /** Queues for a device of the account visible within `scopes`; throws when it cannot. */
+  queueInAccount(
+    accountId: string,
+    deviceId: string,
+    input: {
+      fPort?: number;
+      bytes?: string;
+      encoding?: 'hex' | 'base64';
+      data?: unknown;
+      confirmed?: boolean;
+    },
+    createdBy: string,
+    scopes: RecordedScopes,
+  ): Promise<{ id: string; status: string }>;
+}
 
 /** What a command may look up while a rule is saved (everything within the rule's account). */
 export interface CommandValidation {
@@ -25,6 +44,9 @@ export interface CommandRun {
   renderValue(value: unknown): unknown;
   outgoing: OutgoingDispatch;
   alarms: AlarmLogService;
+  downlinks: DownlinkPort;
+  /** The scopes the rule runs within (null: unrestricted). */
+  permissionScopeIds: RecordedScopes;
   findState(ref: {
     stateId?: unknown;
     stateKey?: unknown;

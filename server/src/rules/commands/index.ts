@@ -1,5 +1,6 @@
 import { alarmCommand } from './alarm.command.js';
 import type { RuleCommandPlugin } from './command.js';
+import { downlinkCommand } from './downlink.command.js';
 import { emailCommand, mqttPublishCommand, webhookCommand } from './outgoing.commands.js';
 import { aggregateTriggerCommand, setStateCommand } from './state.commands.js';
 
@@ -12,5 +13,6 @@ export const RULE_COMMANDS: ReadonlyMap<string, RuleCommandPlugin> = new Map(
     setStateCommand,
     aggregateTriggerCommand,
     alarmCommand,
+    downlinkCommand,
   ].map((p) => [p.type, p]),
 );
