@@ -78,6 +78,10 @@ export const deKindSettings: Record<string, KindTexts> = {
       help: 'Ebene im Topic; negative Werte zählen vom Ende',
     },
     deviceIdField: { label: 'Nutzdatenfeld der Geräte-ID', help: 'Feld der Nutzdaten mit der Geräte-ID' },
+    downlinkTopic: {
+      label: 'Downlink-Topic',
+      help: 'Topic-Vorlage für Downlinks; {deviceId}, {devEui} und {fPort} werden eingesetzt',
+    },
   },
   'tts-uplink': {
     deviceIdFrom: { label: 'Geräte-ID aus', help: 'Was das Gerät bezeichnet (Vorgabe dev_eui)' },
