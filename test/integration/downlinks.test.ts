@@ -6,6 +6,7 @@ import { startFakePeer, type FakePeer } from './support/fake-network-server.js';
 import { bearer, caller, errorCode, expectStatus, login, type Credentials } from './support/identity.js';
 import { WATER_METER_CODEC } from './support/ts013-codecs.js';
 import { startMosquitto } from './support/mosquitto.js';
+import { lorawanFixture } from './support/lorawan.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -74,6 +75,16 @@ const waitForDownlink = (deviceId: string, id: string, done: (d: DownlinkBody) =
     10_000,
     { what },
   );
+
+/** Posts a network server's webhook message to a connector's URL; its events are applied before the reply. */
+async function postWebhook(apiEndpoint: string, suffix: string, payload: unknown): Promise<void> {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: `${new URL(apiEndpoint).pathname}${suffix}`,
+    payload: payload as object,
+  });
+  expect(response.statusCode, response.body).toBe(202);
+}
 
 const emit = (event: Omit<DownlinkEvent, 'type' | 'at'>) =>
   t.services.networkEvents.emit([{ type: 'downlink', at: new Date(), ...event }]);
@@ -144,7 +155,7 @@ describe('downlinks', () => {
     }
   });
 
-  it('are delivered to The Things Stack through the webhook downlink API and follow its events', async () => {
+  it('are delivered to The Things Stack through the webhook downlink API and follow its webhook events', async () => {
     const tts = await createConnector(t, admin, {
       type: 'tts-uplink',
       config: {
@@ -191,14 +202,23 @@ describe('downlinks', () => {
       },
     ]);
 
-    await emit({ connectorId: tts.id, deviceKey: '70b3d57ed0000001', status: 'sent', downlinkId: queued.id });
-    expect((await downlinkOf(device.id, queued.id)).status).toBe('sent');
-    await emit({
-      connectorId: tts.id,
-      deviceKey: '70b3d57ed0000001',
-      status: 'acknowledged',
-      downlinkId: queued.id,
+    // The Things Stack's webhook reports sending and the acknowledgement, echoing the correlation id.
+    const ids = { device_id: 'meter-1', dev_eui: '70B3D57ED0000001' };
+    const correlation = [`stellwerk:downlink:${queued.id}`];
+    await postWebhook(tts.apiEndpoint!, '', {
+      end_device_ids: ids,
+      correlation_ids: ['as:downlink:01E19B99501X84X6CV471TVSZ1', ...correlation],
+      received_at: new Date().toISOString(),
+      downlink_sent: { f_port: 10, frm_payload: 'AQA8', confirmed: true, correlation_ids: correlation },
     });
+    expect((await downlinkOf(device.id, queued.id)).status).toBe('sent');
+    const ack = lorawanFixture('tts-docs-downlink-ack') as {
+      end_device_ids: unknown;
+      downlink_ack: { correlation_ids: string[] };
+    };
+    ack.end_device_ids = ids;
+    ack.downlink_ack.correlation_ids.push(...correlation);
+    await postWebhook(tts.apiEndpoint!, '', ack);
     const acked = await downlinkOf(device.id, queued.id);
     expect(acked.status).toBe('acknowledged');
     expect(acked.acknowledgedAt).not.toBeNull();
@@ -219,7 +239,7 @@ describe('downlinks', () => {
     expect(await downlinkOf(device.id, second.id)).toMatchObject({ status: 'failed', error: 'nack' });
   });
 
-  it('are enqueued at ChirpStack through its device queue API, and its queue item id follows the events', async () => {
+  it('are enqueued at ChirpStack through its device queue API, and its queue item id follows its integration events', async () => {
     const chirpstack = await createConnector(t, admin, {
       type: 'chirpstack-uplink',
       config: { apiUrl: `${peer.url}/rest/`, apiToken: 'cs-token' },
@@ -244,14 +264,14 @@ describe('downlinks', () => {
         body: { queueItem: { devEui: '0101010101010101', confirmed: false, fPort: 2, data: 'yv4=' } },
       },
     ]);
-    await emit({ connectorId: chirpstack.id, deviceKey: '0101010101010101', status: 'sent', remoteId });
-    await emit({
-      connectorId: chirpstack.id,
-      deviceKey: '0101010101010101',
-      status: 'failed',
-      remoteId,
-      reason: 'not acknowledged by the device',
-    });
+    // ChirpStack's HTTP integration reports the transmission (txack) and a missing acknowledgement (ack).
+    const txack = lorawanFixture('chirpstack-docs-txack');
+    txack.queueItemId = remoteId;
+    await postWebhook(chirpstack.apiEndpoint!, '?event=txack', txack);
+    expect((await downlinkOf(device.id, queued.id)).status).toBe('sent');
+    const ack = lorawanFixture('chirpstack-docs-ack');
+    Object.assign(ack, { queueItemId: remoteId, acknowledged: false });
+    await postWebhook(chirpstack.apiEndpoint!, '?event=ack', ack);
     expect(await downlinkOf(device.id, queued.id)).toMatchObject({
       status: 'failed',
       error: 'not acknowledged by the device',
