@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConnectorKinds } from '../../server/src/connectors/kinds/index.js';
+import { CONNECTOR_KIND_DESCRIPTORS, createConnectorKinds } from '../../server/src/connectors/kinds/index.js';
 import { DialOut } from '../../server/src/outgoing/dial/dial-out.js';
 import { TargetGuard } from '../../server/src/outgoing/target-guard.js';
 import { SecretBox } from '../../server/src/platform/crypto/secret-box.js';
@@ -33,7 +33,13 @@ const SAMPLES: Record<string, (host: string, port: number) => Record<string, unk
     retryDelayMs: 10,
   }),
   'mqtt-in': (host, port) => ({ url: `mqtt://${host}:${port}`, topics: ['plant/+/up'] }),
+  'chirpstack-mqtt': (host, port) => ({ url: `mqtt://${host}:${port}`, applicationId: 'water-meters' }),
 };
+
+/** Kinds that dial out on their own (a subscription), not when a message is sent. */
+const SUBSCRIBING = new Set(
+  CONNECTOR_KIND_DESCRIPTORS.filter((k) => k.capabilities.includes('subscribe')).map((k) => k.type),
+);
 
 it('has a sample for every kind that sends or subscribes', () => {
   const log = pino({ enabled: false });
@@ -89,7 +95,7 @@ describe('connector kinds without STELLWERK_OUTGOING_ALLOW_PRIVATE', () => {
     const hosts = ['127.0.0.1', 'localhost', '10.1.2.3', ...(type === 'kafka-out' ? [] : ['[fd00::1]'])];
     for (const host of hosts) {
       const connector = await createConnector(t, bearer(token), { type, config: sample(host, port) });
-      if (type !== 'mqtt-in') {
+      if (!SUBSCRIBING.has(type)) {
         await t.services.outgoingDispatcher.send(
           t.rootAccountId,
           connector.id,

@@ -55,10 +55,16 @@ const createDriver = async (code: string, variables?: Record<string, unknown>) =
   );
 
 /** An uplink as The Things Stack v3 posts it (the fields that matter here). */
+// Each uplink a new frame counter, as a device counts: a repeated one is flagged (frame-counter check).
+let frameCounter = 7;
 const ttsUplink = (devEui: string, fPort: number, bytes: number[]) => ({
   end_device_ids: { device_id: `eui-${devEui}`, dev_eui: devEui.toUpperCase() },
   received_at: '2026-05-01T10:00:00Z',
-  uplink_message: { f_port: fPort, f_cnt: 7, frm_payload: Buffer.from(bytes).toString('base64') },
+  uplink_message: {
+    f_port: fPort,
+    f_cnt: frameCounter++,
+    frm_payload: Buffer.from(bytes).toString('base64'),
+  },
 });
 
 const INDEX_FRAME = [0x00, 0x01, 0xe2, 0x40, 0x00, 100]; // 123.456 m³, water, 3.0 V
