@@ -68,6 +68,14 @@ describe('tts-uplink kind', () => {
     expect(read(bare, 'uplink', { dev_eui: 'AA' }).items[0]!.meta!.fPort).toBe(1);
   });
 
+  it('takes the device from a webhook path variable, as a path segment or in the query', () => {
+    const body = fixture('tts-docs-filtered-uplink');
+    expect(read(body, 'uplink/0004A30B001C0530').items[0]!.deviceKey).toBe('0004a30b001c0530');
+    expect(read(body, 'uplink', { devEUI: '0004A30B001C0530' }).items[0]!.deviceKey).toBe('0004a30b001c0530');
+    expect(() => read(body, 'nowhere/0004A30B001C0530')).toThrow(/not found/i);
+    expect(() => read(body, 'uplink/%E0%A4%A')).toThrow(/not found/i);
+  });
+
   it('turns a join accept into a packet without payload', () => {
     const { items, events } = read(fixture('tts-docs-join-accept'), 'join');
     expect(events).toEqual([]);

@@ -113,16 +113,23 @@ export function ttsMessage(body: unknown, connector: Connector, request: Webhook
   if (!isObject(body)) {
     throw errors.unprocessable('INVALID_PAYLOAD', 'A The Things Stack message is one JSON object');
   }
-  const byPath = PATHS[request.path.toLowerCase()];
+  const { messagePath, pathDevice } = splitPath(request.path);
+  const byPath = PATHS[messagePath];
   if (request.path !== '' && !byPath) throw errors.notFound('Webhook');
+  // The device named by a webhook path variable (`/uplink/{devEUI}` or `/uplink{?devEUI}`), for
+  // filtered webhooks whose field mask leaves out `end_device_ids`.
+  const named = {
+    eui: request.query.dev_eui ?? request.query.devEUI ?? pathDevice,
+    id: request.query.device_id ?? request.query.devID ?? pathDevice,
+  };
   const key = MESSAGE_KEYS.find((k) => isObject(body[k])) ?? byPath;
   // A filtered webhook may send the message's fields without its key: the path says what it is.
   const message = key ? (objectAt(body, key) ?? (byPath === key ? body : undefined)) : undefined;
   if (!key || !message) return nothing();
-  const deviceKey = deviceKeyFrom(body, connector, request);
+  const deviceKey = deviceKeyFrom(body, connector, named);
   const ids = objectAt(body, 'end_device_ids') ?? {};
   const base: PacketMeta = {
-    devEui: euiOf(ids.dev_eui ?? request.query.dev_eui),
+    devEui: euiOf(ids.dev_eui ?? named.eui),
     devAddr: stringAt(ids.dev_addr)?.toLowerCase(),
   };
   const at = timeOf(body.received_at);
@@ -147,14 +154,29 @@ export function ttsMessage(body: unknown, connector: Connector, request: Webhook
   }
 }
 
-/** `end_device_ids` by the setting; a filtered webhook without them may name the device in the query. */
-function deviceKeyFrom(body: Json, connector: Connector, request: WebhookRequest): string {
+/** `end_device_ids` by the setting; a filtered webhook without them may name the device in its URL. */
+function deviceKeyFrom(body: Json, connector: Connector, named: { eui?: string; id?: string }): string {
   const ids = objectAt(body, 'end_device_ids') ?? {};
   const byDeviceId = connector.config.deviceIdFrom === 'device_id';
   const raw = byDeviceId
-    ? (ids.device_id ?? request.query.device_id)
-    : (ids.dev_eui ?? request.query.dev_eui ?? ids.device_id ?? request.query.device_id);
+    ? (ids.device_id ?? named.id)
+    : (ids.dev_eui ?? named.eui ?? ids.device_id ?? named.id);
   return deviceKeyOf(raw, `end_device_ids.${byDeviceId ? 'device_id' : 'dev_eui'}`);
+}
+
+/** A message path, or a message path followed by one segment naming the device (`uplink/0004a30b001c0530`). */
+function splitPath(path: string): { messagePath: string; pathDevice?: string } {
+  const lower = path.toLowerCase();
+  if (lower === '' || PATHS[lower]) return { messagePath: lower };
+  const slash = path.lastIndexOf('/');
+  if (slash <= 0) return { messagePath: lower };
+  let segment: string;
+  try {
+    segment = decodeURIComponent(path.slice(slash + 1));
+  } catch {
+    return { messagePath: lower };
+  }
+  return { messagePath: lower.slice(0, slash), pathDevice: segment === '' ? undefined : segment };
 }
 
 const one = (deviceKey: string, meta: PacketMeta): NetworkMessage => ({
