@@ -205,6 +205,14 @@ export class MqttInRuntime implements Lifecycle {
     await running.client.endAsync(true).catch(() => undefined);
   }
 
+  /** Refuses a message for good: counted as failed and logged; the caller then acknowledges it. */
+  private refuser(connectorId: string, topic: string) {
+    return (reason: string, details: Record<string, unknown>): void => {
+      this.deps.telemetry.record(connectorId, 'failed');
+      void this.deps.telemetry.write(connectorId, 'warn', reason, { topic, ...details });
+    };
+  }
+
   /** Resolves when the packet may be acknowledged (stored, or refused for good); rejects otherwise. */
   private async ingest(
     connector: Connector,
@@ -213,10 +221,7 @@ export class MqttInRuntime implements Lifecycle {
     message: Buffer,
   ): Promise<void> {
     const id = connector.id;
-    const refuse = (reason: string, details: Record<string, unknown>) => {
-      this.deps.telemetry.record(id, 'failed');
-      void this.deps.telemetry.write(id, 'warn', reason, { topic, ...details });
-    };
+    const refuse = this.refuser(id, topic);
     if (message.length > MAX_PAYLOAD_BYTES) {
       return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_PAYLOAD_BYTES}`, {});
     }
@@ -237,10 +242,7 @@ export class MqttInRuntime implements Lifecycle {
     message: Buffer,
   ): Promise<void> {
     const id = connector.id;
-    const refuse = (reason: string, details: Record<string, unknown>) => {
-      this.deps.telemetry.record(id, 'failed');
-      void this.deps.telemetry.write(id, 'warn', reason, { topic, ...details });
-    };
+    const refuse = this.refuser(id, topic);
     if (message.length > MAX_PAYLOAD_BYTES) {
       return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_PAYLOAD_BYTES}`, {});
     }
