@@ -24,7 +24,7 @@ const webhook = settingsFields(
   {
     required: ['url'],
     properties: {
-      url: text,
+      url: { type: 'string', maxLength: 2000 },
       method: choice('POST', 'PUT', 'PATCH', 'DELETE'),
       headers: { type: 'object', patternProperties: { '^.*$': text } },
       signingSecret: secret,
@@ -122,6 +122,9 @@ describe('connector form overrides', () => {
       // Not a number: sent as typed, so the server names the problem at the field.
       retryDelayMs: 'soon',
     });
+    // A URL gets one line; PEM texts (kafka-out serverCa) a text area.
+    expect(webhook[0]!.kind).toBe('text');
+    expect(kafka.find((field) => field.key === 'serverCa')!.kind).toBe('long-text');
     expect(webhook.filter((field) => field.group === 'delivery').map((field) => field.key)).toEqual(
       Object.keys(delivery),
     );

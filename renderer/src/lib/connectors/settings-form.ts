@@ -39,8 +39,8 @@ export interface SettingsField extends FieldOverride {
   description?: string;
 }
 
-/** Texts this long (PEM certificates and keys) get a text area. */
-const LONG_TEXT = 2000;
+/** Texts this long (PEM certificates and keys, 20 000) get a text area; URLs (2000) do not. */
+const LONG_TEXT = 10_000;
 
 function kindOf(schema: JsonSchema): FieldKind {
   if (schema.writeOnly) return 'secret';
