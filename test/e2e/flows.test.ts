@@ -96,19 +96,23 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     await nav(page, 'Connectors');
     await page.getByRole('button', { name: 'New connector' }).click();
     const dialog = page.getByRole('dialog', { name: 'New connector' });
-    // Each outgoing kind brings its own settings.
+    // Each outgoing kind brings its own settings, rendered from its schema; some show only when
+    // another setting has a value.
     await dialog.getByLabel('MQTT (outgoing)').check();
-    await dialog.getByLabel('Client certificate', { exact: true }).check();
-    await dialog.getByLabel('Client key (PEM)').waitFor();
+    await dialog.getByLabel('Client cert', { exact: true }).fill('-----BEGIN CERTIFICATE-----');
+    await dialog.getByLabel('Client key', { exact: true }).waitFor();
     expect(await dialog.getByLabel('QoS').inputValue()).toBe('1');
     await h.shot('flows-00a-mqtt-out-settings');
     await dialog.getByLabel('Kafka (outgoing)').check();
-    await dialog.getByLabel('Mechanism').selectOption('scram-sha-256');
-    await dialog.getByLabel('Use TLS').check();
+    await dialog.getByLabel('SASL mechanism').selectOption('scram-sha-256');
+    await dialog.getByLabel('SASL password').waitFor();
+    await dialog.getByLabel('SSL', { exact: true }).check();
+    await dialog.getByLabel('Server CA').waitFor();
     await h.shot('flows-00b-kafka-out-settings');
     await dialog.getByLabel('Webhook (outgoing)').check();
     await dialog.getByLabel('Title', { exact: true }).fill('Boiler receiver');
-    await dialog.getByLabel('URL', { exact: true }).fill(receiverUrl);
+    expect(await dialog.getByTestId('kind-settings').getByTestId('webhook-headers').count()).toBe(1);
+    await dialog.getByLabel('URL *', { exact: true }).fill(receiverUrl);
     await dialog.getByLabel('Method').selectOption('PATCH');
     await dialog.getByRole('button', { name: 'Add header' }).click();
     await dialog.getByLabel('Header name 1').fill('X-Source');
@@ -118,9 +122,9 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     await generated.getByText('Shown only now').waitFor();
     seen.secret = (await generated.locator('code').textContent())!.trim();
     expect(seen.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    expect(await dialog.getByLabel('Signing secret (optional)').inputValue()).toBe(seen.secret);
+    expect(await dialog.getByLabel('Signing secret', { exact: true }).inputValue()).toBe(seen.secret);
     await dialog.getByText('Delivery: queue and retries').click();
-    await dialog.getByLabel('Attempts').fill('3');
+    await dialog.getByLabel('Max attempts').fill('3');
     await h.shot('flows-01-webhook-out-create');
     await dialog.getByRole('button', { name: 'Create connector' }).click();
     await dialog.waitFor({ state: 'hidden' });
@@ -146,9 +150,10 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     // The edit path shows the saved settings; the secret is write-only ("stored").
     await row.getByRole('button', { name: 'Edit Boiler receiver' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit Boiler receiver' });
-    await expect.poll(() => edit.getByLabel('URL', { exact: true }).inputValue()).toBe(receiverUrl);
+    await expect.poll(() => edit.getByLabel('URL *', { exact: true }).inputValue()).toBe(receiverUrl);
     expect(await edit.getByLabel('Method').inputValue()).toBe('PATCH');
-    expect(await edit.getByLabel('Signing secret (optional)').inputValue()).toBe('');
+    expect(await edit.getByLabel('Header value 1').inputValue()).toBe('stellwerk-console');
+    expect(await edit.getByLabel('Signing secret', { exact: true }).inputValue()).toBe('');
     await edit.getByText('A value is stored. Leave empty to keep it.').waitFor();
     await edit.getByLabel('Description (optional)').fill('Boiler alerts for the plant system');
     await h.shot('flows-02-webhook-out-edit');
@@ -161,6 +166,19 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     expect(after.description).toBe('Boiler alerts for the plant system');
     // The mask went back, so the secret is unchanged (checked below by the receiver's verification).
     expect(after.config.signingSecret).toBe('********');
+    expect(after.config.headers).toEqual({ 'X-Source': 'stellwerk-console' });
+
+    // In German the kind's settings carry its German labels; the stored secret stays masked.
+    await page.getByLabel('Language').selectOption('de');
+    await row.getByRole('button', { name: 'Bearbeiten Boiler receiver' }).click();
+    const editDe = page.getByTestId('connector-edit-dialog');
+    await expect.poll(() => editDe.getByLabel('URL *', { exact: true }).inputValue()).toBe(receiverUrl);
+    expect(await editDe.getByLabel('Methode', { exact: true }).inputValue()).toBe('PATCH');
+    expect(await editDe.getByLabel('Signaturschlüssel', { exact: true }).inputValue()).toBe('');
+    await editDe.getByText('Ein Wert ist gespeichert. Leer lassen, um ihn zu behalten.').waitFor();
+    await editDe.getByRole('button', { name: 'Abbrechen' }).click();
+    await editDe.waitFor({ state: 'hidden' });
+    await page.getByLabel('Sprache').selectOption('en');
   });
 
   it('creates an smtp-mail connector with OAuth 2.0 and opens the provider’s consent page on “Connect”', async () => {
@@ -170,18 +188,16 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     const dialog = page.getByRole('dialog', { name: 'New connector' });
     await dialog.getByLabel('E-mail (SMTP)').check();
     await dialog.getByLabel('Title', { exact: true }).fill('Plant mail');
-    await dialog.getByLabel('SMTP server', { exact: true }).fill('smtp.example.com');
-    await dialog.getByLabel('Sender', { exact: true }).fill('Stellwerk <alerts@example.com>');
-    await dialog
-      .getByLabel('Default recipients', { exact: true })
-      .fill('ops@example.com, oncall@example.com');
-    await dialog.getByLabel('OAuth 2.0 (hosted mail)').check();
-    await dialog.getByLabel('Provider', { exact: true }).selectOption('custom');
-    await dialog.getByLabel('Mailbox', { exact: true }).fill('alerts@example.com');
-    await dialog.getByLabel('Client id', { exact: true }).fill('stellwerk-console-test');
-    await dialog.getByLabel('Client secret', { exact: true }).fill('not-a-real-secret');
-    await dialog.getByLabel('Authorization URL', { exact: true }).fill(`${base}/oauth/authorize`);
-    await dialog.getByLabel('Token URL', { exact: true }).fill(`${base}/oauth/token`);
+    await dialog.getByLabel('Host *', { exact: true }).fill('smtp.example.com');
+    await dialog.getByLabel('From *', { exact: true }).fill('Stellwerk <alerts@example.com>');
+    await dialog.getByLabel('To', { exact: true }).fill('ops@example.com, oncall@example.com');
+    await dialog.getByLabel('Auth', { exact: true }).selectOption('oauth2');
+    await dialog.getByLabel('OAuth 2.0 provider', { exact: true }).selectOption('custom');
+    await dialog.getByLabel('Username', { exact: true }).fill('alerts@example.com');
+    await dialog.getByLabel('OAuth 2.0 client ID', { exact: true }).fill('stellwerk-console-test');
+    await dialog.getByLabel('OAuth 2.0 client secret', { exact: true }).fill('not-a-real-secret');
+    await dialog.getByLabel('OAuth 2.0 auth URL', { exact: true }).fill(`${base}/oauth/authorize`);
+    await dialog.getByLabel('OAuth 2.0 token URL', { exact: true }).fill(`${base}/oauth/token`);
     expect(await dialog.getByTestId('oauth-connect').textContent()).toContain('Not connected');
     await dialog.getByText(`${h.server.baseUrl}/api/v1/oauth2/custom/callback`).waitFor();
     await h.shot('flows-02a-smtp-mail-oauth');

@@ -5,7 +5,7 @@ describe('connector setting texts', () => {
   it('falls back to the schema text where a translation is missing', () => {
     const field = { key: 'deviceIdTopicSegment', description: 'Topic level of the device id' };
     expect(settingText('mqtt-in', field, 'en')).toEqual({
-      label: 'Device id topic segment',
+      label: 'Device ID topic segment',
       help: 'Topic level of the device id',
     });
     expect(settingText('mqtt-in', field, 'de')).toEqual({
@@ -22,6 +22,7 @@ describe('connector setting texts', () => {
       label: 'QoS',
       help: 'At most once or at least once',
     });
-    expect(humanize('oauth2ClientId')).toBe('Oauth2 client id');
+    expect(humanize('oauth2ClientId')).toBe('OAuth 2.0 client ID');
+    expect(humanize('timeoutMs')).toBe('Timeout (ms)');
   });
 });

@@ -1,12 +1,30 @@
 import { deKindSettings, type SettingText } from '../../i18n/de.kind-settings';
 import type { SettingsField } from './settings-form';
 
-/** "deviceIdTopicSegment" → "Device id topic segment": the label of a setting whose schema has no title. */
+/** Words of setting keys written as people write them. */
+const WORDS: Record<string, string> = {
+  api: 'API',
+  ca: 'CA',
+  eui: 'EUI',
+  id: 'ID',
+  ms: '(ms)',
+  oauth2: 'OAuth 2.0',
+  qos: 'QoS',
+  sasl: 'SASL',
+  ssl: 'SSL',
+  tls: 'TLS',
+  url: 'URL',
+};
+
+/** "deviceIdTopicSegment" → "Device ID topic segment": the label of a setting whose schema has no title. */
 export const humanize = (key: string): string => {
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/[-_]+/g, ' ')
-    .toLowerCase();
+    .toLowerCase()
+    .split(' ')
+    .map((word) => WORDS[word] ?? word)
+    .join(' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 

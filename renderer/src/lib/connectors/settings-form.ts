@@ -4,6 +4,8 @@
  * conversions are unit-tested without a browser; the component only renders the fields.
  */
 
+import { fieldOverride, shown, type FieldOverride } from './field-overrides';
+
 export const SECRET_MASK = '********';
 
 interface JsonSchema {
@@ -26,7 +28,7 @@ interface JsonSchema {
 /** How a setting is edited: `secret` keeps its value while the mask stays; `list` one item a line; `map` "name: value" lines. */
 export type FieldKind = 'text' | 'long-text' | 'secret' | 'integer' | 'choice' | 'flag' | 'list' | 'map';
 
-export interface SettingsField {
+export interface SettingsField extends FieldOverride {
   key: string;
   kind: FieldKind;
   required: boolean;
@@ -37,8 +39,8 @@ export interface SettingsField {
   description?: string;
 }
 
-/** Texts this long (PEM certificates and keys) get a text area. */
-const LONG_TEXT = 2000;
+/** Texts this long (PEM certificates and keys, 20 000) get a text area; URLs (2000) do not. */
+const LONG_TEXT = 10_000;
 
 function kindOf(schema: JsonSchema): FieldKind {
   if (schema.writeOnly) return 'secret';
@@ -50,10 +52,11 @@ function kindOf(schema: JsonSchema): FieldKind {
   return (schema.maxLength ?? 0) >= LONG_TEXT ? 'long-text' : 'text';
 }
 
-/** The fields of a settings schema, in its order. */
-export function settingsFields(schema: JsonSchema): SettingsField[] {
+/** The fields of a settings schema, in its order, with `kind`'s overrides (lib/connectors/field-overrides.ts). */
+export function settingsFields(schema: JsonSchema, kind = ''): SettingsField[] {
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties ?? {}).map(([key, property]) => ({
+    ...fieldOverride(kind, key),
     key,
     kind: kindOf(property),
     required: required.has(key),
@@ -65,7 +68,8 @@ export function settingsFields(schema: JsonSchema): SettingsField[] {
   }));
 }
 
-export type SettingsDraft = Record<string, string | boolean>;
+/** Text per setting (a number input may leave a number), a flag's check. */
+export type SettingsDraft = Record<string, string | number | boolean>;
 
 /** A setting's text; anything but a scalar (never sent by the server for such fields) is shown as JSON. */
 const scalar = (value: unknown): string =>
@@ -75,13 +79,18 @@ const scalar = (value: unknown): string =>
       ? String(value)
       : JSON.stringify(value);
 
-/** The form's values from the settings as read; secrets start empty (the server never sends them back). */
-export function settingsDraft(fields: SettingsField[], config: Record<string, unknown> = {}): SettingsDraft {
+/**
+ * The form's values from the settings as read; secrets start empty (the server never sends them
+ * back). A new connector (no `config`) starts from the fields' defaults; a flag's default is its
+ * value while unset.
+ */
+export function settingsDraft(fields: SettingsField[], config?: Record<string, unknown>): SettingsDraft {
   const draft: SettingsDraft = {};
   for (const field of fields) {
-    const value = config[field.key];
+    const value = config ? config[field.key] : field.default;
     if (field.kind === 'secret') draft[field.key] = '';
-    else if (field.kind === 'flag') draft[field.key] = value === true;
+    else if (field.kind === 'flag')
+      draft[field.key] = typeof value === 'boolean' ? value : field.default === true;
     else if (field.kind === 'list') draft[field.key] = Array.isArray(value) ? value.join('\n') : '';
     else if (field.kind === 'map')
       draft[field.key] =
@@ -95,16 +104,24 @@ export function settingsDraft(fields: SettingsField[], config: Record<string, un
   return draft;
 }
 
-const lines = (text: string) =>
+const lines = (text: string, commas = false) =>
   text
-    .split('\n')
+    .split(commas ? /[\n,;]+/ : '\n')
     .map((line) => line.trim())
     .filter(Boolean);
+
+/** The fields shown for the values in `draft` (their `showWhen` holds). */
+export function visibleFields(fields: SettingsField[], draft: SettingsDraft): SettingsField[] {
+  const byKey = new Map(fields.map((field) => [field.key, field]));
+  return fields.filter((field) => shown(field, byKey, draft));
+}
 
 /**
  * The settings to send. Empty optional fields are left out; an empty secret input keeps a stored
  * secret (the mask goes back, as SecretField tells the user). Numbers that do not parse are sent
- * as text, so the server names the field.
+ * as text, so the server names the field. Fields hidden by a condition are left out, and a stored
+ * secret of one is removed (`null`; absent would keep it). A flag at its default is sent only when
+ * it was stored.
  */
 export function settingsConfig(
   fields: SettingsField[],
@@ -112,20 +129,26 @@ export function settingsConfig(
   previous: Record<string, unknown> = {},
 ): Record<string, unknown> {
   const config: Record<string, unknown> = {};
+  const visible = new Set(visibleFields(fields, draft).map((field) => field.key));
   for (const field of fields) {
     const value = draft[field.key];
-    if (field.kind === 'flag') {
-      if (value === true || previous[field.key] !== undefined) config[field.key] = value === true;
+    if (!visible.has(field.key)) {
+      if (field.kind === 'secret' && previous[field.key] !== undefined) config[field.key] = null;
       continue;
     }
-    const text = typeof value === 'string' ? value.trim() : '';
+    if (field.kind === 'flag') {
+      if (value !== (field.default === true) || previous[field.key] !== undefined)
+        config[field.key] = value === true;
+      continue;
+    }
+    const text = typeof value === 'string' ? value.trim() : typeof value === 'number' ? String(value) : '';
     if (field.kind === 'secret') {
       if (text) config[field.key] = text;
       else if (previous[field.key] !== undefined) config[field.key] = SECRET_MASK;
       continue;
     }
     if (!text) continue;
-    if (field.kind === 'list') config[field.key] = lines(text);
+    if (field.kind === 'list') config[field.key] = lines(text, field.commas);
     else if (field.kind === 'map')
       config[field.key] = Object.fromEntries(
         lines(text).map((line) => {
@@ -139,4 +162,9 @@ export function settingsConfig(
     else config[field.key] = text;
   }
   return config;
+}
+
+/** The setting a problem of the server names (`/config/url`, `config/headers/X-Key`) → `url`, `headers`. */
+export function problemField(path: string): string {
+  return path.replace(/^\/?(config\/)?/, '').split('/')[0] ?? '';
 }
