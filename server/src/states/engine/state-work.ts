@@ -159,43 +159,40 @@ export class StateWork {
     fired: Fired,
     event: StateEvent,
   ): boolean {
-    switch (def.compute) {
-      case 'states': {
-        const s = def.source;
-        if (s.operation !== 'difference') {
-          const values = s.stateIds.map((id) => this.rows.get(id)?.value ?? null);
-          return this.setValue(def, row, aggregateOf(s.operation, values), event.time);
-        }
-        const from = sources[0]!;
-        if (!fired.has(from) || !isNew(event.seq, row.engine)) return false;
-        const recent = pushRecent(row.engine.recent, fired.get(from));
-        this.setEngine(row, { ...withSeq(row.engine, event.seq), recent });
-        return this.setValue(def, row, differenceOf(recent), event.time);
+    if (def.compute === 'states') {
+      const s = def.source;
+      if (s.operation !== 'difference') {
+        const values = s.stateIds.map((id) => this.rows.get(id)?.value ?? null);
+        return this.setValue(def, row, aggregateOf(s.operation, values), event.time);
       }
-      case 'period': {
-        const s = def.source;
-        if (!isNew(event.seq, row.engine)) return false;
-        const at = event.time.getTime();
-        const before = readAccumulator(row.engine.period);
-        const acc = rollTo(
-          before ?? startAccumulator(s.period, at, def.timeZone),
-          at,
-          s.period,
-          s.operation,
-          def.timeZone,
-        );
-        const counted = addValue(acc, fired.get(s.stateId), at);
-        if (!counted && acc === before) return false;
-        this.setEngine(row, { ...withSeq(row.engine, event.seq), period: acc });
-        // A previous-* state changes when its period completed, not when the next value came.
-        const when =
-          s.period.startsWith('previous-') && acc !== before && before ? new Date(acc.start) : event.time;
-        return this.setValue(def, row, stateResult(acc, s.operation, s.period), when);
-      }
-      default:
-        // A window is recomputed by the timers from stored points, not per value.
-        return false;
+      const from = sources[0]!;
+      if (!fired.has(from) || !isNew(event.seq, row.engine)) return false;
+      const recent = pushRecent(row.engine.recent, fired.get(from));
+      this.setEngine(row, { ...withSeq(row.engine, event.seq), recent });
+      return this.setValue(def, row, differenceOf(recent), event.time);
     }
+    if (def.compute === 'period') {
+      const s = def.source;
+      if (!isNew(event.seq, row.engine)) return false;
+      const at = event.time.getTime();
+      const before = readAccumulator(row.engine.period);
+      const acc = rollTo(
+        before ?? startAccumulator(s.period, at, def.timeZone),
+        at,
+        s.period,
+        s.operation,
+        def.timeZone,
+      );
+      const counted = addValue(acc, fired.get(s.stateId), at);
+      if (!counted && acc === before) return false;
+      this.setEngine(row, { ...withSeq(row.engine, event.seq), period: acc });
+      // A previous-* state changes when its period completed, not when the next value came.
+      const when =
+        s.period.startsWith('previous-') && acc !== before && before ? new Date(acc.start) : event.time;
+      return this.setValue(def, row, stateResult(acc, s.operation, s.period), when);
+    }
+    // A window is recomputed by the timers from stored points, not per value.
+    return false;
   }
 
   /** Time passed for a state computed over a calendar period: roll its period over when it ended. */
