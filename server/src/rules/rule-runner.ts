@@ -8,7 +8,7 @@ import { visibleTwinSql } from '../twins/twin-scopes.js';
 import { safeErrorMessage } from '../platform/db/database-errors.js';
 import { aggregateOf, differenceOf, pushRecent } from '../states/engine/aggregate.js';
 import type { StateEngine } from '../states/engine/state-engine.js';
-import type { AggregateSource } from '../states/state-source.js';
+import type { SourceComputations } from '../states/sources/state-source-kind.js';
 import { RULE_COMMANDS } from './commands/index.js';
 import type { CommandRun } from './commands/command.js';
 import { renderText, renderValue, type PlaceholderContext } from './placeholders.js';
@@ -208,17 +208,18 @@ export class RuleRunner {
   }
 
   /**
-   * Aggregate trigger: an aggregate takes its sources' current values (a difference the two values
-   * it received last), a time-aggregated state rolls over when its period has ended.
+   * Aggregate trigger, by the computation the state's source descriptor names: one over states
+   * takes their current values (a difference the two values it received last), one over a calendar
+   * period rolls over when the period has ended.
    */
   async recompute(stateId: string, time: Date): Promise<{ changed: boolean }> {
     const def = (await this.deps.engine.routing()).byId.get(stateId);
-    const source = def?.source;
-    if (source?.type === 'time-aggregated') {
+    if (def?.compute === 'period') {
       const changes = await this.deps.engine.applyEvents([{ stateId, kind: 'tick', time }]);
       return { changed: changes.some((c) => c.stateId === stateId) };
     }
-    if (source?.type === 'aggregate') {
+    if (def?.compute === 'states') {
+      const source = def.source;
       const rows = await this.sql<{ id: string; value: unknown; recent: unknown }>(
         `SELECT id, value, engine->'recent' AS recent FROM data_states WHERE id IN (?)`,
         [[stateId, ...source.stateIds]],
@@ -236,7 +237,7 @@ export class RuleRunner {
  * difference from the two values it received last (`recent`, kept in `data_states.engine`).
  */
 export function aggregateValue(
-  source: AggregateSource,
+  source: SourceComputations['states'],
   values: ReadonlyMap<string, unknown>,
   recent: unknown,
 ): number | null {

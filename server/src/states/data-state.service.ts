@@ -12,7 +12,7 @@ import { DataState, type StateValueType } from './data-state.entity.js';
 import { normaliseMeta, type MetaInput } from './state-meta.js';
 import { checkSourceReferences, connectorFedStates, statesAggregating } from './state-references.js';
 import { parseStateSource } from './state-source.schemas.js';
-import { sourceDescriptor } from './sources/index.js';
+import { computedBy, sourceDescriptor } from './sources/index.js';
 import type { StateSource } from './state-source.js';
 import type { StateValueSetter } from './state-value-setter.js';
 // The engine's rule, so a value set here and one computed there get the same warning.
@@ -216,7 +216,7 @@ export class DataStateService {
    */
   private async aggregateStart(state: DataState): Promise<number | undefined> {
     const source = state.source;
-    if (source?.type !== 'aggregate' || source.operation === 'difference') return undefined;
+    if (!computedBy(source, 'states') || source.operation === 'difference') return undefined;
     const sources = await this.em().find(
       DataState,
       { id: { $in: source.stateIds }, account: state.account },

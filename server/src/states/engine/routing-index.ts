@@ -1,14 +1,19 @@
 import type { StateValueType } from '../data-state.entity.js';
 import { sourceStateIds, type StateSource } from '../state-source.js';
+import { sourceDescriptor } from '../sources/index.js';
+import type { SourceComputations, SourceCompute, SourceRoutings } from '../sources/state-source-kind.js';
 
 /**
  * The state engine's in-memory view of every data state definition (immutable; rebuilt on reload):
- * - routes from device states to twin states: `connector` and `hub` sources by (device uuid, key),
- *   `dynamic-routing` sources by (account, twin referenceId, key) matched against the device's
- *   `referenceId` in the same account;
- * - the dependency graph of `aggregate`, `time-aggregated` and `timeseries-aggregate` sources, ranked
- *   in topological order. States on a cycle (the API refuses them; another node's stale definitions
- *   might not) and states downstream of one get no rank and are never recomputed.
+ * - routes from device states to twin states, as each source's descriptor says (`routing`):
+ *   `device` by (device uuid, key), `reference` by (account, twin referenceId, key) matched against
+ *   the device's `referenceId` in the same account;
+ * - the dependency graph of sources that read other states (`reads`), ranked in topological order.
+ *   States on a cycle (the API refuses them; another node's stale definitions might not) and states
+ *   downstream of one get no rank and are never recomputed;
+ * - each definition with the computation its source's descriptor names (`compute`), looked up once
+ *   here so the engine's per-update work reads a property instead.
+ * No source type is named here or in the rest of the engine: a source declares these properties.
  */
 
 export interface StateDefinition {
@@ -23,6 +28,17 @@ export interface StateDefinition {
   /** The twin's referenceId (dynamic data routing). */
   referenceId: string | null;
 }
+
+/** A definition the engine computes with `K`, its source narrowed to that computation's settings. */
+export type ComputedDefinition<K extends SourceCompute> = StateDefinition & {
+  readonly compute: K;
+  readonly source: SourceComputations[K];
+};
+
+/** A definition with its source's computation (none: devices, users or rules set it). */
+export type IndexedDefinition =
+  | { [K in SourceCompute]: ComputedDefinition<K> }[SourceCompute]
+  | (StateDefinition & { readonly compute: undefined });
 
 /** What the ingest path knows about the device that sent an update. */
 export interface DeviceAddress {
@@ -44,7 +60,7 @@ function addRoute(index: Map<string, KeyRoutes>, at: string, stateKey: string, s
 }
 
 export class RoutingIndex {
-  readonly byId = new Map<string, StateDefinition>();
+  readonly byId = new Map<string, IndexedDefinition>();
   /** Ids of states that take part in a dependency cycle (or depend on one). */
   readonly unranked: string[] = [];
   private readonly byDevice = new Map<string, KeyRoutes>();
@@ -52,19 +68,30 @@ export class RoutingIndex {
   private readonly dependents = new Map<string, string[]>();
   private readonly rank = new Map<string, number>();
   private readonly downstreamMemo = new Map<string, string[]>();
+  private readonly computing = new Map<SourceCompute, IndexedDefinition[]>();
   private routed = 0;
 
   constructor(definitions: StateDefinition[]) {
-    for (const d of definitions) this.byId.set(d.id, d);
     for (const d of definitions) {
-      const s = d.source;
-      if (s?.type === 'connector' || s?.type === 'hub') {
+      const kind = d.source ? sourceDescriptor(d.source.type) : undefined;
+      const indexed = { ...d, compute: kind?.compute } as IndexedDefinition;
+      this.byId.set(d.id, indexed);
+      if (indexed.compute) {
+        const list = this.computing.get(indexed.compute);
+        if (list) list.push(indexed);
+        else this.computing.set(indexed.compute, [indexed]);
+      }
+      if (kind?.routing === 'device') {
+        const s = d.source as SourceRoutings['device'];
         addRoute(this.byDevice, s.deviceId, s.stateKey, d.id);
         this.routed++;
-      } else if (s?.type === 'dynamic-routing' && d.referenceId) {
+      } else if (kind?.routing === 'reference' && d.referenceId) {
+        const s = d.source as SourceRoutings['reference'];
         addRoute(this.byReference, referenceKey(d.accountId, d.referenceId), s.stateKey, d.id);
         this.routed++;
       }
+    }
+    for (const d of definitions) {
       for (const from of this.sourcesOf(d)) {
         const list = this.dependents.get(from);
         if (list) list.push(d.id);
@@ -79,7 +106,7 @@ export class RoutingIndex {
     return this.routed;
   }
 
-  /** Per-key routes for a device's updates (connector and hub sources, then dynamic routing). */
+  /** Per-key routes for a device's updates (routed by the device, then by reference id). */
   routesOf(device: DeviceAddress): KeyRoutes[] {
     const found: KeyRoutes[] = [];
     const direct = this.byDevice.get(device.deviceId);
@@ -134,15 +161,9 @@ export class RoutingIndex {
     return [...all];
   }
 
-  /** Definitions whose source is one of `types`. */
-  withSource<T extends StateSource['type']>(
-    ...types: T[]
-  ): Array<StateDefinition & { source: Extract<StateSource, { type: T }> }> {
-    const wanted = new Set<string>(types);
-    return [...this.byId.values()].filter(
-      (d): d is StateDefinition & { source: Extract<StateSource, { type: T }> } =>
-        d.source !== null && wanted.has(d.source.type),
-    );
+  /** Definitions the engine computes with `compute`, in definition order. */
+  computedBy<K extends SourceCompute>(compute: K): readonly ComputedDefinition<K>[] {
+    return (this.computing.get(compute) ?? []) as ComputedDefinition<K>[];
   }
 
   /** Kahn's algorithm over source → dependent edges; whatever a cycle blocks stays unranked. */

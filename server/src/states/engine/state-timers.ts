@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AdvisoryLease } from '../../platform/db/advisory-lock.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
-import type { RandomSource, TimeseriesAggregateSource } from '../state-source.js';
+import type { SourceComputations } from '../sources/state-source-kind.js';
 import { nextPeriodStart } from './calendar.js';
 import type { StateEngine } from './state-engine.js';
 import type { WindowFigures } from './state-store.js';
@@ -10,11 +10,12 @@ import { basePeriod } from './time-aggregation.js';
 import { tidy } from './state-values.js';
 
 /**
- * States that change with time rather than with data, on one node at a time (an advisory lease):
- * - `time-aggregated`: when a period ends without new data the value still moves on (count 0,
+ * States that change with time rather than with data, on one node at a time (an advisory lease),
+ * selected by their source descriptor's `compute` (sources/state-source-kind.ts):
+ * - `period`: when a period ends without new data the value still moves on (count 0,
  *   previous-* periods take the completed one), at the first tick after the period's end;
- * - `random`: a new value every `intervalSeconds`;
- * - `timeseries-aggregate`: recomputed every `intervalSeconds` from `ts_points` over the window
+ * - `draw`: a new value every `intervalSeconds`;
+ * - `window`: recomputed every `intervalSeconds` from `ts_points` over the window
  *   [now − windowSeconds, now) (the PostgreSQL target; points arrive there through the outbox, so the
  *   window trails the newest values by the writer's delay).
  *
@@ -82,17 +83,17 @@ export class StateTimers implements Lifecycle {
     const nextDue = new Map<string, number>();
     const events: StateEvent[] = [];
     // Period rollovers first: values arriving with the same tick then count in the new period.
-    for (const d of index.withSource('time-aggregated')) {
+    for (const d of index.computedBy('period')) {
       if (!isDue(d.id)) continue;
       events.push({ stateId: d.id, kind: 'tick', time: now });
       nextDue.set(d.id, nextPeriodStart(basePeriod(d.source.period), at, d.timeZone));
     }
-    for (const d of index.withSource('random')) {
+    for (const d of index.computedBy('draw')) {
       if (!isDue(d.id)) continue;
       events.push({ stateId: d.id, kind: 'set', value: drawRandom(d.source), time: now });
       nextDue.set(d.id, at + intervalMs(d.source.intervalSeconds));
     }
-    const windows = index.withSource('timeseries-aggregate').filter((d) => isDue(d.id));
+    const windows = index.computedBy('window').filter((d) => isDue(d.id));
     if (windows.length > 0) {
       const figures = await this.options.engine.windowFigures(
         windows.map((d) => ({
@@ -117,7 +118,7 @@ export class StateTimers implements Lifecycle {
 
 const intervalMs = (seconds: number) => Math.max(1, Number.isFinite(seconds) ? seconds : 60) * 1000;
 
-export function drawRandom(source: RandomSource): number {
+export function drawRandom(source: SourceComputations['draw']): number {
   const lo = Math.min(source.min, source.max);
   const hi = Math.max(source.min, source.max);
   const digits = Math.max(0, Math.min(10, Math.trunc(source.decimals ?? RANDOM_DECIMALS)));
@@ -127,7 +128,7 @@ export function drawRandom(source: RandomSource): number {
   return Math.min(hi, Math.max(lo, drawn));
 }
 
-export function windowResult(source: TimeseriesAggregateSource, f: WindowFigures): number | null {
+export function windowResult(source: SourceComputations['window'], f: WindowFigures): number | null {
   switch (source.operation) {
     case 'count':
       return f.count;

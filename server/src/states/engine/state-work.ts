@@ -1,6 +1,6 @@
 import type { TimeSeriesPoint } from '../../timeseries/timeseries.types.js';
 import { aggregateOf, differenceOf, pushRecent } from './aggregate.js';
-import type { RoutingIndex, StateDefinition } from './routing-index.js';
+import type { IndexedDefinition, RoutingIndex, StateDefinition } from './routing-index.js';
 import { pointValue, sameValue, valueWarning } from './state-values.js';
 import { readAccumulator, rollTo, startAccumulator, addValue, stateResult } from './time-aggregation.js';
 
@@ -15,8 +15,11 @@ import { readAccumulator, rollTo, startAccumulator, addValue, stateResult } from
  *   repeated value is 0). Replays are harmless: a value from a packet at or below the one the state
  *   (or an accumulating dependent) already took, or older than the state's timestamp, is skipped.
  * - `set`, a value from the API, a rule or a timer: nothing happens when it equals the current one.
- * - `tick`, time passing for a time-aggregated state: its period rolls over when it ended.
- * Derived states fire their dependents only when their value changes.
+ * - `tick`, time passing for a state computed over a calendar period: its period rolls over when
+ *   it ended.
+ * Derived states fire their dependents only when their value changes. Which computation a state
+ * takes is its source descriptor's `compute` (sources/state-source-kind.ts), read from the routing
+ * index's definition; the computations themselves live here and in the timers.
  */
 
 export interface StateRow {
@@ -150,25 +153,26 @@ export class StateWork {
 
   /** Recomputes a dependent state; true when its value changed. */
   private derive(
-    def: StateDefinition,
+    def: IndexedDefinition,
     row: StateRow,
     sources: string[],
     fired: Fired,
     event: StateEvent,
   ): boolean {
-    const s = def.source;
-    if (s?.type === 'aggregate' && s.operation !== 'difference') {
-      const values = s.stateIds.map((id) => this.rows.get(id)?.value ?? null);
-      return this.setValue(def, row, aggregateOf(s.operation, values), event.time);
-    }
-    if (s?.type === 'aggregate') {
+    if (def.compute === 'states') {
+      const s = def.source;
+      if (s.operation !== 'difference') {
+        const values = s.stateIds.map((id) => this.rows.get(id)?.value ?? null);
+        return this.setValue(def, row, aggregateOf(s.operation, values), event.time);
+      }
       const from = sources[0]!;
       if (!fired.has(from) || !isNew(event.seq, row.engine)) return false;
       const recent = pushRecent(row.engine.recent, fired.get(from));
       this.setEngine(row, { ...withSeq(row.engine, event.seq), recent });
       return this.setValue(def, row, differenceOf(recent), event.time);
     }
-    if (s?.type === 'time-aggregated') {
+    if (def.compute === 'period') {
+      const s = def.source;
       if (!isNew(event.seq, row.engine)) return false;
       const at = event.time.getTime();
       const before = readAccumulator(row.engine.period);
@@ -187,14 +191,14 @@ export class StateWork {
         s.period.startsWith('previous-') && acc !== before && before ? new Date(acc.start) : event.time;
       return this.setValue(def, row, stateResult(acc, s.operation, s.period), when);
     }
-    // timeseries-aggregate: recomputed by the timers from stored points, not per value.
+    // A window is recomputed by the timers from stored points, not per value.
     return false;
   }
 
-  /** Time passed for a time-aggregated state: roll its period over when it ended. */
-  private tick(def: StateDefinition, row: StateRow, time: Date): boolean {
+  /** Time passed for a state computed over a calendar period: roll its period over when it ended. */
+  private tick(def: IndexedDefinition, row: StateRow, time: Date): boolean {
+    if (def.compute !== 'period') return false;
     const s = def.source;
-    if (s?.type !== 'time-aggregated') return false;
     const at = time.getTime();
     const before = readAccumulator(row.engine.period);
     const acc = before

@@ -27,6 +27,7 @@ export const aggregateSource = defineSource<AggregateSource>({
       : [],
   reads: 'stateIds',
   settable: false,
+  compute: 'states',
   recomputable: true,
   form: [
     { key: 'operation', widget: 'choice' },

@@ -18,6 +18,7 @@ export const connectorSource = defineSource<ConnectorSource>({
   settings,
   device: 'connector',
   settable: false,
+  routing: 'device',
   form: [
     { key: 'connectorId', widget: 'connector' },
     { key: 'deviceId', widget: 'device' },

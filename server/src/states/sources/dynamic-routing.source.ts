@@ -12,5 +12,6 @@ export const dynamicRoutingSource = defineSource<DynamicRoutingSource>({
   summary: "A state of any device whose reference id equals the twin's.",
   settings,
   settable: false,
+  routing: 'reference',
   form: [{ key: 'stateKey', widget: 'text' }],
 });

@@ -13,6 +13,7 @@ export const hubSource = defineSource<HubSource>({
   settings,
   device: 'any',
   settable: false,
+  routing: 'device',
   form: [
     { key: 'deviceId', widget: 'text' },
     { key: 'stateKey', widget: 'text' },

@@ -4,7 +4,7 @@ import { connectorSource } from './connector.source.js';
 import { dynamicRoutingSource } from './dynamic-routing.source.js';
 import { hubSource } from './hub.source.js';
 import { randomSource } from './random.source.js';
-import type { StateSourceDescriptor } from './state-source-kind.js';
+import type { SourceComputations, SourceCompute, StateSourceDescriptor } from './state-source-kind.js';
 import { timeAggregatedSource } from './time-aggregated.source.js';
 import { timeseriesAggregateSource } from './timeseries-aggregate.source.js';
 
@@ -42,3 +42,13 @@ export const sourceDescriptor = (type: string): StateSourceDescriptor | undefine
 /** Types of the sources a descriptor property picks, in registry order. */
 export const sourceTypesWhere = (pick: (d: StateSourceDescriptor) => boolean): StateSourceType[] =>
   ALL.filter(pick).map((d) => d.type as StateSourceType);
+
+/**
+ * Whether the state engine computes `source` with `compute`; narrows it to that computation's
+ * settings (which the descriptor's type guarantees).
+ */
+export const computedBy = <K extends SourceCompute>(
+  source: StateSource | null | undefined,
+  compute: K,
+): source is StateSource & SourceComputations[K] =>
+  source != null && BY_TYPE.get(source.type)?.compute === compute;

@@ -26,6 +26,7 @@ export const randomSource = defineSource<RandomSource>({
   check: (source) =>
     source.min > source.max ? [{ path: '/source/min', message: 'must not be greater than max' }] : [],
   settable: false,
+  compute: 'draw',
   form: [
     { key: 'min', widget: 'number' },
     { key: 'max', widget: 'number' },

@@ -39,6 +39,7 @@ export const timeAggregatedSource = defineSource<TimeAggregatedSource>({
   settings,
   reads: 'stateId',
   settable: false,
+  compute: 'period',
   recomputable: true,
   form: [
     { key: 'stateId', widget: 'state' },

@@ -29,6 +29,7 @@ export const timeseriesAggregateSource = defineSource<TimeseriesAggregateSource>
   settings,
   reads: 'stateId',
   settable: false,
+  compute: 'window',
   form: [
     { key: 'stateId', widget: 'state' },
     { key: 'operation', widget: 'choice' },
