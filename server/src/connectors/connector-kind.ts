@@ -69,7 +69,7 @@ export interface KindDeps {
 /** The behaviour of a kind that needs server services. */
 export type KindRuntime = Pick<
   ConnectorKind,
-  'webhookItems' | 'networkMessage' | 'start' | 'stop' | 'sender' | 'downlink' | 'remoteDelete'
+  'webhookMessage' | 'start' | 'stop' | 'sender' | 'downlink' | 'remoteDelete'
 >;
 
 /**
@@ -176,15 +176,12 @@ export interface ConnectorKind {
   /** Settings as returned by the API: secrets masked. */
   publicConfig?(config: Record<string, unknown>): Record<string, unknown>;
   /**
-   * Webhook kinds: turns a request body into packets. Throws `AppError` for a body the kind cannot
-   * accept (the webhook handler logs it to the connector log).
+   * Webhook kinds: one request (its message type may come from the body, the path after the token or
+   * the query) into packets, network-server events and log entries. Throws `AppError` for a request the
+   * kind cannot accept (the webhook handler logs it to the connector log); `errors.notFound` for a path
+   * it does not know.
    */
-  webhookItems?(body: unknown, connector: Connector): WebhookItem[];
-  /**
-   * Network-server webhook kinds, instead of `webhookItems`: one message (its type may come from the
-   * body, the path or the query) into packets, events and log entries. Throws `AppError` like it.
-   */
-  networkMessage?(body: unknown, connector: Connector, request: WebhookRequest): NetworkMessage;
+  webhookMessage?(body: unknown, connector: Connector, request: WebhookRequest): NetworkMessage;
   start?(connector: Connector): Promise<void>;
   stop?(connectorId: string): Promise<void>;
   /** Outgoing kinds: delivers messages the dispatcher (server/src/outgoing/) queued. */

@@ -30,9 +30,7 @@ export class WebhookService {
     request: WebhookRequest = { path: '', query: {} },
   ): Promise<{ accepted: number }> {
     const kind = connector && this.connectors.kind(connector.type);
-    if (!connector || !(kind?.webhookItems || kind?.networkMessage)) throw errors.notFound('Webhook');
-    // Plain webhooks have one URL; a path after the token means nothing to them.
-    if (!kind.networkMessage && request.path !== '') throw errors.notFound('Webhook');
+    if (!connector || !kind?.webhookMessage) throw errors.notFound('Webhook');
     if (!connector.active) {
       throw errors.forbidden('CONNECTOR_INACTIVE', 'The connector is deactivated and accepts no packets', [
         { connectorId: connector.id },
@@ -40,10 +38,10 @@ export class WebhookService {
     }
     let message: NetworkMessage;
     try {
-      message = kind.networkMessage
-        ? kind.networkMessage(body, connector, request)
-        : { items: kind.webhookItems!(body, connector), events: [], logs: [] };
+      message = kind.webhookMessage(body, connector, request);
     } catch (error) {
+      // An unknown message path is a wrong URL, not a refused packet: nothing to count or log.
+      if (error instanceof AppError && error.status === 404) throw error;
       this.connectors.recordPackets(connector.id, 'failed');
       const message = error instanceof Error ? error.message : String(error);
       await this.connectors.log(connector.id, 'warn', `Webhook refused: ${message}`, {

@@ -28,7 +28,7 @@ export const chirpstackUplinkKind: ConnectorKindDescriptor = {
   devices: LORAWAN_DEVICES,
   runtime: ({ outgoing }) => ({
     ...chirpstackNetworkServer(outgoing),
-    networkMessage(body, connector, request) {
+    webhookMessage(body, connector, request) {
       // The event is the query's (`?event=up`); a path such as `/up` is accepted as well.
       const event = request.query.event ?? request.path;
       if (!event)

@@ -41,7 +41,7 @@ export const loriotUplinkKind: ConnectorKindDescriptor = {
     ...lorawanFields(),
   }),
   devices: LORAWAN_DEVICES,
-  runtime: () => ({ networkMessage: (body, connector) => loriotMessage(body, connector) }),
+  runtime: () => ({ webhookMessage: (body, connector) => loriotMessage(body, connector) }),
 };
 
 export function loriotMessage(body: unknown, connector: Connector): NetworkMessage {

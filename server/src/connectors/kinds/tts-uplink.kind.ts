@@ -60,7 +60,7 @@ export const ttsUplinkKind: ConnectorKindDescriptor = {
   check: checkApiUrl,
   devices: { required: [], lowerCaseEui: true, endDeviceId: true },
   runtime: ({ outgoing }) => ({
-    networkMessage: ttsMessage,
+    webhookMessage: ttsMessage,
     downlink: ttsDownlinkSender(outgoing),
     remoteDelete: ttsDeviceDeleter(outgoing),
   }),

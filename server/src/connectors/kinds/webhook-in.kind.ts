@@ -1,3 +1,4 @@
+import { errors } from '../../platform/errors.js';
 import { PLAIN_DEVICES, type ConnectorKindDescriptor } from '../connector-kind.js';
 import { jsonItems } from './json-items.js';
 import { settingsObject, text } from './settings-fields.js';
@@ -16,9 +17,12 @@ export const webhookInKind: ConnectorKindDescriptor = {
   }),
   devices: PLAIN_DEVICES,
   runtime: () => ({
-    webhookItems(body, connector) {
+    webhookMessage(body, connector, request) {
+      // One URL: a path after the token means nothing to a plain webhook.
+      if (request.path !== '') throw errors.notFound('Webhook');
       const field = connector.config.deviceIdField;
-      return jsonItems(body, typeof field === 'string' && field ? field : 'device_id');
+      const items = jsonItems(body, typeof field === 'string' && field ? field : 'device_id');
+      return { items, events: [], logs: [] };
     },
   }),
 };
