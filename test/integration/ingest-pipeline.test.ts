@@ -34,6 +34,17 @@ const cursor = async () =>
     await sql<{ v: string }>(t, `SELECT value #>> '{}' AS v FROM system_settings WHERE key = 'ingest_cursor'`)
   )[0]?.v;
 
+/** The connector's failed count; counted once a batch has committed, so it may trail the packet rows. */
+const failedCount = async (connectorId: string) => {
+  await t.services.connectorTelemetry.flush();
+  const [row] = await sql<{ packets_failed: string }>(
+    t,
+    'SELECT packets_failed FROM connectors WHERE id = ?',
+    [connectorId],
+  );
+  return Number(row!.packets_failed);
+};
+
 describe('ingest pipeline', () => {
   it('parses with the driver into _raw, _parsed and one state per key, sets lastSeen and advances the cursor', async () => {
     const connectorId = await insertConnector(t);
@@ -122,18 +133,7 @@ describe('ingest pipeline', () => {
     expect(row!.status).toBe('parse-error');
     expect(row!.error).toMatch(/JSON/);
     expect(await statesOf(t, deviceId)).toEqual({ _raw: '{"temperature": 2' });
-    // Counted once the batch has committed, so the count may trail the packet row by a moment.
-    await expect
-      .poll(async () => {
-        await t.services.connectorTelemetry.flush();
-        const [counters] = await sql<{ packets_failed: string }>(
-          t,
-          'SELECT packets_failed FROM connectors WHERE id = ?',
-          [connectorId],
-        );
-        return Number(counters!.packets_failed);
-      })
-      .toBe(1);
+    await expect.poll(() => failedCount(connectorId)).toBe(1);
   });
 
   it('marks packets of unknown devices, counts them as failed and logs them at most once a minute', async () => {
@@ -141,13 +141,7 @@ describe('ingest pipeline', () => {
     for (let i = 0; i < 5; i++) await append(connectorId, 'ghost', { i });
     const rows = await processedPackets(t, connectorId, 5);
     expect(rows.map((r) => r.status)).toEqual(Array(5).fill('unknown-device'));
-    await t.services.connectorTelemetry.flush();
-    const [counters] = await sql<{ packets_failed: string }>(
-      t,
-      'SELECT packets_failed FROM connectors WHERE id = ?',
-      [connectorId],
-    );
-    expect(Number(counters!.packets_failed)).toBe(5);
+    await expect.poll(() => failedCount(connectorId)).toBe(5);
     await expect
       .poll(() =>
         sql<{ message: string }>(t, 'SELECT message FROM connector_logs WHERE connector_id = ?', [
