@@ -20,6 +20,8 @@ export interface Scenario {
   perClient: number;
   rate: number;
   window: number;
+  /** Device key prefix of the publishers (default `fast` or `slow` by clients per process). */
+  prefix?: string;
 }
 
 export const debug = (text: string) =>
@@ -60,6 +62,7 @@ interface PublisherResult {
   startedAt: number;
   finishedAt: number;
   latencies: number[];
+  cpuMs: number;
 }
 
 /** Starts the scenario's publisher processes, waits until all clients are connected, then fires. */
@@ -73,7 +76,7 @@ export async function publish(
   for (let p = 0; p < s.processes; p++) {
     const job: PublisherJob = {
       ...base,
-      devicePrefix: `${s.clientsPerProcess > 10 ? 'slow' : 'fast'}${p}`,
+      devicePrefix: `${s.prefix ?? (s.clientsPerProcess > 10 ? 'slow' : 'fast')}${p}`,
       clients: s.clientsPerProcess,
       perClient: s.perClient,
       rate: s.rate,
@@ -107,6 +110,7 @@ export async function publish(
     acked: all.reduce((n, r) => n + r.acked, 0),
     finishedAt: Math.max(...all.map((r) => r.finishedAt)),
     latencies: all.flatMap((r) => r.latencies),
+    cpuSeconds: all.reduce((n, r) => n + r.cpuMs, 0) / 1000,
   };
 }
 
@@ -136,7 +140,7 @@ export async function startMosquitto(dir: string): Promise<{ port: number; stop:
   throw new Error('mosquitto did not start');
 }
 
-export async function mosquittoRun(s: Scenario, port: number) {
+export async function mosquittoRun(s: Scenario, port: number, shape?: PublisherJob['shape']) {
   const expected = s.processes * s.clientsPerProcess * s.perClient;
   const sub = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { clientId: `bench-sub-${Date.now()}` });
   await sub.subscribeAsync('bench/#', { qos: s.qos });
@@ -146,9 +150,11 @@ export async function mosquittoRun(s: Scenario, port: number) {
   sub.on('message', (_topic, payload) => {
     received++;
     last = now();
-    latencies.push(last - (JSON.parse(payload.toString()) as { t: number }).t);
+    const message = JSON.parse(payload.toString()) as { t?: number; a?: number };
+    // The publish time: `t` of the telemetry shape, `a` of the fleet shape.
+    latencies.push(last - (message.t ?? message.a ?? NaN));
   });
-  const pub = await publish(s, { url: `mqtt://127.0.0.1:${port}`, topic: 'bench/{device}/up' });
+  const pub = await publish(s, { url: `mqtt://127.0.0.1:${port}`, topic: 'bench/{device}/up', shape });
   debug(`published ${pub.sent}, acked ${pub.acked}; received ${received}`);
   const deadline = Date.now() + 30_000;
   while (received < expected && Date.now() < deadline) await sleep(50);
@@ -160,5 +166,8 @@ export async function mosquittoRun(s: Scenario, port: number) {
     perSecond: rate(received, last - pub.firedAt),
     p50: pct(latencies, 50),
     p99: pct(latencies, 99),
+    pubackP50: pct(pub.latencies, 50),
+    pubackP99: pct(pub.latencies, 99),
+    acked: pub.acked,
   };
 }

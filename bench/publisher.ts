@@ -20,6 +20,11 @@ export interface PublisherJob {
   rate: number;
   window: number;
   qos: 0 | 1;
+  /**
+   * `telemetry` (default): `{seq, t, temperature, humidity, ok}`, one changing value besides `t`.
+   * `fleet`: `{a, b, c}`, three values that all change in every message; `a` is the publish time.
+   */
+  shape?: 'telemetry' | 'fleet';
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -69,7 +74,10 @@ async function run(job: PublisherJob): Promise<void> {
         }
         while (job.qos === 1 && inFlight >= job.window) await sleep(1);
         const t = now();
-        const payload = JSON.stringify({ seq: i, t, temperature: 20 + (i % 10), humidity: 40.5, ok: true });
+        const payload =
+          job.shape === 'fleet'
+            ? `{"a":${t},"b":${i},"c":${(i % 1000) / 10}}`
+            : JSON.stringify({ seq: i, t, temperature: 20 + (i % 10), humidity: 40.5, ok: true });
         if (job.qos === 0) {
           client.publish(topic, payload, { qos: 0 });
           // Yield now and then: QoS 0 writes would otherwise pile up in the socket buffer.
@@ -97,7 +105,16 @@ async function run(job: PublisherJob): Promise<void> {
   // IPC is asynchronous: exit only once the result has been handed over.
   await new Promise<void>((resolve) =>
     process.send!(
-      { done: true, sent: job.clients * job.perClient, acked, startedAt, finishedAt, latencies },
+      {
+        done: true,
+        sent: job.clients * job.perClient,
+        acked,
+        startedAt,
+        finishedAt,
+        latencies,
+        // This process's own CPU (user + system), so the bench can tell the load generator's share.
+        cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+      },
       () => resolve(),
     ),
   );

@@ -1,0 +1,357 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import WebSocket from 'ws';
+import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
+import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
+import { copyBaseline, postgresCpuSeconds, postmasterOf, processCpuSeconds } from './fleet-probes.js';
+import { backlog, metric } from './ingest-twins.js';
+import {
+  debug,
+  freePort,
+  mosquittoRun,
+  ms,
+  now,
+  pct,
+  publish,
+  sleep,
+  startMosquitto,
+  type Scenario,
+} from './load.js';
+
+/**
+ * `npm run bench:fleet` — not a test. The shape of a real site: 2,000 MQTT clients (QoS 1), each a
+ * device sending JSON `{a, b, c}` whose three values all change in every message, each device routed
+ * (dynamic data routing) to a twin with three states; so every message is three twin state changes
+ * and three time-series points. A step ladder of total rates, each step against Mosquitto (pub → sub)
+ * and then against Stellwerk, in the same run. docs/performance.md explains the figures.
+ */
+
+const PROCESSES = 4;
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 2000);
+const STATES = ['a', 'b', 'c'] as const;
+const STEPS = (process.env.BENCH_STEPS ?? '2000,5000,10000,15000,20000').split(',').map(Number);
+const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? 60);
+/** A step that has not drained this long after its end ends the ladder: higher steps would not either. */
+const DRAIN_LIMIT_MS = Number(process.env.BENCH_DRAIN_LIMIT_SECONDS ?? 60) * 1000;
+/** The sustained rate is the highest step whose backlog drains within this time (the issue's goal). */
+const SUSTAINED_DRAIN_MS = 2000;
+const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
+const SOAK_RATE = Number(process.env.BENCH_SOAK_RATE ?? 10_000);
+const COPY_MESSAGES = Number(process.env.BENCH_COPY_MESSAGES ?? 100_000);
+const SKIP_MOSQUITTO = process.env.BENCH_MOSQUITTO === '0';
+/** `1`: load pg_stat_statements and print the statements PostgreSQL spent the most time on. */
+const STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
+const ADMIN = { email: 'bench@stellwerk.test', password: 'bench password 123' };
+const PREFIX = 'fleet';
+
+interface Site {
+  server: ServerProcess;
+  db: pg.Client;
+  postmaster: number;
+  mqttPort: number;
+  connectorId: string;
+  credentials: { username: string; password: string };
+  stateIds: string[];
+  /** Publish → twin state `a` (the publish time) pushed on the live WebSocket, ms. */
+  visible: number[];
+}
+
+const scenario = (rate: number, seconds: number): Scenario => ({
+  name: `${rate} msg/s`,
+  qos: 1,
+  processes: PROCESSES,
+  clientsPerProcess: CLIENTS / PROCESSES,
+  perClient: Math.max(1, Math.round((rate / CLIENTS) * seconds)),
+  rate: rate / CLIENTS,
+  window: 100,
+  prefix: PREFIX,
+});
+
+const deviceKeys = () =>
+  Array.from({ length: PROCESSES }, (_, p) =>
+    Array.from({ length: CLIENTS / PROCESSES }, (_, c) => `${PREFIX}${p}-${c}`),
+  ).flat();
+
+async function setUp(dir: string, cleanups: Array<() => Promise<unknown>>): Promise<Site> {
+  const dataDir = path.join(dir, 'pg');
+  const embedded = new EmbeddedDatabase({
+    dataDir,
+    port: 0,
+    database: 'stellwerk',
+    log: pino({ level: 'warn' }),
+  });
+  let url = await embedded.start();
+  cleanups.push(() => embedded.stop());
+  if (STATEMENTS) {
+    // Diagnostics: which statements PostgreSQL spends its time on (printed at the end).
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
+    await admin.end();
+    await embedded.stop();
+    url = await embedded.start();
+  }
+  const mqttPort = await freePort();
+  const server = await startServer(
+    {
+      DATABASE_URL: url,
+      STELLWERK_DATA_DIR: dir,
+      STELLWERK_MQTT_PORT: String(mqttPort),
+      STELLWERK_MQTT_HOST: '127.0.0.1',
+      STELLWERK_ADMIN_EMAIL: ADMIN.email,
+      STELLWERK_ADMIN_PASSWORD: ADMIN.password,
+      STELLWERK_RATE_LIMIT_MAX: '1000000',
+    },
+    120_000,
+    { openFiles: { soft: 20_000, hard: 20_000 } },
+  );
+  cleanups.unshift(() => server.stop('SIGTERM'));
+  const call = async <T>(route: string, body: unknown, token?: string) => {
+    const response = await fetch(`${server.baseUrl}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  };
+  const { token, user } = await call<{ token: string; user: { accountId: string } }>(
+    '/xapi/v1/auth/login',
+    ADMIN,
+  );
+  const connector = await call<{ id: string; credentials: { username: string; password: string } }>(
+    '/xapi/v1/connectors',
+    { title: 'fleet', type: 'mqtt-broker' },
+    token,
+  );
+  const db = new pg.Client({ connectionString: url });
+  // PostgreSQL stopping at the end (or after a failure) must not hide the bench's own error.
+  db.on('error', () => undefined);
+  await db.connect();
+  if (STATEMENTS) await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  // Devices and their JSON driver straight into the tables: the bench measures ingest, not CRUD.
+  const driver = await db.query<{ id: string }>(
+    `INSERT INTO device_drivers (id, account_id, title, description, shared, parser, target_variables, health_config, created_at, updated_at)
+     VALUES (gen_random_uuid(), $1, 'fleet json', '', false, '{"type":"json"}', '[]', '{"rules":[]}', now(), now()) RETURNING id`,
+    [user.accountId],
+  );
+  const keys = deviceKeys();
+  await db.query(
+    `INSERT INTO virtual_devices (id, account_id, connector_id, driver_id, device_id, title, description, tags, groups,
+        key_value_data, activation_method, skip_frame_counter_check, health_state, reference_id, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, $2, $3, k, k, '', '{}', '{}', '{}', 'OTAA', false, 'Unknown', 'ref-' || k, now(), now()
+       FROM unnest($4::text[]) AS k`,
+    [user.accountId, connector.id, driver.rows[0]!.id, keys],
+  );
+  // Twins and states through the XAPI, as an operator would (each state reloads the routing index).
+  const t0 = now();
+  const twinIds: string[] = [];
+  const stateIds: string[] = new Array<string>(keys.length * STATES.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < keys.length; i = next++) {
+      const twin = await call<{ id: string }>(
+        '/xapi/v1/digital-twins',
+        { title: `fleet ${keys[i]}`, referenceId: `ref-${keys[i]}` },
+        token,
+      );
+      twinIds.push(twin.id);
+      for (const [s, key] of STATES.entries()) {
+        const state = await call<{ id: string }>(
+          `/xapi/v1/digital-twins/${twin.id}/states`,
+          { key, title: key, valueType: 'number', source: { type: 'dynamic-routing', stateKey: key } },
+          token,
+        );
+        stateIds[i * STATES.length + s] = state.id;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  console.log(
+    `${keys.length} devices, ${twinIds.length} twins with ${STATES.length} dynamic-routing states each (XAPI, ${((now() - t0) / 1000).toFixed(0)} s)`,
+  );
+  const visible: number[] = [];
+  const socket = new WebSocket(`ws://127.0.0.1:${server.httpPort}/xapi/v1/live`, [
+    'stellwerk.live.v1',
+    `bearer.${token}`,
+  ]);
+  await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
+  socket.on('message', (data: Buffer) => {
+    const m = JSON.parse(data.toString()) as {
+      type: string;
+      states?: Array<{ key: string; value: unknown }>;
+    };
+    if (m.type !== 'states') return;
+    const at = now();
+    for (const s of m.states ?? [])
+      if (s.key === 'a' && typeof s.value === 'number') visible.push(at - s.value);
+  });
+  for (let i = 0; i < twinIds.length; i += 1000)
+    socket.send(JSON.stringify({ subscribe: { twinIds: twinIds.slice(i, i + 1000) } }));
+  cleanups.unshift(async () => socket.close());
+  return {
+    server,
+    db,
+    postmaster: await postmasterOf(path.join(dataDir, 'postgres')),
+    mqttPort,
+    connectorId: connector.id,
+    credentials: connector.credentials,
+    stateIds,
+    visible,
+  };
+}
+
+interface StepResult {
+  rate: number;
+  messages: number;
+  acked: number;
+  pubackP50: number;
+  pubackP99: number;
+  visibleP99: number;
+  /** State changes not yet committed when the last PUBACK came. */
+  backlogChanges: number;
+  /** Points committed but not yet in ts_points at that moment. */
+  backlogPoints: number;
+  /** From the last PUBACK until every change and point of the step was stored; NaN = not within the limit. */
+  drainMs: number;
+  cpu: { server: number; postgres: number; publishers: number };
+  rssMb: number;
+}
+
+async function stellwerkStep(site: Site, s: Scenario, onTick?: () => void): Promise<StepResult> {
+  const messages = s.processes * s.clientsPerProcess * s.perClient;
+  const changesBefore = await metric(site.server.baseUrl, 'stellwerk_state_changes_total');
+  const cpuBefore = {
+    server: await processCpuSeconds(site.server.pid),
+    postgres: await postgresCpuSeconds(site.postmaster),
+  };
+  site.visible.length = 0;
+  const ticker = onTick && setInterval(onTick, 30_000);
+  const pub = await publish(s, {
+    url: `mqtt://127.0.0.1:${site.mqttPort}`,
+    username: site.credentials.username,
+    password: site.credentials.password,
+    topic: `connectors/${site.connectorId}/devices/{device}/up`,
+    shape: 'fleet',
+  });
+  clearInterval(ticker);
+  const expectedChanges = messages * STATES.length;
+  const changes = async () =>
+    (await metric(site.server.baseUrl, 'stellwerk_state_changes_total')) - changesBefore;
+  const backlogChanges = expectedChanges - (await changes());
+  const backlogPoints = (await backlog(site.db)).points;
+  let drainedAt = NaN;
+  const deadline = pub.finishedAt + DRAIN_LIMIT_MS;
+  while (now() < deadline) {
+    if ((await changes()) >= expectedChanges && (await backlog(site.db)).points === 0) {
+      drainedAt = now();
+      break;
+    }
+    await sleep(10);
+  }
+  const seconds = ((Number.isNaN(drainedAt) ? now() : drainedAt) - pub.firedAt) / 1000;
+  const status = await fs.readFile(`/proc/${site.server.pid}/status`, 'utf8');
+  return {
+    rate: Math.round(s.rate * s.processes * s.clientsPerProcess),
+    messages,
+    acked: pub.acked,
+    pubackP50: pct(pub.latencies, 50),
+    pubackP99: pct(pub.latencies, 99),
+    visibleP99: pct(site.visible, 99),
+    backlogChanges,
+    backlogPoints,
+    drainMs: drainedAt - pub.finishedAt,
+    cpu: {
+      server: ((await processCpuSeconds(site.server.pid)) - cpuBefore.server) / seconds,
+      postgres: ((await postgresCpuSeconds(site.postmaster)) - cpuBefore.postgres) / seconds,
+      publishers: pub.cpuSeconds / seconds,
+    },
+    rssMb: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
+  };
+}
+
+async function printStatements(db: pg.Client): Promise<void> {
+  const { rows } = await db.query<{ ms: number; calls: string; rows: string; query: string }>(
+    `SELECT round(total_exec_time)::int AS ms, calls, rows, regexp_replace(query, '\\s+', ' ', 'g') AS query
+       FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`,
+  );
+  console.log('\nPostgreSQL time by statement (pg_stat_statements, whole run):');
+  for (const r of rows)
+    console.log(`  ${r.ms} ms  ${r.calls} calls  ${r.rows} rows  ${r.query.slice(0, 160)}`);
+}
+
+const n = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—');
+const cores = (v: number) => v.toFixed(2);
+
+async function main(): Promise<void> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-fleet-'));
+  await fs.chmod(dir, 0o755);
+  const cleanups: Array<() => Promise<unknown>> = [];
+  console.log(
+    `bench:fleet on ${os.cpus().length} CPUs, ${CLIENTS} clients in ${PROCESSES} processes, QoS 1, {a, b, c} → 3 twin states; steps ${STEPS.join(', ')} msg/s × ${STEP_SECONDS} s`,
+  );
+  try {
+    const mosquitto = await startMosquitto(dir);
+    cleanups.push(async () => mosquitto.stop());
+    const site = await setUp(dir, cleanups);
+    // Unmeasured warm-up: JIT, caches and pools (bench:ingest does the same).
+    await stellwerkStep(site, scenario(STEPS[0]!, 5));
+    const rows: string[] = [];
+    let sustained = 0;
+    for (const rate of STEPS) {
+      const s = scenario(rate, STEP_SECONDS);
+      const m = SKIP_MOSQUITTO ? undefined : await mosquittoRun(s, mosquitto.port, 'fleet');
+      debug(`step ${rate}: stellwerk`);
+      const r = await stellwerkStep(site, s);
+      if (r.acked === r.messages && r.drainMs <= SUSTAINED_DRAIN_MS) sustained = rate;
+      const row =
+        `| ${n(rate)} | ${r.acked === r.messages ? 'all' : `${n(r.acked)} of ${n(r.messages)}`} ` +
+        `| ${ms(r.pubackP50)} / ${ms(r.pubackP99)} | ${ms(r.visibleP99)} | ${n(r.backlogChanges)} changes, ${n(r.backlogPoints)} points ` +
+        `| ${Number.isNaN(r.drainMs) ? `not within ${DRAIN_LIMIT_MS / 1000} s` : `${(Math.max(0, r.drainMs) / 1000).toFixed(2)} s`} ` +
+        `| ${cores(r.cpu.server)} / ${cores(r.cpu.postgres)} / ${cores(r.cpu.publishers)} | ${r.rssMb} MB ` +
+        `| ${m ? `${ms(m.pubackP50)} / ${ms(m.pubackP99)}, pub→sub p99 ${ms(m.p99)}` : '—'} |`;
+      rows.push(row);
+      console.log(row);
+      if (Number.isNaN(r.drainMs)) break;
+    }
+    console.log(
+      '\n| msg/s offered | acknowledged | PUBACK p50 / p99 | state visible p99 | backlog at step end | drained after | CPU cores server / PostgreSQL / publishers | server RSS | Mosquitto PUBACK p50 / p99 |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    for (const row of rows) console.log(row);
+    const copy = await copyBaseline(site.db, site.connectorId, site.stateIds, COPY_MESSAGES, STATES.length);
+    console.log(
+      `\nsustained: ${n(sustained)} msg/s (${n(sustained * STATES.length)} state changes and points/s; highest step drained within ${SUSTAINED_DRAIN_MS / 1000} s)`,
+    );
+    console.log(
+      `plain COPY of the same rows (1 packet + ${STATES.length} ts_points per message, ${n(copy.messages)} messages): ${n(copy.messagesPerSecond)} msg/s; sustained = ${((100 * sustained) / copy.messagesPerSecond).toFixed(0)}% of it`,
+    );
+    if (SOAK_SECONDS > 0) {
+      const rss: number[] = [];
+      const sample = () =>
+        void fs
+          .readFile(`/proc/${site.server.pid}/status`, 'utf8')
+          .then((t) => rss.push(Math.round(Number(/VmRSS:\s+(\d+)/.exec(t)?.[1] ?? 0) / 1024)));
+      const r = await stellwerkStep(site, scenario(SOAK_RATE, SOAK_SECONDS), sample);
+      console.log(
+        `\nsoak ${n(SOAK_RATE)} msg/s for ${SOAK_SECONDS} s: acked ${n(r.acked)}/${n(r.messages)}, PUBACK p99 ${ms(r.pubackP99)}, visible p99 ${ms(r.visibleP99)}, drained after ${(r.drainMs / 1000).toFixed(2)} s; RSS every 30 s (MB): ${rss.join(' ')}`,
+      );
+    }
+    if (STATEMENTS) await printStatements(site.db);
+    await site.db.end();
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
