@@ -67,7 +67,10 @@ describe('ingest pipeline', () => {
     );
     expect(Date.now() - new Date(device!.last_seen!).getTime()).toBeLessThan(60_000);
     expect(BigInt((await cursor())!)).toBeGreaterThanOrEqual(BigInt(row!.id));
-    expect(updates.find((u) => u.deviceId === deviceId)?.states).toMatchObject({ temperature: 21.5 });
+    // Listeners run after the commit, so they may trail the rows by a moment.
+    await expect
+      .poll(() => updates.find((u) => u.deviceId === deviceId)?.states)
+      .toMatchObject({ temperature: 21.5 });
   });
 
   it('makes a packet visible before its states commit and writes a parsed packet only once', async () => {
@@ -119,6 +122,7 @@ describe('ingest pipeline', () => {
     const items = [{ n: 1, a: 'x' }, { n: 2 }, { n: 3, b: true }];
     await append(connectorId, 'array-1', items);
     await processedPackets(t, connectorId, 1);
+    await expect.poll(() => updates.filter((u) => u.deviceId === deviceId).length).toBe(items.length);
     const mine = updates.filter((u) => u.deviceId === deviceId);
     expect(mine.map((u) => u.states._parsed)).toEqual(items);
     expect(mine[0]!.states._raw).toBe(JSON.stringify(items));
