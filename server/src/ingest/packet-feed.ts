@@ -32,6 +32,12 @@ const CATCH_UP_SQL = `
 
 export interface FeedOptions {
   batchSize: number;
+  /**
+   * The most one batch takes while more is waiting (default `batchSize`). A pipeline that fell
+   * behind takes larger batches: one batch writes a device's states, lastSeen and twin states once
+   * however many of its packets it holds, so the work per packet falls as the backlog grows.
+   */
+  maxBatchSize?: number;
   /** Packets held in memory before the feed falls back to reading the table. */
   maxQueued: number;
   /** Payload bytes held in memory, likewise. */
@@ -52,6 +58,10 @@ export class PacketFeed {
     private readonly pool: pg.Pool,
     private readonly options: FeedOptions,
   ) {}
+
+  private get maxBatch(): number {
+    return Math.max(this.options.batchSize, this.options.maxBatchSize ?? 0);
+  }
 
   get queued(): number {
     return this.queue.length;
@@ -95,7 +105,7 @@ export class PacketFeed {
       if (this.catchUp) {
         const overflows = this.overflows;
         const rows = await this.read();
-        if (rows.length < this.options.batchSize && overflows === this.overflows) this.catchUp = false;
+        if (rows.length < this.maxBatch && overflows === this.overflows) this.catchUp = false;
         if (rows.length > 0) {
           this.position = rows[rows.length - 1]!.id;
           return rows;
@@ -119,7 +129,7 @@ export class PacketFeed {
     // Packets the table read already returned may still be in the queue.
     let skip = 0;
     while (skip < this.queue.length && this.queue[skip]!.id <= this.position) skip++;
-    const taken = this.queue.slice(0, skip + this.options.batchSize);
+    const taken = this.queue.slice(0, skip + this.maxBatch);
     this.queue = this.queue.slice(taken.length);
     for (const p of taken) this.queuedBytes -= p.payload.length;
     const batch = taken.slice(skip);
@@ -130,7 +140,7 @@ export class PacketFeed {
   private async read(): Promise<StoredPacket[]> {
     const { rows } = await this.pool.query<PacketRow>(CATCH_UP_SQL, [
       this.position.toString(),
-      this.options.batchSize,
+      this.maxBatch,
     ]);
     return rows.map((r) => {
       const packet: StoredPacket = {

@@ -77,6 +77,8 @@ export interface PipelineOptions {
   metrics: Metrics;
   log: FastifyBaseLogger;
   batchSize?: number;
+  /** The most packets one batch takes while the pipeline is behind (see FeedOptions.maxBatchSize). */
+  maxBatchSize?: number;
   /**
    * Least time between two batch commits while the feed holds less than a batch: states are
    * already visible live, so persisting them in fewer, larger transactions costs nothing visible
@@ -140,6 +142,7 @@ export class IngestPipeline implements Lifecycle {
     this.shownOnArrival = options.shownOnArrival ?? (() => false);
     this.feed = new PacketFeed(this.pool, {
       batchSize,
+      maxBatchSize: options.maxBatchSize ?? 10 * batchSize,
       maxQueued: options.feedMaxPackets ?? 50_000,
       maxQueuedBytes: 64 * 1024 * 1024,
     });
