@@ -53,7 +53,7 @@ import { TwinStatisticsService } from './twins/twin-statistics.service.js';
 import { DataStateService } from './states/data-state.service.js';
 import { StateEngine } from './states/engine/state-engine.js';
 import { StateTimers } from './states/engine/state-timers.js';
-import { OutboxSink } from './timeseries/outbox.js';
+import { pointRouting, TransactionalPointSink } from './timeseries/point-sink.js';
 import { TimeSeriesQueryService } from './timeseries/query/query.service.js';
 import { createAlarmsAndRules } from './rules/rules.module.js';
 import { createOutgoingAndFlows } from './outgoing/outgoing.module.js';
@@ -170,10 +170,12 @@ export function createServices(ctx: AppContext) {
   );
   // After the packet store and connector telemetry: stopped before them, so its last batch still lands.
   const driverParsing = new DriverParsing();
-  // Twin states follow device states in the ingest batch's transaction (ADR 0100); points go to the outbox.
+  // Twin states follow device states in the ingest batch's transaction (ADR 0100), and so do their
+  // points: `ts_points` rows, and outbox rows for external targets (ADR 0110).
+  const points = pointRouting(ctx.config.timeseriesTargets);
   const stateEngine = new StateEngine({
     databaseUrl: String(ctx.orm.config.get('clientUrl')),
-    points: new OutboxSink(),
+    points: new TransactionalPointSink(points),
     log: ctx.log,
     metrics: ctx.metrics,
   });
@@ -193,6 +195,7 @@ export function createServices(ctx: AppContext) {
     connectors: connectorTelemetry,
     metrics: ctx.metrics,
     metricsLabels: { node: ctx.config.nodeName },
+    points,
     log: ctx.log,
   });
   ingest.onVisibleEntries((deviceIds, entries) => live.publishEncoded(deviceIds, entries));

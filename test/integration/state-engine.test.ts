@@ -22,7 +22,7 @@ import {
   insertDevice,
   insertState,
   insertTwin,
-  outboxPoints,
+  storedPoints,
   pointsByKey,
   stateRows,
 } from './support/twin-fixtures.js';
@@ -58,8 +58,8 @@ async function clearOfMidnight() {
   if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
 }
 
-const outboxCount = async () =>
-  Number((await sql<{ n: string }>(t, 'SELECT coalesce(sum(count), 0) AS n FROM ts_outbox'))[0]!.n);
+const pointCount = async () =>
+  Number((await sql<{ n: string }>(t, 'SELECT count(*) AS n FROM ts_points'))[0]!.n);
 
 describe('state engine: devices → twin states → aggregates → points', () => {
   let twinId: string;
@@ -145,8 +145,8 @@ describe('state engine: devices → twin states → aggregates → points', () =
     expect(rows.flow!.warning).toBeNull();
   });
 
-  it('appends one point per value change to the outbox, with twin, state, time and value', async () => {
-    const points = (await outboxPoints(t)).filter((p) => p.twinId === twinId);
+  it('stores one point per value change, with twin, state, time and value', async () => {
+    const points = (await storedPoints(t)).filter((p) => p.twinId === twinId);
     expect(pointsByKey(points)).toEqual({
       other: [100],
       total: [100, 102.5, 104],
@@ -173,7 +173,7 @@ describe('state engine: devices → twin states → aggregates → points', () =
     expect(rows.flow!.warning).toBe('value "high" does not fit value type number');
     // Not a number: the sum keeps the other state's value; the count counts it.
     expect([rows.total!.value, rows.dayCount!.value, rows.daySum!.value]).toEqual([100, 4, 10.5]);
-    expect(pointsByKey(await outboxPoints(t), twinId).flow).toEqual([2.5, 4, 'high']);
+    expect(pointsByKey(await storedPoints(t), twinId).flow).toEqual([2.5, 4, 'high']);
   });
 
   it('a device of another account with the same referenceId reaches nothing; an unrouted device costs nothing', async () => {
@@ -186,7 +186,7 @@ describe('state engine: devices → twin states → aggregates → points', () =
     });
     expect(created.statusCode, created.body).toBe(201);
     const tenantB = created.json<{ id: string }>().id;
-    const before = await outboxCount();
+    const before = await pointCount();
     const other = await createBrokerConnector(t, { accountId: tenantB });
     await insertDevice(t, driverId, other.connectorId, 'stranger', 'PUMP-7', tenantB);
     const plain = await createBrokerConnector(t);
@@ -196,7 +196,7 @@ describe('state engine: devices → twin states → aggregates → points', () =
     await processedPackets(t, other.connectorId, 1);
     await processedPackets(t, plain.connectorId, 1);
     expect((await stateRows(t, twinId)).flow!.value).toBe('high');
-    expect(await outboxCount()).toBe(before);
+    expect(await pointCount()).toBe(before);
   });
 
   it('period rollover by the timers: count 0, the previous day takes the completed count', async () => {
@@ -221,15 +221,15 @@ describe('state engine: values set through the API', () => {
     const state = await insertState(t, twinId, 'manual', null, { valueType: 'boolean' });
     // Not announced through definitionsChanged: found by the reload on a miss.
     expect(await t.services.stateEngine.setValue(state, true, new Date())).toEqual({ changed: true });
-    const before = await outboxCount();
+    const before = await pointCount();
     expect(await t.services.stateEngine.setValue(state, true, new Date())).toEqual({ changed: false });
-    expect(await outboxCount()).toBe(before);
-    expect(pointsByKey(await outboxPoints(t), twinId)).toEqual({ manual: [1] });
+    expect(await pointCount()).toBe(before);
+    expect(pointsByKey(await storedPoints(t), twinId)).toEqual({ manual: [1] });
   });
 });
 
 describe('state engine: cost on the ingest path', () => {
-  it('adds no statement to a batch without routed states, and three (lock, write, outbox) to one with', async () => {
+  it('adds no statement to a batch without routed states, and three (lock, write, points) to one with', async () => {
     const twinId = await insertTwin(t, { referenceId: 'COST-1' });
     await insertState(t, twinId, 'level', { type: 'dynamic-routing', stateKey: 'level' });
     t.services.stateEngine.definitionsChanged();
@@ -272,9 +272,9 @@ describe('state engine: cost on the ingest path', () => {
     try {
       const statements: string[] = [];
       const counting = {
-        query: (text: string, params?: unknown[]) => {
-          statements.push(text.trim().split(/\s+/)[0]!);
-          return client.query(text, params);
+        query: (query: string | { text: string }, params?: unknown[]) => {
+          statements.push((typeof query === 'string' ? query : query.text).trim().split(/\s+/)[0]!);
+          return client.query(query, params);
         },
       };
       await client.query('BEGIN');
@@ -347,7 +347,7 @@ describe('state engine: exactly once with the ingest cursor', () => {
       await waitFor(async () => (attempts > 0 ? true : undefined));
       await crashing.stop();
       expect(await cursor()).toBe(cursorBefore);
-      expect(pointsByKey(await outboxPoints(t), twinId)).toEqual({});
+      expect(pointsByKey(await storedPoints(t), twinId)).toEqual({});
       expect((await stateRows(t, twinId)).level!.value).toBeNull();
 
       const healthy = pipeline(t.services.stateEngine.inBatch);
@@ -355,7 +355,7 @@ describe('state engine: exactly once with the ingest cursor', () => {
       await healthy.start();
       await processedPackets(t, c.connectorId, 3);
       await healthy.stop();
-      const once = pointsByKey(await outboxPoints(t), twinId);
+      const once = pointsByKey(await storedPoints(t), twinId);
       expect(once).toEqual({ level: [1, 2, 3], raw: [1, 2, 3], levelCount: [1, 2, 3] });
 
       // The cursor rolled back below the packets: they are processed again, without effect.
@@ -372,7 +372,7 @@ describe('state engine: exactly once with the ingest cursor', () => {
       await replaying.start();
       await waitFor(async () => ((await cursor()) >= BigInt(first!.id) + 2n ? true : undefined));
       await replaying.stop();
-      expect(pointsByKey(await outboxPoints(t), twinId)).toEqual(once);
+      expect(pointsByKey(await storedPoints(t), twinId)).toEqual(once);
       const rows = await stateRows(t, twinId);
       expect([rows.level!.value, rows.levelCount!.value, rows.raw!.value]).toEqual([3, 3, 3]);
     } finally {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CalendarPeriod, TimeAggregateOperation } from '../../server/src/states/state-source.js';
 import { sql } from './support/ingest-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { insertState, insertTwin, outboxPoints, pointsByKey, stateRows } from './support/twin-fixtures.js';
+import { insertState, insertTwin, storedPoints, pointsByKey, stateRows } from './support/twin-fixtures.js';
 
 /**
  * The state engine's time-driven parts against the database: time-aggregated states across calendar
@@ -152,7 +152,7 @@ describe('state engine: timers for random and time-series aggregate sources', ()
     await t.services.stateTimers.runDue(new Date(now + 61_000));
     expect((await stateRows(t, twinId)).random!.value).not.toBe(drawn);
     // Windows due again at +61 s: [now + 1 s, now + 61 s) holds only the point 5 s ahead.
-    expect(pointsByKey(await outboxPoints(t), twinId)).toMatchObject({
+    expect(pointsByKey(await storedPoints(t), twinId)).toMatchObject({
       windowMean: [1.5, 4, 6],
       windowCount: [2, 1],
     });

@@ -2,13 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../server/src/platform/metrics.js';
 import { listPartitions } from '../../server/src/timeseries/partitions.js';
 import { RetentionJob } from '../../server/src/timeseries/retention.js';
-import { DEFAULT_TIMESERIES_TARGETS } from '../../server/src/timeseries/timeseries-targets.config.js';
+import {
+  DEFAULT_TIMESERIES_TARGETS,
+  parseTimeSeriesTargets,
+  type TimeSeriesTargetSpec,
+} from '../../server/src/timeseries/timeseries-targets.config.js';
 import { createTimeSeries, type TimeSeries } from '../../server/src/timeseries/timeseries.module.js';
 import { OutboxSink } from '../../server/src/timeseries/outbox.js';
 import { bearer, login } from './support/identity.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
+import { startVictoriaMetrics, type VictoriaMetrics } from './support/victoria-metrics.js';
 import {
-  appendToOutbox,
+  appendPoints,
   insertTwinWithStates,
   pointsOf,
   type TwinWithStates,
@@ -22,10 +27,10 @@ const modules: TimeSeries[] = [];
 let ts: TimeSeries;
 let world: TwinWithStates;
 
-const newModule = () => {
+const newModule = (targets: TimeSeriesTargetSpec[] = DEFAULT_TIMESERIES_TARGETS) => {
   const module = createTimeSeries({
     databaseUrl: String(t.orm.config.get('clientUrl')),
-    targets: DEFAULT_TIMESERIES_TARGETS,
+    targets,
     metrics: new Metrics(),
     log: t.app.log,
     clock: () => now,
@@ -146,58 +151,120 @@ describe('retention', () => {
   });
 });
 
-describe('outbox delivery', () => {
+describe('outbox delivery to an external target', () => {
   const start = new Date('2026-11-10T00:00:00Z');
+  let victoria: VictoriaMetrics;
+  let ext: TimeSeries;
+  const targets = () => [
+    ...DEFAULT_TIMESERIES_TARGETS,
+    ...parseTimeSeriesTargets(`victoria-metrics+${victoria.url}`, 'STELLWERK_TIMESERIES_TARGETS'),
+  ];
+  /** Points VictoriaMetrics holds for the world's states: what its writer delivered. */
+  const delivered = async (from = start) => {
+    await victoria.flush();
+    const points = await ext.targets[1]!.readPoints({
+      stateIds: world.states.map((s) => s.id),
+      from,
+      to: new Date(from.getTime() + 7 * 24 * 3600_000),
+    });
+    return points.length;
+  };
+
+  beforeAll(async () => {
+    victoria = await startVictoriaMetrics();
+    ext = newModule(targets());
+  });
+  afterAll(() => victoria?.stop());
+
+  it('writes the postgres points with their transaction and the outbox only for the external target', async () => {
+    const before = await count('SELECT count(*) AS n FROM ts_points');
+    const outboxBefore = await count('SELECT coalesce(sum(count), 0) AS n FROM ts_outbox');
+    await appendPoints(ext, pointsOf(world, 0, new Date('2026-11-09T00:00:00Z'), 7));
+    expect(await count('SELECT count(*) AS n FROM ts_points')).toBe(before + 7);
+    expect(await count('SELECT coalesce(sum(count), 0) AS n FROM ts_outbox')).toBe(outboxBefore + 7);
+    expect(ext.writer.writers.map((w) => w.target.name)).toEqual(['victoria-metrics']);
+    // The default configuration (postgres only) leaves the outbox alone.
+    await appendPoints(ts, pointsOf(world, 1, new Date('2026-11-09T00:00:00Z'), 3));
+    expect(await count('SELECT coalesce(sum(count), 0) AS n FROM ts_outbox')).toBe(outboxBefore + 7);
+  });
 
   it('never skips a batch that commits after a later one, nor waits forever on a rolled-back one', async () => {
-    const base = await count('SELECT count(*) AS n FROM ts_points');
-    await ts.writer.start();
-    const sink = new OutboxSink();
-    const slow = await ts.pool.connect();
+    await ext.writer.start();
+    const slow = await ext.pool.connect();
     await slow.query('BEGIN');
-    await sink.append(slow, pointsOf(world, 0, start, 10));
-    const aborted = await ts.pool.connect();
+    await ext.sink.append(slow, pointsOf(world, 0, start, 10));
+    const aborted = await ext.pool.connect();
     await aborted.query('BEGIN');
-    await sink.append(aborted, pointsOf(world, 0, start, 1000));
-    await appendToOutbox(ts.pool, pointsOf(world, 1, start, 5));
+    await ext.sink.append(aborted, pointsOf(world, 0, start, 1000));
+    await appendPoints(ext, pointsOf(world, 1, start, 5));
     await new Promise((resolve) => setTimeout(resolve, 400));
     // The later batch is committed but waits behind the open one.
-    expect(await count('SELECT count(*) AS n FROM ts_points')).toBe(base);
+    expect(await delivered()).toBe(0);
     await slow.query('COMMIT');
     slow.release();
     await aborted.query('ROLLBACK');
     aborted.release();
-    await waitFor(async () =>
-      (await count('SELECT count(*) AS n FROM ts_points')) === base + 15 ? true : undefined,
-    );
-    await appendToOutbox(ts.pool, pointsOf(world, 1, new Date(start.getTime() + 60_000), 5));
-    await waitFor(async () =>
-      (await count('SELECT count(*) AS n FROM ts_points')) === base + 20 ? true : undefined,
-    );
+    await waitFor(async () => ((await delivered()) === 15 ? true : undefined));
+    await appendPoints(ext, pointsOf(world, 1, new Date(start.getTime() + 60_000), 5));
+    await waitFor(async () => ((await delivered()) === 20 ? true : undefined));
   });
 
-  it('reports the backlog per target in /metrics', async () => {
+  it('reports the backlog per external target in /metrics', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/metrics' });
-    expect(response.body).toMatch(/stellwerk_timeseries_backlog_rows\{target="postgres"[^}]*\} \d+/);
-    expect(response.body).toMatch(/stellwerk_timeseries_backlog_points\{target="postgres"[^}]*\} \d+/);
+    expect(response.body).not.toMatch(/stellwerk_timeseries_backlog_rows\{target="postgres"/);
+    const metrics = await ext.writer.backlog();
+    expect(metrics.map((b) => b.target)).toEqual(['victoria-metrics']);
   });
 
   it('runs one writer per target across nodes, and another node takes over when it stops', async () => {
-    const other = newModule();
+    const other = newModule(targets());
     await other.writer.start();
-    const base = await count('SELECT count(*) AS n FROM ts_points');
-    await appendToOutbox(ts.pool, pointsOf(world, 0, new Date('2026-11-11T00:00:00Z'), 2000), 200);
-    await waitFor(async () =>
-      (await count('SELECT count(*) AS n FROM ts_points')) === base + 2000 ? true : undefined,
-    );
-    expect([ts.writer.writers[0]!.active, other.writer.writers[0]!.active]).toEqual([true, false]);
-    await ts.writer.stop();
-    await appendToOutbox(ts.pool, pointsOf(world, 0, new Date('2026-11-12T00:00:00Z'), 500), 100);
-    await waitFor(async () =>
-      (await count('SELECT count(*) AS n FROM ts_points')) === base + 2500 ? true : undefined,
-    );
+    const day = new Date('2026-11-11T00:00:00Z');
+    await appendPoints(ext, pointsOf(world, 0, day, 2000), 200);
+    await waitFor(async () => ((await delivered(day)) === 2000 ? true : undefined), 20_000);
+    expect([ext.writer.writers[0]!.active, other.writer.writers[0]!.active]).toEqual([true, false]);
+    await ext.writer.stop();
+    await appendPoints(ext, pointsOf(world, 0, new Date('2026-11-12T00:00:00Z'), 500), 100);
+    await waitFor(async () => ((await delivered(day)) === 2500 ? true : undefined), 20_000);
     expect(other.writer.writers[0]!.active).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await count('SELECT count(*) AS n FROM ts_points')).toBe(base + 2500);
+  });
+});
+
+describe('upgrade from a postgres target fed by the outbox', () => {
+  it('moves what its cursor had not passed into ts_points once, and drops the cursor', async () => {
+    const legacy = newModule(DEFAULT_TIMESERIES_TARGETS);
+    const sink = new OutboxSink();
+    const client = await legacy.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await sink.append(client, pointsOf(world, 0, new Date('2026-11-20T00:00:00Z'), 4));
+      const { rows } = await client.query<{ id: string }>('SELECT max(id) AS id FROM ts_outbox');
+      // Delivered before the upgrade: the cursor is at this row.
+      await client.query(
+        `INSERT INTO ts_target_cursors (target, outbox_id) VALUES ('postgres', $1)
+         ON CONFLICT (target) DO UPDATE SET outbox_id = EXCLUDED.outbox_id`,
+        [rows[0]!.id],
+      );
+      await sink.append(client, [
+        ...pointsOf(world, 1, new Date('2026-11-21T00:00:00Z'), 3),
+        ...pointsOf(world, 1, new Date('2026-11-22T00:00:00Z'), 2, (i) => ({
+          value: null,
+          text: `on "${i}"`,
+        })),
+      ]);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    const before = await count('SELECT count(*) AS n FROM ts_points');
+    await legacy.writer.start();
+    await legacy.writer.start();
+    expect(await count('SELECT count(*) AS n FROM ts_points')).toBe(before + 5);
+    expect(await count(`SELECT count(*) AS n FROM ts_target_cursors WHERE target = 'postgres'`)).toBe(0);
+    const texts = await ts.pool.query<{ text: string }>(
+      `SELECT text FROM ts_points WHERE "time" >= '2026-11-22' AND "time" < '2026-11-23' ORDER BY "time"`,
+    );
+    expect(texts.rows.map((r) => r.text)).toEqual(['on "0"', 'on "1"']);
+    await legacy.writer.stop();
   });
 });

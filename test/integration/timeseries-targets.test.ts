@@ -5,7 +5,7 @@ import type { TimeSeriesPoint, TimeSeriesTarget } from '../../server/src/timeser
 import { startInfluxDb, type InfluxDb } from './support/influxdb.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import {
-  appendToOutbox,
+  appendPoints,
   byStateAndTime,
   insertTwinWithStates,
   pointsOf,
@@ -74,7 +74,7 @@ describe('time-series targets', () => {
         i === 9 ? { value: null, text: null } : { value: i % 2, text: null },
       ),
     ]);
-    await appendToOutbox(ts.pool, expected, 100);
+    await appendPoints(ts, expected, 100);
     await ts.runtime.start();
     await waitFor(() => drained(ts.writer), 20_000, { what: 'every target to drain the outbox' });
     for (const target of ts.targets) {
@@ -125,7 +125,7 @@ describe('time-series targets', () => {
       writer: FAST,
     });
     await again.writer.start();
-    await appendToOutbox(again.pool, pointsOf(world, 0, end, 5));
+    await appendPoints(again, pointsOf(world, 0, end, 5));
     await waitFor(() => drained(again.writer), 10_000, { what: 'the restarted writer to drain' });
     await again.runtime.stop();
     expected = byStateAndTime([...expected, ...pointsOf(world, 0, end, 5)]);

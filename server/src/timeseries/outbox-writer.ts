@@ -8,6 +8,7 @@ import type { TimeSeriesTarget } from './timeseries.types.js';
 export interface OutboxWriterOptions {
   databaseUrl: string;
   pool: pg.Pool;
+  /** Every configured target; the postgres one is written in the state transaction, not from here. */
   targets: TimeSeriesTarget[];
   log: FastifyBaseLogger;
   metrics: Metrics;
@@ -27,14 +28,19 @@ export interface TargetBacklog {
 const CLEANUP_CHUNK = 5000;
 
 /**
- * The time-series writer: one TargetWriter per configured target (target-writer.ts), plus the
- * background deletion of outbox rows below every configured target's cursor. A target without a
+ * The time-series writer: one TargetWriter per configured external target (target-writer.ts), plus
+ * the background deletion of outbox rows below every external target's cursor. A target without a
  * cursor row counts as position 0, so a newly added target keeps the whole outbox until it has
  * caught up. Every node runs the cleanup (idempotent deletes); all nodes must list the same targets.
+ * With no external target the outbox receives nothing, and whatever is left in it goes.
+ *
+ * Before points went into `ts_points` in the state transaction (ADR 0110), the postgres target had
+ * an outbox cursor too; `start` first moves what it had not received yet into `ts_points`, once.
  */
 export class OutboxWriter implements Lifecycle {
   readonly name = 'timeseries-writer';
   readonly writers: TargetWriter[];
+  private readonly external: TimeSeriesTarget[];
   private cleanupTimer: NodeJS.Timeout | undefined;
   private cleanupInFlight: Promise<void> | undefined;
 
@@ -49,7 +55,8 @@ export class OutboxWriter implements Lifecycle {
       'Failed deliveries to each time-series target (each is retried from the outbox)',
       ['target'],
     );
-    this.writers = options.targets.map(
+    this.external = options.targets.filter((t) => t.kind !== 'postgres');
+    this.writers = this.external.map(
       (target) =>
         new TargetWriter(target, {
           databaseUrl: options.databaseUrl,
@@ -73,6 +80,13 @@ export class OutboxWriter implements Lifecycle {
   }
 
   async start(): Promise<void> {
+    for (const target of this.options.targets.filter((t) => t.kind === 'postgres'))
+      await drainPostgresCursor(this.options.pool, target.name).catch((error: unknown) =>
+        this.options.log.error(
+          { err: error, target: target.name },
+          'time-series: moving the outbox backlog of the postgres target into ts_points failed; it is retried at the next start',
+        ),
+      );
     for (const writer of this.writers) writer.start();
     this.cleanupTimer = setInterval(() => void this.cleanup(), this.options.cleanupMs ?? 10_000);
     this.cleanupTimer.unref();
@@ -101,7 +115,7 @@ export class OutboxWriter implements Lifecycle {
               (SELECT count(*) FROM ts_outbox o WHERE o.id > coalesce(c.outbox_id, 0)) AS rows,
               (SELECT coalesce(sum(o.count), 0) FROM ts_outbox o WHERE o.id > coalesce(c.outbox_id, 0)) AS points
          FROM unnest($1::text[]) AS t(name) LEFT JOIN ts_target_cursors c ON c.target = t.name`,
-      [this.options.targets.map((t) => t.name)],
+      [this.external.map((t) => t.name)],
     );
     return rows.map((r) => ({
       target: r.target,
@@ -114,10 +128,13 @@ export class OutboxWriter implements Lifecycle {
   /** Deletes outbox rows every configured target has passed; failures are logged, the next run retries. */
   cleanup(): Promise<void> {
     this.cleanupInFlight ??= (async () => {
+      // No external target: every row can go (the max over an empty list would keep them all).
       const { rows } = await this.options.pool.query<{ below: string }>(
-        `SELECT coalesce(min(coalesce(c.outbox_id, 0)), 0) AS below
-           FROM unnest($1::text[]) AS t(name) LEFT JOIN ts_target_cursors c ON c.target = t.name`,
-        [this.options.targets.map((t) => t.name)],
+        this.external.length === 0
+          ? 'SELECT coalesce(max(id), 0) AS below FROM ts_outbox'
+          : `SELECT coalesce(min(coalesce(c.outbox_id, 0)), 0) AS below
+               FROM unnest($1::text[]) AS t(name) LEFT JOIN ts_target_cursors c ON c.target = t.name`,
+        this.external.length === 0 ? [] : [this.external.map((t) => t.name)],
       );
       const below = Number(rows[0]?.below ?? 0);
       // Bounded chunks: a large drained backlog is removed without one long transaction.
@@ -134,5 +151,38 @@ export class OutboxWriter implements Lifecycle {
         this.cleanupInFlight = undefined;
       });
     return this.cleanupInFlight;
+  }
+}
+
+/**
+ * Moves the points a postgres target's outbox cursor had not passed into `ts_points`, and drops the
+ * cursor, in one transaction: exactly once, also with several nodes starting at the same time (the
+ * cursor row is locked; the second finds it gone). Row encoding: outbox.ts.
+ */
+async function drainPostgresCursor(pool: pg.Pool, target: string): Promise<void> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ outbox_id: string }>(
+      'SELECT outbox_id FROM ts_target_cursors WHERE target = $1 FOR UPDATE',
+      [target],
+    );
+    if (rows.length > 0) {
+      await client.query(
+        `INSERT INTO ts_points (state_id, "time", value, text)
+         SELECT (e->>0)::uuid, to_timestamp((e->>4)::float8 / 1000), (e->>5)::float8, e->>6
+           FROM ts_outbox o, jsonb_array_elements(convert_from(o.points, 'UTF8')::jsonb) AS e
+          WHERE o.id > $1`,
+        [rows[0]!.outbox_id],
+      );
+      await client.query('DELETE FROM ts_target_cursors WHERE target = $1', [target]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => (broken = true));
+    throw error;
+  } finally {
+    client.release(broken);
   }
 }

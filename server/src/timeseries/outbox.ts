@@ -1,4 +1,4 @@
-import type { PointSink, TimeSeriesPoint } from './timeseries.types.js';
+import type { PointClient, PointSink, TimeSeriesPoint } from './timeseries.types.js';
 
 /**
  * The durable spool between the state engine and the time-series targets: each committed change
@@ -41,10 +41,7 @@ export function decodePoints(bytes: Buffer): TimeSeriesPoint[] {
 const APPEND_SQL = 'INSERT INTO ts_outbox (points, count) VALUES ($1, $2)';
 
 export class OutboxSink implements PointSink {
-  async append(
-    client: { query: (sql: string, params?: unknown[]) => Promise<unknown> },
-    points: TimeSeriesPoint[],
-  ): Promise<void> {
+  async append(client: PointClient, points: TimeSeriesPoint[]): Promise<void> {
     if (points.length === 0) return;
     await client.query(APPEND_SQL, [encodePoints(points), points.length]);
   }

@@ -2,7 +2,6 @@ import type pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import { ClusterLock, lockKey } from './cluster-lock.js';
 import { OutboxReader, type OutboxBatch, type OutboxReaderOptions } from './outbox-reader.js';
-import { PostgresTarget } from './targets/postgres.target.js';
 import type { TimeSeriesTarget } from './timeseries.types.js';
 
 export interface TargetWriterOptions {
@@ -24,11 +23,10 @@ export interface TargetWriterOptions {
 const DEFAULT_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000, 10_000];
 
 /**
- * Delivers the outbox to one target, in outbox order, batch after batch:
- * - postgres: the points and the cursor commit in ONE transaction — exactly once. The cursor row
- *   is locked and compared first, so even two writers racing could not insert a batch twice.
- * - external targets: write, then advance the cursor — at least once; a crash in between
- *   rewrites the batch, which the target overwrites (same series and time).
+ * Delivers the outbox to one external target (the server's own PostgreSQL gets its points in the
+ * transaction that made them, ADR 0110), in outbox order, batch after batch:
+ * - write, then advance the cursor — at least once; a crash in between rewrites the batch, which
+ *   the target overwrites (same series and time).
  * - a failing target: the same batch is retried with backoff; its backlog stays in the outbox
  *   (the durable spool) and drains when it returns. Other targets' writers are not affected.
  * - one writer per target cluster-wide: the loop runs only while this node holds the target's
@@ -122,56 +120,14 @@ export class TargetWriter {
   }
 
   private async deliver(batch: OutboxBatch): Promise<void> {
-    if (this.target instanceof PostgresTarget) {
-      if (!(await this.deliverInTransaction(this.target, batch))) return;
-    } else {
-      await this.target.write(batch.points);
-      await this.options.pool.query(
-        'INSERT INTO ts_target_cursors (target, outbox_id, updated_at) VALUES ($1, $2, now()) ' +
-          'ON CONFLICT (target) DO UPDATE SET outbox_id = GREATEST(ts_target_cursors.outbox_id, EXCLUDED.outbox_id), updated_at = now()',
-        [this.target.name, batch.toId],
-      );
-      this.cursor = batch.toId;
-    }
+    await this.target.write(batch.points);
+    await this.options.pool.query(
+      'INSERT INTO ts_target_cursors (target, outbox_id, updated_at) VALUES ($1, $2, now()) ' +
+        'ON CONFLICT (target) DO UPDATE SET outbox_id = GREATEST(ts_target_cursors.outbox_id, EXCLUDED.outbox_id), updated_at = now()',
+      [this.target.name, batch.toId],
+    );
+    this.cursor = batch.toId;
     this.options.onWritten?.(this.target.name, batch.tuples.length);
-  }
-
-  private async deliverInTransaction(target: PostgresTarget, batch: OutboxBatch): Promise<boolean> {
-    const client = await this.options.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      await client.query(
-        'INSERT INTO ts_target_cursors (target, outbox_id) VALUES ($1, 0) ON CONFLICT (target) DO NOTHING',
-        [target.name],
-      );
-      const { rows } = await client.query<{ outbox_id: string }>(
-        'SELECT outbox_id FROM ts_target_cursors WHERE target = $1 FOR UPDATE',
-        [target.name],
-      );
-      const stored = Number(rows[0]!.outbox_id);
-      if (stored !== this.cursor) {
-        // Someone else moved this target on (a writer on another node during a lock hand-over).
-        await client.query('ROLLBACK');
-        this.cursor = stored;
-        return false;
-      }
-      await target.insertTuples(client, batch.tuples);
-      await client.query(
-        'UPDATE ts_target_cursors SET outbox_id = $2, updated_at = now() WHERE target = $1',
-        [target.name, batch.toId],
-      );
-      await client.query('COMMIT');
-      this.cursor = batch.toId;
-      return true;
-    } catch (error) {
-      broken = error instanceof Error ? error : new Error(String(error));
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      // A connection that failed mid-transaction must not go back to the pool.
-      client.release(broken);
-    }
   }
 
   private async loadCursor(): Promise<number> {

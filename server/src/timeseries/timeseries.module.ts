@@ -3,9 +3,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
-import { OutboxSink } from './outbox.js';
 import { OutboxWriter, type OutboxWriterOptions } from './outbox-writer.js';
 import { PartitionMaintenance } from './partitions.js';
+import { pointRouting, TransactionalPointSink } from './point-sink.js';
 import { RetentionJob } from './retention.js';
 import { createTarget } from './targets/create-target.js';
 import type { TimeSeriesTargetSpec } from './timeseries-targets.config.js';
@@ -25,7 +25,7 @@ export interface TimeSeriesModuleOptions {
 
 /**
  * Everything of the time-series storage, built once per server (services.ts):
- * - `sink`: appends points to the outbox inside the caller's transaction (state engine, API);
+ * - `sink`: stores points inside the caller's transaction (state engine, API; point-sink.ts);
  * - `store`: reads (serving target with failover) for the query endpoint;
  * - `writer`, `partitions`, `retention`: the background parts, started together by `runtime`.
  * The module's pool serves the postgres target, the outbox and the maintenance; it is closed
@@ -37,7 +37,7 @@ export function createTimeSeries(options: TimeSeriesModuleOptions) {
   pool.on('error', () => undefined);
   trackPool(options.metrics, 'timeseries', pgPoolUsage(pool));
   const targets = options.targets.map((spec) => createTarget(spec, pool));
-  const sink = new OutboxSink();
+  const sink = new TransactionalPointSink(pointRouting(options.targets));
   const store = new TimeSeriesStore(targets, pool, options.store);
   const writer = new OutboxWriter({
     databaseUrl: options.databaseUrl,

@@ -1,7 +1,10 @@
+import type pg from 'pg';
+
 /**
- * The time-series contract (ARCHITECTURE.md section 5). Every state value change becomes a point;
- * points go to every configured target through a durable outbox (`ts_outbox`), each target with its
- * own cursor, so a target that is down catches up when it returns and none loses a point.
+ * The time-series contract (ARCHITECTURE.md section 5). Every state value change becomes a point,
+ * stored in the transaction that changed the state: as a `ts_points` row for the server's own
+ * PostgreSQL, and in a durable outbox (`ts_outbox`) for external targets, each with its own cursor,
+ * so a target that is down catches up when it returns and none loses a point (ADR 0101, 0110).
  */
 
 /** One value of one data state at one time. Booleans are stored as 1/0, strings in `text`. */
@@ -43,13 +46,15 @@ export interface TimeSeriesTarget {
   close(): Promise<void>;
 }
 
-/** Appends points to the durable outbox inside the caller's transaction (state engine, API writes). */
+/** Stores points inside the caller's transaction (state engine: ingest batches, API and timer writes). */
 export interface PointSink {
   /** `client` is a pg client inside an open transaction; the points commit or roll back with it. */
-  append(
-    client: { query: (sql: string, params?: unknown[]) => Promise<unknown> },
-    points: TimeSeriesPoint[],
-  ): Promise<void>;
+  append(client: PointClient, points: TimeSeriesPoint[]): Promise<void>;
+}
+
+/** A pg client (or pool): `query` with text and parameters, or a named (prepared) query config. */
+export interface PointClient {
+  query: pg.Pool['query'];
 }
 
 /**

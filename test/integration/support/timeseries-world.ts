@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { newId } from '../../../server/src/platform/crypto/ids.js';
-import { OutboxSink } from '../../../server/src/timeseries/outbox.js';
+import type { TimeSeries } from '../../../server/src/timeseries/timeseries.module.js';
 import type { TimeSeriesPoint } from '../../../server/src/timeseries/timeseries.types.js';
 
 /** A twin with data states, inserted straight into the tables (time-series tests need rows, not CRUD). */
@@ -51,14 +51,20 @@ export function pointsOf(
   }));
 }
 
-/** Appends points to the outbox as the state engine does: one row per committed batch of `perRow`. */
-export async function appendToOutbox(pool: pg.Pool, points: TimeSeriesPoint[], perRow = 500): Promise<void> {
-  const sink = new OutboxSink();
+/**
+ * Stores points as the state engine does, through the module's sink, one transaction per `perRow`:
+ * `ts_points` rows for the postgres target, an outbox row for the external ones.
+ */
+export async function appendPoints(
+  ts: Pick<TimeSeries, 'pool' | 'sink'>,
+  points: TimeSeriesPoint[],
+  perRow = 500,
+): Promise<void> {
   for (let start = 0; start < points.length; start += perRow) {
-    const client = await pool.connect();
+    const client = await ts.pool.connect();
     try {
       await client.query('BEGIN');
-      await sink.append(client, points.slice(start, start + perRow));
+      await ts.sink.append(client, points.slice(start, start + perRow));
       await client.query('COMMIT');
     } finally {
       client.release();

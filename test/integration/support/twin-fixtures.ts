@@ -2,7 +2,6 @@ import { Account } from '../../../server/src/accounts/account.entity.js';
 import type { StateValueType } from '../../../server/src/states/data-state.entity.js';
 import { DataState } from '../../../server/src/states/data-state.entity.js';
 import type { StateSource } from '../../../server/src/states/state-source.js';
-import { decodePoints } from '../../../server/src/timeseries/outbox.js';
 import type { TimeSeriesPoint } from '../../../server/src/timeseries/timeseries.types.js';
 import { DigitalTwin } from '../../../server/src/twins/digital-twin.entity.js';
 import { Connector } from '../../../server/src/connectors/connector.entity.js';
@@ -89,10 +88,32 @@ export async function stateRows(t: TestApp, twinId: string): Promise<Record<stri
   );
 }
 
-/** Every point in the outbox, in append order. */
-export async function outboxPoints(t: TestApp): Promise<TimeSeriesPoint[]> {
-  const rows = await sql<{ points: Buffer }>(t, 'SELECT points FROM ts_outbox ORDER BY id');
-  return rows.flatMap((r) => decodePoints(r.points));
+/** Every point in `ts_points` (the default target, written with the state), oldest first. */
+export async function storedPoints(t: TestApp): Promise<TimeSeriesPoint[]> {
+  const rows = await sql<{
+    state_id: string;
+    twin_id: string;
+    account_id: string;
+    key: string;
+    ms: number;
+    value: number | null;
+    text: string | null;
+  }>(
+    t,
+    // ctid: rows of one time keep the order they were inserted in (one partition, no updates).
+    `SELECT p.state_id, s.twin_id, s.account_id, s.key, p.value, p.text,
+            (extract(epoch FROM p."time") * 1000)::float8 AS ms
+       FROM ts_points p JOIN data_states s ON s.id = p.state_id ORDER BY p."time", p.ctid`,
+  );
+  return rows.map((r) => ({
+    stateId: r.state_id,
+    twinId: r.twin_id,
+    accountId: r.account_id,
+    stateKey: r.key,
+    time: new Date(Number(r.ms)),
+    value: r.value,
+    text: r.text,
+  }));
 }
 
 /** Point values per state key (numbers, else text), in order. */

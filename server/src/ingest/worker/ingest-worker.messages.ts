@@ -1,4 +1,5 @@
 import type { MetricFamily } from '../../platform/metrics.js';
+import type { PointRouting } from '../../timeseries/point-sink.js';
 import type { StateChange } from '../../states/engine/state-work.js';
 import type { StateUpdate } from '../parse-packet.stage.js';
 import type { VisibleUpdate } from '../visible.stage.js';
@@ -15,6 +16,8 @@ export interface IngestWorkerSetup {
   spoolPositionKey: string;
   /** Default labels of the worker's metrics registry (the main registry's: `node`). */
   metricsLabels: Record<string, string>;
+  /** Where the state engine's points go (the configured time-series targets). */
+  points: PointRouting;
   batchSize?: number;
   commitIntervalMs?: number;
   /** The spool's limit of packets not yet in the table (STELLWERK_INGEST_MAX_PENDING): the feed holds as many. */

@@ -7,7 +7,7 @@ import { packetEntry } from '../../live/live.protocol.js';
 import { trackPool } from '../../platform/db/pool-metrics.js';
 import { Metrics } from '../../platform/metrics.js';
 import { StateEngine } from '../../states/engine/state-engine.js';
-import { OutboxSink } from '../../timeseries/outbox.js';
+import { TransactionalPointSink } from '../../timeseries/point-sink.js';
 import { PacketStore } from '../packet-store.js';
 import { parsedOnArrival } from '../../drivers/parsers/index.js';
 import { IngestPipeline } from '../pipeline.js';
@@ -75,7 +75,7 @@ const { databaseUrl } = setup;
 const packets = new PacketStore(databaseUrl, setup.spoolPositionKey, metrics, log);
 packets.onCommittedSeq((seq) => post({ type: 'committed', seq }));
 // Without metrics: the main thread's engine counts the changes this one reports.
-const engine = new StateEngine({ databaseUrl, points: new OutboxSink(), log });
+const engine = new StateEngine({ databaseUrl, points: new TransactionalPointSink(setup.points), log });
 trackPool(metrics, 'ingest-state-engine', () => engine.poolUsage());
 engine.onStateChanges((changes) => post({ type: 'state-changes', changes }));
 const pipeline = new IngestPipeline({

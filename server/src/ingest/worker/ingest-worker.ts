@@ -9,6 +9,7 @@ import type { MetricFamily, Metrics } from '../../platform/metrics.js';
 import { startWorkerThread } from '../../platform/worker-thread.js';
 import type { StateEngine } from '../../states/engine/state-engine.js';
 import { spoolPositionKey } from '../packet-store.js';
+import type { PointRouting } from '../../timeseries/point-sink.js';
 import type { DriverParsing } from '../driver-parsing.js';
 import type { ConnectorReporting, ProcessedListener } from '../pipeline.js';
 import { DEFAULT_DEVICE_CACHE, DeviceResolver } from '../resolve-device.stage.js';
@@ -53,6 +54,8 @@ export interface IngestWorkerOptions {
   followed: (deviceId: string) => boolean;
   metrics: Metrics;
   metricsLabels: Record<string, string>;
+  /** Where the worker's state engine stores points (the configured time-series targets). */
+  points: PointRouting;
   log: FastifyBaseLogger;
   batchSize?: number;
   commitIntervalMs?: number;
@@ -199,6 +202,7 @@ export class IngestWorker implements Lifecycle {
       // Where the worker records the spool position; the spool has started (lifecycle order).
       spoolPositionKey: spoolPositionKey(options.spool.id),
       metricsLabels: options.metricsLabels,
+      points: options.points,
       ...(options.batchSize ? { batchSize: options.batchSize } : {}),
       ...(options.commitIntervalMs !== undefined ? { commitIntervalMs: options.commitIntervalMs } : {}),
       ...(options.nice ? { nice: options.nice } : {}),

@@ -5,7 +5,7 @@ import { errors } from '../../platform/errors.js';
 import type { Lifecycle } from '../../platform/lifecycle.js';
 import { pgPoolUsage, trackPool, type PoolUsage } from '../../platform/db/pool-metrics.js';
 import type { Metrics } from '../../platform/metrics.js';
-import type { PointSink } from '../../timeseries/timeseries.types.js';
+import type { PointClient, PointSink } from '../../timeseries/timeseries.types.js';
 import type { StateValueSetter } from '../state-value-setter.js';
 import { RoutingIndex } from './routing-index.js';
 import {
@@ -24,7 +24,8 @@ import { StateWork, type StateChange, type StateEvent } from './state-work.js';
  *
  * Per ingest batch: nothing at all when no state is routed from it (in-memory index lookups only);
  * otherwise three statements: lock the touched rows (`SELECT … FOR UPDATE`, one per batch), write
- * the changed rows (one `unnest` UPDATE), append the points (one `ts_outbox` INSERT).
+ * the changed rows (one `unnest` UPDATE), store the points (point-sink.ts: `ts_points` rows, and one
+ * `ts_outbox` row when external targets are configured).
  *
  * Failure behaviour:
  * - A failing statement fails the batch transaction: the pipeline retries it or splits it (ADR 0090);
@@ -135,7 +136,7 @@ export class StateEngine implements StateValueSetter, Lifecycle {
    * updates into twin state changes and points; returns the listener call for after the commit.
    */
   readonly inBatch = async (
-    client: Queryable,
+    client: Queryable & PointClient,
     outcomes: PacketOutcome[],
   ): Promise<(() => void) | undefined> => {
     const index = await this.routing();
@@ -196,7 +197,7 @@ export class StateEngine implements StateValueSetter, Lifecycle {
 
   /** Locks, computes, writes and appends points on `db` (inside a transaction the caller owns). */
   private async run(
-    db: Queryable,
+    db: Queryable & PointClient,
     index: RoutingIndex,
     events: StateEvent[],
     check?: (work: StateWork) => void,

@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import { isUuid } from '../../platform/crypto/ids.js';
-import type { OutboxTuple } from '../outbox-reader.js';
 import type { PointFilter, TimeSeriesPoint, TimeSeriesTarget } from '../timeseries.types.js';
 
 /** Anything that runs a query: the pool, or a client inside the writer's transaction. */
@@ -11,9 +10,9 @@ export interface Queryable {
 /**
  * The default target: `ts_points` in the server's own PostgreSQL, range-partitioned by month
  * (partitions.ts), indexed on (state_id, time). Inserts are `unnest` arrays through a prepared
- * statement (ARCHITECTURE.md section 8: the fastest simple path for streaming batches). The writer
- * calls `insert` inside the transaction that also advances this target's outbox cursor, so every
- * point lands exactly once; `write` (its own transaction) exists for the interface and tools.
+ * statement (ARCHITECTURE.md section 8: the fastest simple path for streaming batches). Points reach
+ * it inside the transaction that changed their states (timeseries/point-sink.ts, ADR 0110), so every
+ * point lands exactly once and never through the outbox; `write` exists for the interface and tools.
  */
 export class PostgresTarget implements TimeSeriesTarget {
   readonly kind = 'postgres' as const;
@@ -21,8 +20,7 @@ export class PostgresTarget implements TimeSeriesTarget {
   constructor(
     readonly name: string,
     private readonly pool: pg.Pool,
-    /** Rows per INSERT statement; large statements amortise the round trip, bounded for memory. */
-    private readonly rowsPerStatement = 10_000,
+    private readonly rowsPerStatement = ROWS_PER_STATEMENT,
   ) {}
 
   async write(points: TimeSeriesPoint[]): Promise<void> {
@@ -30,36 +28,7 @@ export class PostgresTarget implements TimeSeriesTarget {
   }
 
   async insert(db: Queryable, points: TimeSeriesPoint[]): Promise<void> {
-    await this.insertTuples(
-      db,
-      points.map((p) => [p.stateId, p.twinId, p.accountId, p.stateKey, p.time.getTime(), p.value, p.text]),
-    );
-  }
-
-  /** The writer's path: outbox tuples straight into column arrays, no object per point. */
-  async insertTuples(db: Queryable, tuples: OutboxTuple[]): Promise<void> {
-    for (let start = 0; start < tuples.length; start += this.rowsPerStatement) {
-      const end = Math.min(tuples.length, start + this.rowsPerStatement);
-      const stateIds = new Array<string>(end - start);
-      const times = new Array<number>(end - start);
-      const values = new Array<number | null>(end - start);
-      const texts = new Array<string | null>(end - start);
-      for (let i = start; i < end; i++) {
-        const tuple = tuples[i]!;
-        stateIds[i - start] = tuple[0];
-        times[i - start] = tuple[4];
-        values[i - start] = tuple[5];
-        texts[i - start] = tuple[6];
-      }
-      await db.query({
-        name: 'ts_points_insert_unnest',
-        // Times travel as epoch milliseconds: a number array parses faster than timestamp text.
-        text:
-          'INSERT INTO ts_points (state_id, "time", value, text) ' +
-          'SELECT s, to_timestamp(t / 1000), v, x FROM unnest($1::uuid[], $2::float8[], $3::float8[], $4::text[]) AS u(s, t, v, x)',
-        values: [stateIds, times, values, texts],
-      });
-    }
+    await insertPoints(db, points, this.rowsPerStatement);
   }
 
   async readPoints(filter: PointFilter): Promise<TimeSeriesPoint[]> {
@@ -105,4 +74,40 @@ export class PostgresTarget implements TimeSeriesTarget {
 
   /** The pool belongs to the time-series module, which closes it. */
   async close(): Promise<void> {}
+}
+
+/** Rows per INSERT statement by default: large statements amortise the round trip, bounded for memory. */
+const ROWS_PER_STATEMENT = 10_000;
+
+/**
+ * Inserts points into `ts_points` on `db` (a client inside the caller's transaction, or the pool):
+ * column arrays through `unnest`, a prepared statement, no object per row on the server.
+ */
+export async function insertPoints(
+  db: Queryable,
+  points: TimeSeriesPoint[],
+  rowsPerStatement = ROWS_PER_STATEMENT,
+): Promise<void> {
+  for (let start = 0; start < points.length; start += rowsPerStatement) {
+    const end = Math.min(points.length, start + rowsPerStatement);
+    const stateIds = new Array<string>(end - start);
+    const times = new Array<number>(end - start);
+    const values = new Array<number | null>(end - start);
+    const texts = new Array<string | null>(end - start);
+    for (let i = start; i < end; i++) {
+      const point = points[i]!;
+      stateIds[i - start] = point.stateId;
+      times[i - start] = point.time.getTime();
+      values[i - start] = point.value;
+      texts[i - start] = point.text;
+    }
+    await db.query({
+      name: 'ts_points_insert_unnest',
+      // Times travel as epoch milliseconds: a number array parses faster than timestamp text.
+      text:
+        'INSERT INTO ts_points (state_id, "time", value, text) ' +
+        'SELECT s, to_timestamp(t / 1000), v, x FROM unnest($1::uuid[], $2::float8[], $3::float8[], $4::text[]) AS u(s, t, v, x)',
+      values: [stateIds, times, values, texts],
+    });
+  }
 }
