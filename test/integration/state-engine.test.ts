@@ -287,7 +287,7 @@ describe('state engine: cost on the ingest path', () => {
       expect(await t.services.stateEngine.inBatch(counting as unknown as pg.PoolClient, routed)).toBeTypeOf(
         'function',
       );
-      expect(statements).toEqual(['SELECT', 'UPDATE', 'INSERT']);
+      expect(statements).toEqual(['SELECT', 'UPDATE', 'COPY']);
     } finally {
       await client.query('ROLLBACK');
       await client.end();

@@ -151,6 +151,23 @@ describe('retention', () => {
   });
 });
 
+describe('points written with their state changes', () => {
+  it('stores numbers, texts (empty, quoted, non-ASCII), nulls and millisecond times exactly', async () => {
+    const at = new Date('2026-11-08T01:02:03.456Z');
+    const texts = ['', 'a "b"\tc\nd', 'Größe ≤ 5 µm', null];
+    const points = pointsOf(world, 1, at, 4, (i) => ({ value: i === 3 ? -0.125 : null, text: texts[i]! }));
+    await appendPoints(ts, points);
+    const read = await ts.targets[0]!.readPoints({
+      stateIds: [world.states[1]!.id],
+      from: at,
+      to: new Date(at.getTime() + 10_000),
+    });
+    expect(read.map((p) => [p.time.toISOString(), p.value, p.text])).toEqual(
+      points.map((p) => [p.time.toISOString(), p.value, p.text]),
+    );
+  });
+});
+
 describe('outbox delivery to an external target', () => {
   const start = new Date('2026-11-10T00:00:00Z');
   let victoria: VictoriaMetrics;

@@ -1,5 +1,5 @@
 import { OutboxSink } from './outbox.js';
-import { insertPoints } from './targets/postgres.target.js';
+import { copyPoints } from './targets/points-copy.js';
 import type { PointClient, PointSink, TimeSeriesPoint } from './timeseries.types.js';
 
 /** Where points go from the transaction that changed their states (ADR 0110). */
@@ -30,7 +30,7 @@ export class TransactionalPointSink implements PointSink {
 
   async append(client: PointClient, points: TimeSeriesPoint[]): Promise<void> {
     if (points.length === 0) return;
-    if (this.routing.postgres) await insertPoints(client, points);
+    if (this.routing.postgres) await copyPoints(client, points);
     if (this.routing.outbox) await this.outbox.append(client, points);
   }
 }
