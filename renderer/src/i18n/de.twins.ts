@@ -108,6 +108,10 @@ export const deTwins: Messages['twins'] = {
     yMax: 'Maximum',
     yUnit: 'Achseneinheit',
     yHint: 'Leer lassen für automatische Skalierung; 0 ist eine Grenze wie jede andere.',
+    displayDecimals: 'Nachkommastellen',
+    displayDecimalsHint:
+      'Mit so vielen Nachkommastellen angezeigt (0–10). Leer: bis zu 3 Nachkommastellen oder 4 signifikante Stellen.',
+    displayDecimalsInvalid: 'Geben Sie eine ganze Zahl von 0 bis 10 ein oder lassen Sie das Feld leer.',
     connector: 'Connector',
     device: 'Gerät',
     deviceStateKey: 'Schlüssel am Gerät',
