@@ -252,13 +252,13 @@ export const deDevices: Messages['devices'] = {
     defaultText:
       'Dieses Gerät folgt den Zustandsregeln seines Treibers {driver}, geprüft einmal täglich um {slot} (sein eigenes Zeitfenster, damit sich die Geräte über den Tag verteilen).',
     defaultNoDriver:
-      'Dieses Gerät hat keinen Treiber und keine eigenen Regeln: Sein Zustand ist Healthy, sobald es ein Paket gesendet hat.',
+      'Dieses Gerät hat keinen Treiber und keine eigenen Regeln: Sein Zustand ist „Gesund“, sobald es ein Paket gesendet hat.',
     manualText: 'Dieses Gerät hat eigene Zustandsregeln, geprüft {schedule}.',
     everyMinutes: 'jede Minute|alle {count} Minuten',
     everyHours: 'jede Stunde|alle {count} Stunden',
     everyDays: 'jeden Tag|alle {count} Tage',
     cronText: 'nach dem Zeitplan {cron} (Zeitzone des Kontos)',
-    noRules: 'Keine Regeln: Das Gerät ist Healthy, sobald es ein Paket gesendet hat.',
+    noRules: 'Keine Regeln: Das Gerät ist „Gesund“, sobald es ein Paket gesendet hat.',
     rule: 'Regel {number}',
     silentAfter: 'Still nach {seconds} s ohne Paket.',
     alarmOnChange: 'Bei einer Zustandsänderung einen Alarmeintrag schreiben',

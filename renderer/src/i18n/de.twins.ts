@@ -112,7 +112,7 @@ export const deTwins: Messages['twins'] = {
     displayDecimalsHint:
       'Mit so vielen Nachkommastellen angezeigt (0–10). Leer: bis zu 3 Nachkommastellen oder 4 signifikante Stellen.',
     displayDecimalsInvalid: 'Geben Sie eine ganze Zahl von 0 bis 10 ein oder lassen Sie das Feld leer.',
-    connector: 'Connector',
+    connector: 'Konnektor',
     device: 'Gerät',
     deviceStateKey: 'Schlüssel am Gerät',
     deviceStateKeyHint: 'Eine Zielvariable des Treibers, _parsed oder _raw.',
@@ -133,7 +133,7 @@ export const deTwins: Messages['twins'] = {
     decimals: 'Nachkommastellen',
     initial: 'Anfangswert',
     hubDevice: 'Hub-Geräte-ID',
-    chooseConnector: 'Connector wählen',
+    chooseConnector: 'Konnektor wählen',
     chooseDevice: 'Gerät wählen',
     chooseState: 'Datenpunkt wählen',
     loadingOptions: 'Wird geladen…',
@@ -141,7 +141,7 @@ export const deTwins: Messages['twins'] = {
     create: 'Datenpunkt hinzufügen',
     save: 'Datenpunkt speichern',
     sourceTypes: {
-      connector: 'Gerätewert (Connector)',
+      connector: 'Gerätewert (Konnektor)',
       'dynamic-routing': 'Dynamisches Routing (Referenz-ID)',
       aggregate: 'Aggregat über Datenpunkte',
       'time-aggregated': 'Aggregat über einen Kalenderzeitraum',
