@@ -239,7 +239,7 @@ export const deRules: Messages['rules'] = {
     topicHint: 'Ohne Platzhalterzeichen (+, #); leer nimmt das Topic des Konnektors.',
     setValue: 'Wert',
     message: 'Meldung',
-    category: 'Kategorie (optional, Standard „Rule“)',
+    category: 'Kategorie (optional, Standard „Regel“)',
     needsTwin: 'Wählen Sie oben einen Zwilling: Dieser Befehl arbeitet auf dem Zwilling der Regel.',
     moveUp: 'Befehl {n} nach oben',
     moveDown: 'Befehl {n} nach unten',
