@@ -94,6 +94,12 @@ describe('console in German: numbers, times, terms and server errors (Chromium)'
     expect(await page.getByTestId('time-zone').locator('option:checked').textContent()).toBe(
       'Zeit des Kontos (Europe/Berlin)',
     );
+    // The chart's tooltip names the time the same way, and the value with the state's decimals.
+    const chart = page.getByTestId('state-chart');
+    await expect.poll(() => chart.textContent(), { timeout: 15_000 }).toMatch(/1 Wert\b/);
+    await chart.locator('canvas').hover();
+    await expect.poll(() => chart.textContent()).toMatch(GERMAN_TIME);
+    expect(await chart.textContent()).toContain('2,3\u00a0m');
     await h.shot('german-01-twin-values');
 
     // The user's own choice applies to every time at once.
