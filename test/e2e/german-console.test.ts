@@ -162,4 +162,22 @@ describe('console in German: numbers, times, terms and server errors (Chromium)'
     await h.shot('german-04-server-error');
     expect(await seriousViolations(page)).toEqual([]);
   });
+
+  it('keeps the decimals chosen in the state editor', async () => {
+    const { page } = h;
+    await page.getByTestId('state-editor').getByRole('button', { name: 'Abbrechen' }).click();
+    await page.getByRole('button', { name: 'Datenpunkt pressure bearbeiten' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Datenpunkt pressure bearbeiten' });
+    const decimals = dialog.getByLabel('Nachkommastellen');
+    await decimals.fill('zwei');
+    await dialog.getByRole('button', { name: 'Datenpunkt speichern' }).click();
+    expect(await dialog.locator('#state-decimals-hint').textContent()).toBe(
+      'Geben Sie eine ganze Zahl von 0 bis 10 ein oder lassen Sie das Feld leer.',
+    );
+    await decimals.fill('3');
+    await dialog.getByRole('button', { name: 'Datenpunkt speichern' }).click();
+    await expect.poll(() => page.getByTestId('state-value-pressure').textContent()).toBe('4,050');
+    const saved = await xapi<{ meta: Record<string, unknown> }>('GET', `/xapi/v1/states/${ids.pressure}`);
+    expect(saved.meta).toMatchObject({ decimals: 3, visual: { type: 'gauge' } });
+  });
 });
