@@ -15,7 +15,13 @@ export function toErrorReply(error: unknown): {
   body: ErrorBody;
   headers: Record<string, string>;
 } {
-  const reply = (status: number, code: ErrorCode, message: string, details: unknown[] = [], headers = {}) => ({
+  const reply = (
+    status: number,
+    code: ErrorCode,
+    message: string,
+    details: unknown[] = [],
+    headers = {},
+  ) => ({
     status,
     body: { error: { code, message, details } },
     headers,
