@@ -70,6 +70,7 @@ describe('console cookie session', () => {
       permissions: ['all.read'],
       accountTitle: 'Stellwerk',
       mandatoryTwoFactor: false,
+      accountTimeZone: 'UTC',
       uiSettings: {},
     });
     const anonymous = await t.app.inject({ url: '/api/v1/user' });

@@ -110,6 +110,7 @@ export interface ApiOperations {
       permissions: string[];
       accountTitle: string;
       mandatoryTwoFactor: boolean;
+      accountTimeZone: string;
       uiSettings: Record<string, unknown>;
     };
   };

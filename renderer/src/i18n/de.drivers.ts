@@ -112,7 +112,7 @@ export const deDrivers: Messages['drivers'] = {
     resultPlaceholder: 'z. B. Warnung',
     add: 'Regel hinzufügen',
     remove: 'Regel {number} entfernen',
-    empty: 'Keine Regeln: Ein Gerät ist „Healthy“, sobald es ein Paket gesendet hat.',
+    empty: 'Keine Regeln: Ein Gerät ist „Gesund“, sobald es ein Paket gesendet hat.',
     chooseState: 'Zustand wählen',
     chooseOperator: 'Wählen',
     noValue: 'kein Wert',

@@ -7,6 +7,8 @@ import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
 import { deDevices } from './de.devices';
 import { deTwins } from './de.twins';
+import { deServerErrors } from './de.server-errors';
+import { deTerms } from './de.terms';
 
 export const de: Messages = {
   app: {
@@ -107,4 +109,6 @@ export const de: Messages = {
   rules: deRules,
   flows: deFlows,
   gateways: deGateways,
+  serverErrors: deServerErrors,
+  terms: deTerms,
 };

@@ -6,6 +6,8 @@ import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enDevices } from './en.devices';
 import { enTwins } from './en.twins';
+import { enServerErrors } from './en.server-errors';
+import { enTerms } from './en.terms';
 
 /** English texts. German (de.ts) must have the same keys: its type is this object's. */
 export const en = {
@@ -104,6 +106,8 @@ export const en = {
   rules: enRules,
   flows: enFlows,
   gateways: enGateways,
+  serverErrors: enServerErrors,
+  terms: enTerms,
 };
 
 export type Messages = typeof en;

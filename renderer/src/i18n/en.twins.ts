@@ -105,6 +105,10 @@ export const enTwins = {
     yMax: 'Maximum',
     yUnit: 'Axis unit',
     yHint: 'Leave empty to scale automatically; 0 is a bound like any other.',
+    displayDecimals: 'Decimals',
+    displayDecimalsHint:
+      'Shown with this many decimals (0–10). Empty: up to 3 decimals, or 4 significant digits.',
+    displayDecimalsInvalid: 'Enter a whole number from 0 to 10, or leave it empty.',
     connector: 'Connector',
     device: 'Device',
     deviceStateKey: 'Device state key',

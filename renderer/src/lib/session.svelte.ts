@@ -2,6 +2,7 @@ import { api, ApiError } from '../api/client';
 import type { Reply } from '../api/generated';
 import { router } from './router.svelte';
 import { theme } from './theme.svelte';
+import { timeZone } from './format/time-zone.svelte';
 
 export type CurrentUser = Reply<'GET /api/v1/user'>;
 export type SessionStatus = 'starting' | 'onboarding' | 'signed-out' | 'signed-in' | 'unreachable';
@@ -35,6 +36,7 @@ class Session {
     const user = await api.call('GET /api/v1/user');
     this.user = user;
     theme.followAccount(user.uiSettings);
+    timeZone.followAccount(user.accountTimeZone);
     this.status = 'signed-in';
   }
 

@@ -38,6 +38,9 @@ export const CurrentUser = Type.Object({
   ...UserSummary.properties,
   accountTitle: Type.String(),
   mandatoryTwoFactor: Type.Boolean({ description: "Whether the user's account requires 2FA" }),
+  accountTimeZone: Type.String({
+    description: "The account's IANA time zone; the console shows times in it",
+  }),
   uiSettings: Type.Record(Type.String(), Type.Unknown(), {
     description:
       "The account's UI settings with the inherited color theme (the console's theme follows them)",

@@ -84,6 +84,7 @@ export async function consoleSessionRoutes(
         ...userSummary(user, permissions),
         accountTitle: user.account.title,
         mandatoryTwoFactor: user.account.mandatoryTwoFactor,
+        accountTimeZone: user.account.timeZone,
         uiSettings: await accounts.effectiveUiSettings(user.account),
       };
     },

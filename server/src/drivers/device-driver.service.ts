@@ -15,6 +15,7 @@ import type { DriverParsing, ParseOutcome } from './driver-parsing.service.js';
 import { assertValidHealthConfig } from './health-config.validator.js';
 import { ParseError, type PacketMeta } from './parser.types.js';
 import { PARSER_TYPES, parserFor } from './parsers/index.js';
+import type { ErrorCode } from '../platform/error-codes.js';
 
 export const DRIVER_SORTABLE = ['title', 'createdAt', 'updatedAt'] as const;
 
@@ -251,7 +252,7 @@ async function checkParserCompiles(parser: ParserConfig): Promise<void> {
 }
 
 /** ParseError → 422 with its code (or `code`), the message being what the user acts on. */
-async function asUnprocessable<T>(work: () => Promise<T>, code?: string): Promise<T> {
+async function asUnprocessable<T>(work: () => Promise<T>, code?: ErrorCode): Promise<T> {
   try {
     return await work();
   } catch (error) {

@@ -1,6 +1,7 @@
 import { ParseError } from '../drivers/parser.types.js';
 import { Sandbox, type SandboxEntry, type SandboxLimits } from '../drivers/parsers/sandbox.js';
 import { AppError, errors } from '../platform/errors.js';
+import type { ErrorCode } from '../platform/error-codes.js';
 
 /**
  * Filters and transformers run in the QuickJS sandbox of the device-driver parsers
@@ -27,7 +28,7 @@ const MAX_LIVE = 64;
 /** A script failure: `code` SCRIPT_ERROR, SCRIPT_TIMEOUT or SCRIPT_MEMORY_LIMIT. */
 export class ScriptError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
   ) {
     super(message);
@@ -35,7 +36,7 @@ export class ScriptError extends Error {
   }
 }
 
-const CODES: Record<string, string> = {
+const CODES: Partial<Record<string, ErrorCode>> = {
   PARSER_TIMEOUT: 'SCRIPT_TIMEOUT',
   PARSER_MEMORY_LIMIT: 'SCRIPT_MEMORY_LIMIT',
 };

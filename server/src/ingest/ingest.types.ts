@@ -1,4 +1,5 @@
 import type { PacketMeta } from './packet-meta.js';
+import type { ErrorCode } from '../platform/error-codes.js';
 
 /**
  * The seam between the front doors (embedded broker, webhooks, mqtt-in, hub API) and the ingest
@@ -20,7 +21,7 @@ export interface IncomingPacket {
 
 export class PacketRefusedError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
   ) {
     super(message);

@@ -10,6 +10,7 @@ import type { StateChange } from '../states/engine/state-work.js';
 import { currentPrincipal, visibleDevices, visibleTwins } from './live.access.js';
 import { LiveConnection } from './live.connection.js';
 import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
+import type { ErrorCode } from '../platform/error-codes.js';
 
 /**
  * Live push of device packets and twin data-state changes to consoles (`GET /xapi/v1/live`, docs/live.md).
@@ -254,7 +255,7 @@ export class LiveHub implements Lifecycle {
   private reject(
     connection: LiveConnection,
     message: string,
-    code = 'VALIDATION_ERROR',
+    code: ErrorCode = 'VALIDATION_ERROR',
     details: unknown[] = [],
   ): void {
     connection.send(JSON.stringify({ type: 'error', error: { code, message, details } }));

@@ -1,10 +1,12 @@
+import type { ErrorCode } from './error-codes.js';
+
 /**
  * The one error type services throw. The HTTP error handler turns it into
  * `{"error":{"code","message","details"}}` with `status`; nothing else builds error bodies.
  */
 export class AppError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     readonly status: number,
     message: string,
     readonly details: unknown[] = [],
@@ -15,7 +17,7 @@ export class AppError extends Error {
   }
 }
 
-export const createError = (code: string, status: number, message: string, details: unknown[] = []) =>
+export const createError = (code: ErrorCode, status: number, message: string, details: unknown[] = []) =>
   new AppError(code, status, message, details);
 
 /** Error factories for the codes used across domains (spec codes verbatim). */
@@ -28,17 +30,17 @@ export const errors = {
     new AppError(`NO_PERMISSION_${permission.toUpperCase()}`, 403, `Missing permission ${permission}`, [
       { permission },
     ]),
-  forbidden: (code: string, message: string, details: unknown[] = []) =>
+  forbidden: (code: ErrorCode, message: string, details: unknown[] = []) =>
     new AppError(code, 403, message, details),
   notFound: (what: string, id?: string) =>
     new AppError('NOT_FOUND', 404, id ? `${what} ${id} not found` : `${what} not found`, id ? [{ id }] : []),
-  conflict: (code: string, message: string, details: unknown[] = []) =>
+  conflict: (code: ErrorCode, message: string, details: unknown[] = []) =>
     new AppError(code, 409, message, details),
   deleteBlocked: (message: string, blockers: unknown[]) =>
     new AppError('DELETE_BLOCKED', 409, message, blockers),
-  unprocessable: (code: string, message: string, details: unknown[] = []) =>
+  unprocessable: (code: ErrorCode, message: string, details: unknown[] = []) =>
     new AppError(code, 422, message, details),
-  tooManyRequests: (code: string, message: string, retryAfterSeconds: number) =>
+  tooManyRequests: (code: ErrorCode, message: string, retryAfterSeconds: number) =>
     new AppError(code, 429, message, [{ retryAfterSeconds }], { 'retry-after': String(retryAfterSeconds) }),
   databaseUnavailable: (retryAfterSeconds = 5) =>
     new AppError(

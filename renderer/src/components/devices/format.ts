@@ -1,30 +1,13 @@
+import { formatDateTime } from '../../lib/format/date-format';
+import { showNumber } from '../../lib/format/display';
+import { timeZone } from '../../lib/format/time-zone.svelte';
 import type { Language } from '../../lib/i18n.svelte';
 
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ['year', 365 * 24 * 3600],
-  ['month', 30 * 24 * 3600],
-  ['day', 24 * 3600],
-  ['hour', 3600],
-  ['minute', 60],
-  ['second', 1],
-];
+export { relativeTime } from '../../lib/format/date-format';
 
-/** "3 minutes ago" in the console's language; `now` is passed so a ticking clock re-renders it. */
-export function relativeTime(iso: string, language: Language, now = Date.now()): string {
-  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
-  const format = new Intl.RelativeTimeFormat(language, { numeric: 'auto' });
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(seconds) >= size || unit === 'second')
-      return format.format(Math.round(seconds / size), unit);
-  }
-  return format.format(0, 'second');
-}
-
+/** Date and time in the console's one format (lib/format/date-format.ts), in the chosen time zone. */
 export function dateTime(iso: string, language: Language): string {
-  return new Date(iso).toLocaleString(language === 'de' ? 'de-DE' : 'en-GB', {
-    dateStyle: 'medium',
-    timeStyle: 'medium',
-  });
+  return formatDateTime(iso, language, timeZone.zone);
 }
 
 /** Badge style for a device health state (free text from the driver's rules). */
@@ -36,9 +19,10 @@ export function healthBadge(state: string): string {
   return '';
 }
 
-/** A state value for display: text as it is, everything else as (pretty) JSON. */
+/** A device value for display: text as it is, numbers in the UI language, everything else as (pretty) JSON. */
 export function showValue(value: unknown): string {
   if (typeof value === 'string') return value;
+  if (typeof value === 'number') return showNumber(value);
   if (value === undefined) return '';
   return JSON.stringify(value, null, typeof value === 'object' && value !== null ? 2 : undefined);
 }

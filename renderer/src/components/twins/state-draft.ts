@@ -1,6 +1,7 @@
 import type { Body } from '../../api/generated';
 import type { TwinState } from '../../lib/twins/twin-api';
 import type { SourceField } from '../../lib/twins/state-sources';
+import { decimalsSetting } from '../../lib/format/number-format';
 
 export const VALUE_TYPES = ['number', 'integer', 'boolean', 'string', 'object'] as const;
 export const VISUAL_TYPES = [
@@ -33,6 +34,8 @@ export interface StateDraft {
   yMin: string;
   yMax: string;
   yUnit: string;
+  /** `meta.decimals`: how many decimals the console shows (lib/format/number-format.ts). */
+  decimals: string;
 }
 
 const text = (value: unknown) =>
@@ -60,6 +63,7 @@ export function stateDraftOf(state: TwinState | null, siblingIds: Set<string>): 
     yMin: text(yAxis.min),
     yMax: text(yAxis.max),
     yUnit: text(yAxis.unit),
+    decimals: text((state?.meta as Record<string, unknown> | undefined)?.decimals),
   };
 }
 
@@ -106,14 +110,21 @@ export function stateBodyOf(
       unit: draft.yUnit.trim() || null,
     };
   } else delete visual.yAxis;
+  const decimals = decimalsSetting(numberOrText(draft.decimals));
+  const { decimals: _previous, ...otherMeta } = meta;
   return {
     key: draft.key.trim(),
     title: draft.title.trim(),
     valueType: draft.valueType as StateBody['valueType'],
     unit: draft.unit.trim() || null,
     source: sourceOf(draft, fields),
-    meta: { ...meta, visual },
+    meta: { ...otherMeta, ...(decimals === null ? {} : { decimals }), visual },
   };
+}
+
+/** The decimals field holds a whole number from 0 to 10, or nothing. */
+export function decimalsProblem(draft: StateDraft): boolean {
+  return draft.decimals.trim() !== '' && decimalsSetting(numberOrText(draft.decimals)) === null;
 }
 
 /** Error detail paths (`/source/min`) as the editor's field ids. */

@@ -4,6 +4,8 @@
  * and the event or MQTT topic. The full metadata stays in the cell's title.
  */
 
+import { formatNumber } from '../format/number-format';
+
 export interface MetaGateway {
   gatewayId?: string;
   gatewayEui?: string;
@@ -34,8 +36,7 @@ function best(gateways: MetaGateway[] | undefined): MetaGateway | undefined {
   return found;
 }
 
-const number = (value: number, language: string) =>
-  value.toLocaleString(language, { maximumFractionDigits: 2 });
+const number = (value: number, language: string) => formatNumber(value, language);
 
 /** `fPort 2 · fCnt 4711 · −112 dBm · SNR −3.5 dB · gw-1 (+1) · SF9BW125`; empty without metadata. */
 export function metaSummary(meta: MetaLike | null | undefined, language = 'en'): string[] {

@@ -54,16 +54,6 @@ export function buildTree(twins: TwinListReply['data']): TreeNode[] {
   return roots;
 }
 
-/** Text of a state value for tables: objects as JSON, nothing as a dash. */
-export function formatValue(value: unknown): string {
-  if (value === null || value === undefined) return '—';
-  if (typeof value === 'object') return JSON.stringify(value);
-  if (typeof value === 'number')
-    return Number.isInteger(value) ? String(value) : String(Math.round(value * 1e6) / 1e6);
-  if (typeof value === 'string') return value;
-  return JSON.stringify(value) ?? '—';
-}
-
 /** `one|other` texts: the first part for a count of 1, else the second; `{count}` is filled in. */
 export function countText(text: string, count: number): string {
   const [one, other] = text.split('|');

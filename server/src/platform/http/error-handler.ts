@@ -2,10 +2,11 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { DatabaseAvailability } from '../db/database-availability.js';
 import { isDatabaseUnavailable } from '../db/database-availability.js';
 import { databaseErrorMessage, isDatabaseError } from '../db/database-errors.js';
+import type { ErrorCode } from '../error-codes.js';
 import { AppError, errors } from '../errors.js';
 
 interface ErrorBody {
-  error: { code: string; message: string; details: unknown[] };
+  error: { code: ErrorCode; message: string; details: unknown[] };
 }
 
 /** Maps a thrown value to status + error body. Unknown failures are 500 without internals. */
@@ -14,7 +15,13 @@ export function toErrorReply(error: unknown): {
   body: ErrorBody;
   headers: Record<string, string>;
 } {
-  const reply = (status: number, code: string, message: string, details: unknown[] = [], headers = {}) => ({
+  const reply = (
+    status: number,
+    code: ErrorCode,
+    message: string,
+    details: unknown[] = [],
+    headers = {},
+  ) => ({
     status,
     body: { error: { code, message, details } },
     headers,
@@ -77,7 +84,8 @@ export function toErrorReply(error: unknown): {
     return reply(500, 'INTERNAL_ERROR', 'Internal server error');
   }
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return reply(fe.statusCode, fe.code ?? 'BAD_REQUEST', fe.message);
+    // Fastify's own code goes in details: clients (the console's translations) know only catalogued codes.
+    return reply(fe.statusCode, 'BAD_REQUEST', fe.message, fe.code ? [{ fastifyCode: fe.code }] : []);
   }
   return reply(500, 'INTERNAL_ERROR', 'Internal server error');
 }
@@ -105,7 +113,7 @@ export function registerErrorHandling(
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send({
       error: {
-        code: 'NOT_FOUND',
+        code: 'NOT_FOUND' satisfies ErrorCode,
         message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
         details: [],
       },

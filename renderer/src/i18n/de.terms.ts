@@ -1,0 +1,40 @@
+import type { Messages } from './en';
+
+export const deTerms: Messages['terms'] = {
+  values: { true: 'wahr', false: 'falsch', none: '—' },
+  health: {
+    Alarm: 'Alarm',
+    Critical: 'Kritisch',
+    Degraded: 'Beeinträchtigt',
+    Error: 'Fehler',
+    Healthy: 'Gesund',
+    Offline: 'Offline',
+    Silent: 'Stumm',
+    Unknown: 'Unbekannt',
+    Warning: 'Warnung',
+  },
+  packetStatus: {
+    failed: 'fehlgeschlagen',
+    'parse-error': 'Parserfehler',
+    parsed: 'verarbeitet',
+    'unknown-device': 'unbekanntes Gerät',
+  },
+  valueTypes: {
+    boolean: 'Wahrheitswert',
+    integer: 'Ganzzahl',
+    number: 'Zahl',
+    object: 'Objekt',
+    string: 'Text',
+  },
+  alarmCategories: {
+    Gerätezustand: 'Gerätezustand',
+    Konnektorüberwachung: 'Konnektorüberwachung',
+    Rule: 'Regel',
+  },
+  timeZone: {
+    label: 'Zeitzone',
+    account: 'Zeit des Kontos ({zone})',
+    browser: 'Dieser Computer ({zone})',
+    utc: 'UTC',
+  },
+};

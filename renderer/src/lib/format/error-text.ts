@@ -1,0 +1,32 @@
+import type { Messages } from '../../i18n/en';
+
+/** The `NO_PERMISSION_<PERMISSION>` family (server/src/platform/error-codes.ts). */
+const NO_PERMISSION = 'NO_PERMISSION_';
+
+interface CodedError {
+  code: string;
+  message: string;
+  details: unknown[];
+}
+
+/**
+ * The translated text of a server error code, or undefined when the console has none (then the
+ * server's own message is shown). `NO_PERMISSION_X` names the permission from its details.
+ */
+export function serverErrorText(error: CodedError, t: Messages): string | undefined {
+  const texts = t.serverErrors as Record<string, string>;
+  if (error.code.startsWith(NO_PERMISSION)) {
+    const detail = error.details[0] as { permission?: unknown } | undefined;
+    const permission =
+      typeof detail?.permission === 'string'
+        ? detail.permission
+        : error.code.slice(NO_PERMISSION.length).toLowerCase();
+    return texts.NO_PERMISSION?.replace('{permission}', permission);
+  }
+  return Object.hasOwn(texts, error.code) ? texts[error.code] : undefined;
+}
+
+/** The translated text, else the server's message. */
+export function errorMessage(error: CodedError, t: Messages): string {
+  return serverErrorText(error, t) ?? error.message;
+}
