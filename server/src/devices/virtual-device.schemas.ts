@@ -127,7 +127,8 @@ export const VirtualDeviceListQuery = Type.Object(
     // Kept (not stripped), so a misspelt filter[…] reaches parseDeviceFilter and is refused with 400.
     additionalProperties: true,
     patternProperties: { [FILTER_PARAM_PATTERN]: FilterValue },
-    description: 'Filters: `filter[title]`, `filter[tag]`, `filter[kv.<key>]`, each also as `…[not]`.',
+    description:
+      'Filters: `filter[title]`, `filter[tag]`, `filter[kv.<key>]`, each also as `…[not]`. `searchItems` matches title, `device_id`, `devEui` and `externalId` (case-insensitive, part of the text).',
   },
 );
 
