@@ -6,6 +6,7 @@ import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
 import { deDevices } from './de.devices';
+import { deDeviceOps } from './de.device-ops';
 import { deTwins } from './de.twins';
 
 export const de: Messages = {
@@ -101,6 +102,7 @@ export const de: Messages = {
   },
   twins: deTwins,
   devices: deDevices,
+  deviceOps: deDeviceOps,
   admin: deAdmin,
   dashboards: deDashboards,
   drivers: deDrivers,

@@ -5,6 +5,7 @@ import { enGateways } from './en.gateways';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enDevices } from './en.devices';
+import { enDeviceOps } from './en.device-ops';
 import { enTwins } from './en.twins';
 
 /** English texts. German (de.ts) must have the same keys: its type is this object's. */
@@ -98,6 +99,7 @@ export const en = {
   },
   twins: enTwins,
   devices: enDevices,
+  deviceOps: enDeviceOps,
   admin: enAdmin,
   dashboards: enDashboards,
   drivers: enDrivers,
