@@ -121,5 +121,5 @@ export function deviceChanges(device: Device, body: DeviceBody): Partial<DeviceB
   for (const [key, value] of Object.entries(body)) {
     if (JSON.stringify(value) !== JSON.stringify(before[key])) changes[key] = value;
   }
-  return changes as Partial<DeviceBody>;
+  return changes;
 }
