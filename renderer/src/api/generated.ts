@@ -1892,6 +1892,7 @@ export interface ApiOperations {
         accountId: string;
         device_id: string;
         title: string;
+        active: boolean;
         description: string;
         connectorId: string | null;
         deviceDriverId: string | null;
@@ -3618,6 +3619,7 @@ export interface ApiOperations {
         accountId: string;
         device_id: string;
         title: string;
+        active: boolean;
         description: string;
         connectorId: string | null;
         deviceDriverId: string | null;
@@ -3658,6 +3660,7 @@ export interface ApiOperations {
       device_id: string;
       title: string;
       description?: string;
+      active?: boolean;
       connectorId?: string | null;
       deviceDriverId?: string | null;
       deviceTemplateId?: string | null;
@@ -3684,6 +3687,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -3805,6 +3809,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -3843,6 +3848,7 @@ export interface ApiOperations {
       device_id?: string;
       title?: string;
       description?: string;
+      active?: boolean;
       connectorId?: string | null;
       deviceDriverId?: string | null;
       deviceTemplateId?: string | null;
@@ -3869,6 +3875,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -3916,6 +3923,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -4161,6 +4169,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;

@@ -57,6 +57,8 @@ export const deDeviceOps: Messages['deviceOps'] = {
   active: {
     deactivate: 'Deaktivieren',
     activate: 'Aktivieren',
+    inactive: 'Inaktiv',
+    inactiveHint: 'Pakete werden im Verlauf aufbewahrt, aber nicht verarbeitet.',
   },
   connection: {
     title: 'Verbindung',
@@ -86,7 +88,6 @@ export const deDeviceOps: Messages['deviceOps'] = {
     noKeys: 'Das Gerät hat noch keinen Wert gesendet.',
     unknown:
       '„{key}“ ist keiner der aktuellen Schlüssel des Geräts ({keys}). Der Datenpunkt bleibt leer, bis ein Paket ihn enthält.',
-    unknownNone: '„{key}“: Das Gerät hat noch keinen Wert gesendet, der Schlüssel lässt sich nicht prüfen.',
     saveAnyway: 'Trotzdem speichern',
   },
   connectors: {

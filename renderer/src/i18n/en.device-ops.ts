@@ -55,6 +55,8 @@ export const enDeviceOps = {
   active: {
     deactivate: 'Deactivate',
     activate: 'Activate',
+    inactive: 'Inactive',
+    inactiveHint: 'Packets are kept in the history but not processed.',
   },
   connection: {
     title: 'Connection',
@@ -84,7 +86,6 @@ export const enDeviceOps = {
     noKeys: 'The device has not sent a value yet.',
     unknown:
       '“{key}” is not among the device’s current keys ({keys}). The state stays empty until a packet carries it.',
-    unknownNone: '“{key}”: the device has not sent any value yet, so the key cannot be checked.',
     saveAnyway: 'Save anyway',
   },
   connectors: {

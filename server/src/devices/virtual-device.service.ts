@@ -46,6 +46,7 @@ export interface VirtualDeviceInput {
   device_id?: string;
   title?: string;
   description?: string;
+  active?: boolean;
   connectorId?: string | null;
   deviceDriverId?: string | null;
   deviceTemplateId?: string | null;
@@ -259,6 +260,7 @@ export class VirtualDeviceService {
     if (input.title !== undefined) device.title = input.title.trim();
     if (!device.title) throw errors.validation('title is required', [{ path: '/title' }]);
     if (input.description !== undefined) device.description = input.description;
+    if (input.active !== undefined) device.active = input.active;
     if (input.tags !== undefined) device.tags = [...new Set(input.tags)];
     if (input.keyValueData !== undefined) device.keyValueData = input.keyValueData;
     for (const field of ['externalId', 'referenceId', 'targetReferenceId', 'endDeviceId'] as const) {
