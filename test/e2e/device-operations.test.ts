@@ -203,6 +203,27 @@ describe('operating devices and connectors in the console (Chromium)', () => {
     await h.shot('device-ops-06-parse-error');
   }, 60_000);
 
+  it('deactivates a device: its packets are kept but not processed, until it is activated again', async () => {
+    const { page } = h;
+    await page.getByRole('button', { name: 'Deactivate', exact: true }).click();
+    await page.getByTestId('device-inactive').waitFor();
+    await publishRaw('{"level": 7}');
+    const history = page.getByTestId('packet-history');
+    await expect
+      .poll(
+        async () => {
+          await history.getByRole('button', { name: 'Refresh' }).click();
+          return history.locator('tbody tr').first().textContent();
+        },
+        { timeout: 15_000 },
+      )
+      .toMatch(/device-inactive[\s\S]*\{"level": 7\}/);
+    expect(await page.getByTestId('state-level').getByTestId('state-value').textContent()).toBe('21.5');
+    await h.shot('device-ops-07-device-inactive');
+    await page.getByRole('button', { name: 'Activate', exact: true }).click();
+    await expect.poll(() => page.getByTestId('device-inactive').count()).toBe(0);
+  }, 60_000);
+
   it('creates a state from the device: picks its key, warns about an unknown one, starts from the current value', async () => {
     const { page } = h;
     await page.goto(`${h.server.baseUrl}/#/twins/${ids.twin}`);
@@ -212,7 +233,7 @@ describe('operating devices and connectors in the console (Chromium)', () => {
     await editor.locator('#state-source-connectorId').selectOption(newGateway.id);
     await editor.locator('#state-source-deviceId').selectOption(ids.lift!);
     const keys = editor.getByTestId('device-keys');
-    await h.shot('device-ops-07-device-chosen');
+    await h.shot('device-ops-08-device-chosen');
     await keys.getByRole('button', { name: /^level/ }).waitFor();
     expect(await keys.getByRole('button', { name: /^level/ }).textContent()).toMatch(/now: 21\.5/);
 
@@ -222,13 +243,13 @@ describe('operating devices and connectors in the console (Chromium)', () => {
     await editor.getByTestId('unknown-key-warning').waitFor();
     expect(await editor.getByTestId('unknown-key-warning').textContent()).toMatch(/“levle” is not among/);
     await axeClean(page);
-    await h.shot('device-ops-07-unknown-key-warning');
+    await h.shot('device-ops-09-unknown-key-warning');
 
     await keys.getByRole('button', { name: /^level/ }).click();
     expect(await editor.locator('#state-source-stateKey').inputValue()).toBe('level');
     await editor.getByRole('button', { name: 'Add state' }).click();
     await expect.poll(() => page.getByTestId('state-value-level').textContent()).toMatch('21.5');
-    await h.shot('device-ops-08-state-from-device');
+    await h.shot('device-ops-10-state-from-device');
   }, 60_000);
 
   it('keeps every action of the connectors list on screen at 1280 px', async () => {
@@ -247,7 +268,7 @@ describe('operating devices and connectors in the console (Chromium)', () => {
       ),
     ).toBeLessThanOrEqual(0);
     await axeClean(page);
-    await h.shot('device-ops-09-connectors-1280');
+    await h.shot('device-ops-11-connectors-1280');
   }, 60_000);
 });
 
