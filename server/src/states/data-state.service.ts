@@ -15,7 +15,7 @@ import { checkSourceReferences, connectorFedStates, statesAggregating } from './
 import { parseStateSource } from './state-source.schemas.js';
 import { computedBy, sourceDescriptor } from './sources/index.js';
 import type { StateSource } from './state-source.js';
-import type { StateValueSetter } from './state-value-setter.js';
+import type { SetValueOptions, StateValueSetter } from './state-value-setter.js';
 // The engine's rule, so a value set here and one computed there get the same warning.
 import { aggregateOf } from './engine/aggregate.js';
 import { valueWarning } from './engine/state-values.js';
@@ -106,7 +106,9 @@ export class DataStateService {
     const fromDevice = initial === undefined ? await this.deviceStart(state) : undefined;
     await this.save(state, () => this.em().persist(state));
     this.values.definitionsChanged(twin.id);
-    if (fromDevice) return this.setValue(state, fromDevice.value, fromDevice.timestamp);
+    // A packet routed to the new state meanwhile is newer: the start value then yields to it.
+    if (fromDevice)
+      return this.setValue(state, fromDevice.value, fromDevice.timestamp, { unlessNewer: true });
     return initial === undefined ? state : this.setValue(state, initial);
   }
 
@@ -270,8 +272,13 @@ export class DataStateService {
     throw computed(state.source!);
   }
 
-  private async setValue(state: DataState, value: unknown, at = this.clock()): Promise<DataState> {
-    await this.values.setValue(state.id, value, at);
+  private async setValue(
+    state: DataState,
+    value: unknown,
+    at = this.clock(),
+    options?: SetValueOptions,
+  ): Promise<DataState> {
+    await this.values.setValue(state.id, value, at, options);
     const fresh = await this.em().findOneOrFail(
       DataState,
       { id: state.id },
