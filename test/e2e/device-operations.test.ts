@@ -219,6 +219,7 @@ describe('operating devices and connectors in the console (Chromium)', () => {
       )
       .toMatch(/device-inactive[\s\S]*\{"level": 7\}/);
     expect(await page.getByTestId('state-level').getByTestId('state-value').textContent()).toBe('21.5');
+    await axeClean(page);
     await h.shot('device-ops-07-device-inactive');
     await page.getByRole('button', { name: 'Activate', exact: true }).click();
     await expect.poll(() => page.getByTestId('device-inactive').count()).toBe(0);
@@ -269,6 +270,11 @@ describe('operating devices and connectors in the console (Chromium)', () => {
     ).toBeLessThanOrEqual(0);
     await axeClean(page);
     await h.shot('device-ops-11-connectors-1280');
+    // The connector's own page for its settings: the edit dialog, with credentials to reissue.
+    await row.getByRole('button', { name: 'Edit New gateway' }).click();
+    const edit = page.getByTestId('connector-edit-dialog');
+    await edit.getByRole('button', { name: 'Issue new credentials' }).waitFor();
+    await axeClean(page);
   }, 60_000);
 });
 
