@@ -119,6 +119,26 @@ describe('virtual devices', () => {
     expect(heard.endDeviceId).toBeNull();
   });
 
+  it('search finds a device by part of its title, device_id, EUI or external id, ignoring case', async () => {
+    const pump = await create({
+      device_id: 'SRCH-Pump-7',
+      title: 'Lift station',
+      devEui: 'A84041000181F00D',
+      externalId: 'ERP-4711/b',
+    });
+    await create({ device_id: 'srch-other', title: 'Something else', externalId: 'ERP-0815' });
+    const found = async (text: string) =>
+      expectStatus<ListBody<Device>>(
+        await call('GET', `/xapi/v1/virtual-devices?searchItems=${encodeURIComponent(text)}`),
+        200,
+      ).data.map((d) => d.id);
+    expect(await found('pump-7')).toEqual([pump.id]);
+    expect(await found('181f00')).toEqual([pump.id]);
+    expect(await found('erp-4711')).toEqual([pump.id]);
+    expect(await found('LIFT STAT')).toEqual([pump.id]);
+    expect(await found('4711/c')).toEqual([]);
+  });
+
   it('lists with search, filters with NOT, sort and paging; parentId and lastSeen are in the list', async () => {
     const parent = await create({ device_id: 'f-parent', title: 'Filter Parent', tags: ['hall'] });
     await create({

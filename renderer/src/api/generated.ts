@@ -1893,6 +1893,7 @@ export interface ApiOperations {
         accountId: string;
         device_id: string;
         title: string;
+        active: boolean;
         description: string;
         connectorId: string | null;
         deviceDriverId: string | null;
@@ -3619,6 +3620,7 @@ export interface ApiOperations {
         accountId: string;
         device_id: string;
         title: string;
+        active: boolean;
         description: string;
         connectorId: string | null;
         deviceDriverId: string | null;
@@ -3659,6 +3661,7 @@ export interface ApiOperations {
       device_id: string;
       title: string;
       description?: string;
+      active?: boolean;
       connectorId?: string | null;
       deviceDriverId?: string | null;
       deviceTemplateId?: string | null;
@@ -3685,6 +3688,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -3806,6 +3810,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -3844,6 +3849,7 @@ export interface ApiOperations {
       device_id?: string;
       title?: string;
       description?: string;
+      active?: boolean;
       connectorId?: string | null;
       deviceDriverId?: string | null;
       deviceTemplateId?: string | null;
@@ -3870,6 +3876,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -3917,6 +3924,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;
@@ -4162,6 +4170,7 @@ export interface ApiOperations {
       accountId: string;
       device_id: string;
       title: string;
+      active: boolean;
       description: string;
       connectorId: string | null;
       deviceDriverId: string | null;

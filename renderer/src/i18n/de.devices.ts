@@ -116,7 +116,7 @@ export const deDevices: Messages['devices'] = {
     heading: 'Geräte',
     intro: 'Virtuelle Geräte stehen für Ihre echten Geräte: deren Pakete, Zustände und Gesundheit.',
     new: 'Neues Gerät',
-    searchPlaceholder: 'Nach Titel oder Geräte-ID suchen',
+    searchPlaceholder: 'Titel, Geräte-ID, EUI oder externe ID',
     connector: 'Konnektor',
     allConnectors: 'Alle Konnektoren',
     name: 'Titel',

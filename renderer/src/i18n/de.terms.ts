@@ -14,6 +14,7 @@ export const deTerms: Messages['terms'] = {
     Warning: 'Warnung',
   },
   packetStatus: {
+    'device-inactive': 'Gerät inaktiv',
     failed: 'fehlgeschlagen',
     'parse-error': 'Parserfehler',
     parsed: 'verarbeitet',

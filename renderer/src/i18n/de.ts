@@ -6,6 +6,7 @@ import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
 import { deDevices } from './de.devices';
+import { deDeviceOps } from './de.device-ops';
 import { deTwins } from './de.twins';
 import { deServerErrors } from './de.server-errors';
 import { deTerms } from './de.terms';
@@ -103,6 +104,7 @@ export const de: Messages = {
   },
   twins: deTwins,
   devices: deDevices,
+  deviceOps: deDeviceOps,
   admin: deAdmin,
   dashboards: deDashboards,
   drivers: deDrivers,

@@ -110,7 +110,7 @@ export const enDevices = {
     heading: 'Devices',
     intro: 'Virtual devices stand for your real devices: their packets, states and health.',
     new: 'New device',
-    searchPlaceholder: 'Search by title or device id',
+    searchPlaceholder: 'Title, device id, EUI or external id',
     connector: 'Connector',
     allConnectors: 'All connectors',
     name: 'Title',

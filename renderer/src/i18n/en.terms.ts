@@ -18,6 +18,7 @@ export const enTerms = {
     Warning: 'Warning',
   } as Record<string, string>,
   packetStatus: {
+    'device-inactive': 'device inactive',
     failed: 'failed',
     'parse-error': 'parse error',
     parsed: 'parsed',

@@ -5,6 +5,7 @@ import { enGateways } from './en.gateways';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enDevices } from './en.devices';
+import { enDeviceOps } from './en.device-ops';
 import { enTwins } from './en.twins';
 import { enServerErrors } from './en.server-errors';
 import { enTerms } from './en.terms';
@@ -100,6 +101,7 @@ export const en = {
   },
   twins: enTwins,
   devices: enDevices,
+  deviceOps: enDeviceOps,
   admin: enAdmin,
   dashboards: enDashboards,
   drivers: enDrivers,

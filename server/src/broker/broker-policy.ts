@@ -8,7 +8,8 @@ import { topicAcl } from './topic-acl.js';
 
 /**
  * The broker's hooks: who may connect, publish, subscribe and receive. Failure behaviour:
- * - CONNECT: unknown or inactive credentials → "bad user name or password"; a will outside the
+ * - CONNECT: unknown or inactive credentials → "bad user name or password" (a known username with
+ *   another password is written to that connector's log, rate-limited); a will outside the
  *   client's own up topics → "not authorized"; the credential store failing → "server unavailable".
  *   Client ids are per connector (Aedes knows a client as `{connectorId}/{clientId}`): the same id
  *   under another connector is another client and session, so no tenant can end, replace or resume
@@ -21,14 +22,22 @@ import { topicAcl } from './topic-acl.js';
  *   Refused (topic, over MAX_ARRAY_ITEMS, store busy or failed): MQTT 3.1.1 has no negative
  *   acknowledgement, so the connection is closed without PUBACK and the client resends after
  *   reconnecting; MQTT 5 gets a PUBACK with a reason code and keeps its connection.
+ * - A packet over the size limit closes the connection (broker.service.ts); the connector log says so.
  * - Nothing a client publishes is delivered to any client; clients receive only server downlinks on
  *   their own connector's topics.
  */
 
 /** What the broker needs from the connectors domain. */
 export interface BrokerConnectors {
-  /** An active `mqtt-broker` connector with these credentials (its account loaded), or null. */
-  authenticateBroker(username: string, password: string): Promise<BrokerConnector | null>;
+  /**
+   * An active `mqtt-broker` connector with these credentials (its account loaded), or null;
+   * `wrongPassword` hears of a known username with another password (for that connector's log).
+   */
+  authenticateBroker(
+    username: string,
+    password: string,
+    wrongPassword?: (connectorId: string) => void,
+  ): Promise<BrokerConnector | null>;
   log(
     connectorId: string,
     level: 'debug' | 'info' | 'warn' | 'error',
@@ -87,6 +96,8 @@ export function jsonArrayLength(payload: Buffer): number | null {
 
 export class BrokerPolicy {
   private readonly sessions = new WeakMap<Client, BrokerSession>();
+  /** Sessions by the client's connection (the stream, or the MQTT 5 bridge), for refusals below Aedes. */
+  private readonly byConnection = new WeakMap<object, BrokerSession>();
   private readonly live: LiveClients<Client>;
   private readonly wills = new WeakMap<Client, string | null>();
   private readonly logged = new Map<string, { at: number; suppressed: number }>();
@@ -141,9 +152,16 @@ export class BrokerPolicy {
     const clientId = client.id;
     if (!username || !password) return done(authError(4, 'bad user name or password'), false);
     const secret = password.toString('utf8');
+    const wrongPassword = (connectorId: string) =>
+      this.logRefusal(connectorId, 'BAD_CREDENTIALS', 'Connection refused: wrong password', {
+        clientId,
+        username,
+      });
     // A client that gave up while waiting for its turn needs no database query.
     this.authChecks
-      .run(async () => (client.closed ? null : this.deps.connectors.authenticateBroker(username, secret)))
+      .run(async () =>
+        client.closed ? null : this.deps.connectors.authenticateBroker(username, secret, wrongPassword),
+      )
       .then(
         (connector) => {
           if (!connector) return done(authError(4, 'bad user name or password'), false);
@@ -168,6 +186,7 @@ export class BrokerPolicy {
           client.conn.once('close', () => this.live.release(client));
           client.id = key;
           this.sessions.set(client, { connectorId: connector.id, clientId });
+          this.byConnection.set(client.conn, { connectorId: connector.id, clientId });
           done(null, true);
         },
         (error: unknown) => {
@@ -301,6 +320,22 @@ export class BrokerPolicy {
       return callback(null);
     }
     callback(Object.assign(new Error(refusal.message), { code: refusal.code }));
+  }
+
+  /**
+   * A packet over the size limit on `connection` (the connection is being closed): the connector's
+   * log says so when the client had logged in (a CONNECT too large belongs to no connector).
+   */
+  packetTooLarge(connection: object, limit: number): void {
+    const session = this.byConnection.get(connection);
+    if (!session) return;
+    this.deps.connectors.recordPackets?.(session.connectorId, 'failed');
+    this.logRefusal(
+      session.connectorId,
+      'PACKET_TOO_LARGE',
+      `Connection closed: a packet larger than ${limit} bytes`,
+      { clientId: session.clientId, limit },
+    );
   }
 
   /** Connector log, at most one entry per connector and code per LOG_WINDOW_MS (a flood must not become one). */

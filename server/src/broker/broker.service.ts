@@ -253,8 +253,12 @@ export class BrokerService implements Lifecycle {
   ) {
     const guard = new FrameSizeGuard(maxBytes);
     coalesceWrites(stream);
+    // What Aedes knows as the client's connection: the stream, or the MQTT 5 bridge around it.
+    let connection: object = stream;
     const tooLarge = () => {
+      if (stream.destroyed) return;
       this.refusedConnections.inc({ reason: 'packet-too-large' });
+      this.policy.packetTooLarge(connection, maxBytes);
       stream.destroy();
     };
     if (mqtt5) {
@@ -262,7 +266,9 @@ export class BrokerService implements Lifecycle {
       stream.prependListener('data', (chunk: Buffer) => {
         if (!guard.feed(chunk)) tooLarge();
       });
-      aedes.handle(new Mqtt5Bridge(stream, { maxPacketBytes: maxBytes }), request);
+      const bridge = new Mqtt5Bridge(stream, { maxPacketBytes: maxBytes });
+      connection = bridge;
+      aedes.handle(bridge, request);
       return;
     }
     aedes.handle(stream, request);

@@ -219,7 +219,11 @@ export class ConnectorService {
    * constant-time; an unknown user still hashes. While the database cannot be reached, a login
    * this node verified recently is honoured (BrokerLogins).
    */
-  async authenticateBroker(username: string, password: string): Promise<BrokerLogin | null> {
+  async authenticateBroker(
+    username: string,
+    password: string,
+    wrongPassword?: (connectorId: string) => void,
+  ): Promise<BrokerLogin | null> {
     const hash = sha256(password);
     // Plain SQL, not the ORM: it runs on every CONNECT, and entity hydration cost about three times
     // the rest of a CONNECT (a flood of them is CPU the other tenants' packets need).
@@ -240,6 +244,7 @@ export class ConnectorService {
     // Compared for an unknown user too, so timing does not tell known usernames apart.
     if (!safeEqual(hash, row?.hash ?? '0'.repeat(64)) || !row) {
       this.brokerLogins.refused(username);
+      if (row) wrongPassword?.(row.id);
       return null;
     }
     const login: BrokerLogin = { id: row.id, config: row.config, account: { path: row.path } };

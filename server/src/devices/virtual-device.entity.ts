@@ -24,6 +24,8 @@ export class VirtualDevice {
   /** The spec's `device_id`: the id the device uses on its connector (topic segment, payload field). */
   deviceId!: string;
   title!: string;
+  /** false: deactivated; its packets are stored in the history but not parsed, routed or counted as failed. */
+  active = true;
   description = '';
   tags: string[] = [];
   groups: string[] = [];
@@ -92,6 +94,7 @@ export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
     },
     deviceId: { type: 'string', length: 200 },
     title: { type: 'string', length: 200 },
+    active: { type: 'boolean', default: true },
     description: { type: 'text' },
     tags: { type: 'text[]' },
     groups: { type: 'text[]' },

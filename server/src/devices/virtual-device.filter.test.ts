@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../platform/errors.js';
-import { deviceFilterSql, parseDeviceFilter } from './virtual-device.filter.js';
+import { deviceFilterSql, deviceSearchSql, parseDeviceFilter } from './virtual-device.filter.js';
 
 describe('device filter syntax', () => {
   it('parses title, tag and key-value conditions with NOT', () => {
@@ -32,5 +32,12 @@ describe('device filter syntax', () => {
       { sql: '(d.key_value_data ->> ?) = ?', params: ["a'b", "x'; drop"] },
       { sql: 'd.title NOT ILIKE ?', params: ['%50\\%%'] },
     ]);
+  });
+
+  it('searches title, device_id, EUI and external id with one escaped pattern', () => {
+    expect(deviceSearchSql('d', '50%')).toEqual({
+      sql: 'd.title ILIKE ? OR d.device_id ILIKE ? OR d.dev_eui ILIKE ? OR d.external_id ILIKE ?',
+      params: Array(4).fill('%50\\%%'),
+    });
   });
 });

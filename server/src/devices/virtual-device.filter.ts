@@ -59,6 +59,19 @@ export function deviceFilterSql(
 }
 
 /**
+ * The list's free-text search (`searchItems`): a device matches when its title, `device_id`, EUI or
+ * external id contains the text, ignoring case, so whatever identifier an operator holds finds it.
+ */
+export function deviceSearchSql(alias: string, search: string): { sql: string; params: unknown[] } {
+  const columns = ['title', 'device_id', 'dev_eui', 'external_id'];
+  const pattern = likePattern(search);
+  return {
+    sql: columns.map((column) => `${alias}.${column} ILIKE ?`).join(' OR '),
+    params: columns.map(() => pattern),
+  };
+}
+
+/**
  * The same conditions on any table with `title` and `tags`; `kv.<key>` reads the JSON column
  * `keyValueColumn` (a fixed identifier chosen by the caller, never user input).
  */

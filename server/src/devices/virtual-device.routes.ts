@@ -70,6 +70,7 @@ export const virtualDeviceDto = (d: VirtualDevice) => ({
   lastSeen: d.lastSeen?.toISOString() ?? null,
   lifecycleState: d.lifecycleState,
   lifecycleReason: d.lifecycleReason,
+  active: d.active,
   createdAt: d.createdAt.toISOString(),
   updatedAt: d.updatedAt.toISOString(),
 });

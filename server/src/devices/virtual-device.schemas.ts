@@ -18,6 +18,12 @@ const HealthConfigBody = Type.Union([Type.Object({}, { additionalProperties: tru
 const fields = {
   title: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 5000 })),
+  active: Type.Optional(
+    Type.Boolean({
+      description:
+        'Default true. false: packets of the device are kept in its history (status `device-inactive`) but not parsed or routed.',
+    }),
+  ),
   connectorId: Type.Optional(NullableUuid),
   deviceDriverId: Type.Optional(NullableUuid),
   deviceTemplateId: Type.Optional(NullableUuid),
@@ -76,6 +82,7 @@ export const VirtualDeviceReply = Type.Object({
   accountId: Uuid,
   device_id: Type.String(),
   title: Type.String(),
+  active: Type.Boolean(),
   description: Type.String(),
   connectorId: NullableUuid,
   deviceDriverId: NullableUuid,
@@ -127,7 +134,8 @@ export const VirtualDeviceListQuery = Type.Object(
     // Kept (not stripped), so a misspelt filter[…] reaches parseDeviceFilter and is refused with 400.
     additionalProperties: true,
     patternProperties: { [FILTER_PARAM_PATTERN]: FilterValue },
-    description: 'Filters: `filter[title]`, `filter[tag]`, `filter[kv.<key>]`, each also as `…[not]`.',
+    description:
+      'Filters: `filter[title]`, `filter[tag]`, `filter[kv.<key>]`, each also as `…[not]`. `searchItems` matches title, `device_id`, `devEui` and `externalId` (case-insensitive, part of the text).',
   },
 );
 

@@ -18,7 +18,7 @@ import {
   applyIdentityRules,
   identityRulesOf,
 } from './device-references.js';
-import { deviceFilterSql, type DeviceCondition } from './virtual-device.filter.js';
+import { deviceFilterSql, deviceSearchSql, type DeviceCondition } from './virtual-device.filter.js';
 import { DELETING, reactivate } from './device-lifecycle.js';
 import { VirtualDevice, type ActivationMethod } from './virtual-device.entity.js';
 
@@ -46,6 +46,7 @@ export interface VirtualDeviceInput {
   device_id?: string;
   title?: string;
   description?: string;
+  active?: boolean;
   connectorId?: string | null;
   deviceDriverId?: string | null;
   deviceTemplateId?: string | null;
@@ -148,9 +149,8 @@ export class VirtualDeviceService {
     if (filter.deviceTemplateId) parts.push({ sql: 'd.template_id = ?', params: [filter.deviceTemplateId] });
     if (filter.deviceDriverId) parts.push({ sql: 'd.driver_id = ?', params: [filter.deviceDriverId] });
     if (filter.parentId) parts.push({ sql: 'd.parent_id = ?', params: [filter.parentId] });
-    const conditions = [...filter.conditions];
-    if (search) conditions.push({ field: 'title', not: false, value: search });
-    parts.push(...deviceFilterSql('d', conditions));
+    parts.push(...deviceFilterSql('d', filter.conditions));
+    if (search) parts.push(deviceSearchSql('d', search));
     return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), params: parts.flatMap((p) => p.params) };
   }
 
@@ -260,6 +260,7 @@ export class VirtualDeviceService {
     if (input.title !== undefined) device.title = input.title.trim();
     if (!device.title) throw errors.validation('title is required', [{ path: '/title' }]);
     if (input.description !== undefined) device.description = input.description;
+    if (input.active !== undefined) device.active = input.active;
     if (input.tags !== undefined) device.tags = [...new Set(input.tags)];
     if (input.keyValueData !== undefined) device.keyValueData = input.keyValueData;
     for (const field of ['externalId', 'referenceId', 'targetReferenceId', 'endDeviceId'] as const) {

@@ -27,7 +27,7 @@ export class ConnectorNotices {
     const notices: ConnectorNotice[] = [];
     const now = this.now();
     for (const o of outcomes) {
-      if (o.status !== 'parsed') {
+      if (o.status !== 'parsed' && o.status !== 'device-inactive') {
         const notice = this.note(o, o.status, now, describe(o));
         if (notice) notices.push(notice);
       }

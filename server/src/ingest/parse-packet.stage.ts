@@ -21,7 +21,7 @@ import type { StoredPacket } from './packet-store.js';
  * payload for the driver: it sets only its `_meta.*` states (no `_raw`, no parse).
  */
 
-export type PacketStatus = 'parsed' | 'unknown-device' | 'parse-error' | 'failed';
+export type PacketStatus = 'parsed' | 'unknown-device' | 'device-inactive' | 'parse-error' | 'failed';
 
 /** One set of new state values of one device: what device_states and live consoles receive. */
 export interface StateUpdate {
@@ -86,6 +86,9 @@ async function parseOne(
   scriptLog?: ScriptLog,
 ): Promise<PacketOutcome> {
   if (!device) return { packet, device, status: 'unknown-device', error: null, warnings: [], updates: [] };
+  // Deactivated on purpose: kept in the history, nothing else (no states, no notice, not failed).
+  if (device.inactive)
+    return { packet, device, status: 'device-inactive', error: null, warnings: [], updates: [] };
   const update = (states: Record<string, unknown>): StateUpdate => ({
     deviceId: device.id,
     accountId: device.accountId,

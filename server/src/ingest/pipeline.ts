@@ -257,7 +257,8 @@ export class IngestPipeline implements Lifecycle {
     const unseen: StateUpdate[] = [];
     for (const o of committed) {
       this.processed.inc({ status: o.status });
-      if (o.status !== 'parsed') this.connectors.record(o.packet.connectorId, 'failed');
+      if (o.status !== 'parsed' && o.status !== 'device-inactive')
+        this.connectors.record(o.packet.connectorId, 'failed');
       this.latency.observe(Math.max(0, now - o.packet.receivedAt.getTime()) / 1000);
       for (const u of o.updates) updates.push(u);
       // A packet the split marked `failed` has no updates left; anything else not yet shown is now.

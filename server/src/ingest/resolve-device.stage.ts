@@ -17,6 +17,8 @@ export interface DeviceRef {
   permissionScopeId: string | null;
   /** Dynamic data routing: the twin with this referenceId (same account) receives its states. */
   referenceId: string | null;
+  /** Deactivated: its packets are stored but not processed (`device-inactive`). */
+  inactive?: true;
   driver: DriverRef | null;
   /** The device's keyValueData, for a driver's codec (`input.variables`); absent without a driver or data. */
   variables?: Record<string, unknown>;
@@ -48,10 +50,11 @@ interface DeviceRow {
   target_variables: DriverRef['targetVariables'] | null;
   key_value_data: Record<string, unknown> | null;
   skip_fcnt: boolean;
+  active: boolean;
 }
 
 // keyValueData only for devices with a driver (the codec's `variables`): cached devices stay small.
-const DEVICE_COLUMNS = `v.id, v.account_id, v.permission_scope_id, v.reference_id,
+const DEVICE_COLUMNS = `v.id, v.account_id, v.permission_scope_id, v.reference_id, v.active,
          d.id AS driver_id, d.parser, d.updated_at AS driver_updated_at, d.target_variables,
          CASE WHEN d.id IS NOT NULL AND v.key_value_data <> '{}'::jsonb THEN v.key_value_data END AS key_value_data,
          (v.skip_frame_counter_check OR COALESCE(c.config->'skipFrameCounterCheck' = 'true'::jsonb, false)) AS skip_fcnt`;
@@ -283,5 +286,6 @@ function toRef(row: DeviceRow): DeviceRef {
   };
   if (row.key_value_data) ref.variables = row.key_value_data;
   if (row.skip_fcnt) ref.skipFrameCounterCheck = true;
+  if (!row.active) ref.inactive = true;
   return ref;
 }

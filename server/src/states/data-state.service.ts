@@ -3,6 +3,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { canReach } from '../accounts/account.service.js';
+import { deviceStateQueries, type CurrentDeviceValue } from '../devices/device-state.queries.js';
 import type { VirtualDevice } from '../devices/virtual-device.entity.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
@@ -14,7 +15,7 @@ import { checkSourceReferences, connectorFedStates, statesAggregating } from './
 import { parseStateSource } from './state-source.schemas.js';
 import { computedBy, sourceDescriptor } from './sources/index.js';
 import type { StateSource } from './state-source.js';
-import type { StateValueSetter } from './state-value-setter.js';
+import type { SetValueOptions, StateValueSetter } from './state-value-setter.js';
 // The engine's rule, so a value set here and one computed there get the same warning.
 import { aggregateOf } from './engine/aggregate.js';
 import { valueWarning } from './engine/state-values.js';
@@ -102,8 +103,12 @@ export class DataStateService {
     if (input.valueType === undefined && valueType) input = { ...input, valueType };
     await this.apply(principal, state, input);
     const initial = this.initialValue(state, input) ?? (await this.aggregateStart(state));
+    const fromDevice = initial === undefined ? await this.deviceStart(state) : undefined;
     await this.save(state, () => this.em().persist(state));
     this.values.definitionsChanged(twin.id);
+    // A packet routed to the new state meanwhile is newer: the start value then yields to it.
+    if (fromDevice)
+      return this.setValue(state, fromDevice.value, fromDevice.timestamp, { unlessNewer: true });
     return initial === undefined ? state : this.setValue(state, initial);
   }
 
@@ -230,6 +235,23 @@ export class DataStateService {
     return value ?? undefined;
   }
 
+  /**
+   * A state fed by devices starts from the device's current value: the engine routes only new
+   * packets, and a quiet device would otherwise leave the new state empty until it sends again.
+   * The value keeps the device state's timestamp (when it was measured, not when the state was made).
+   */
+  private async deviceStart(state: DataState): Promise<CurrentDeviceValue | undefined> {
+    const source = state.source;
+    const routing = source ? sourceDescriptor(source.type)?.routing : undefined;
+    if (!source || !routing) return undefined;
+    const { stateKey, deviceId } = source as { stateKey: string; deviceId?: string };
+    if (routing === 'device' && deviceId) return deviceStateQueries.ofDevice(this.em(), deviceId, stateKey);
+    if (routing === 'reference' && state.twin.referenceId) {
+      return deviceStateQueries.ofReference(this.em(), state.account.id, state.twin.referenceId, stateKey);
+    }
+    return undefined;
+  }
+
   private initialValue(state: DataState, input: DataStateInput): unknown {
     if (input.value !== undefined && input.value !== null) {
       if (!settable(state.source)) throw computed(state.source!);
@@ -250,8 +272,13 @@ export class DataStateService {
     throw computed(state.source!);
   }
 
-  private async setValue(state: DataState, value: unknown): Promise<DataState> {
-    await this.values.setValue(state.id, value, this.clock());
+  private async setValue(
+    state: DataState,
+    value: unknown,
+    at = this.clock(),
+    options?: SetValueOptions,
+  ): Promise<DataState> {
+    await this.values.setValue(state.id, value, at, options);
     const fresh = await this.em().findOneOrFail(
       DataState,
       { id: state.id },

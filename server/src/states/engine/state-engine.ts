@@ -6,7 +6,7 @@ import type { Lifecycle } from '../../platform/lifecycle.js';
 import { pgPoolUsage, trackPool, type PoolUsage } from '../../platform/db/pool-metrics.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { PointClient, PointSink } from '../../timeseries/timeseries.types.js';
-import type { StateValueSetter } from '../state-value-setter.js';
+import type { SetValueOptions, StateValueSetter } from '../state-value-setter.js';
 import { RoutingIndex } from './routing-index.js';
 import {
   loadDefinitions,
@@ -167,7 +167,12 @@ export class StateEngine implements StateValueSetter, Lifecycle {
   };
 
   /** StateValueSetter: the caller has authorized the write. */
-  async setValue(stateId: string, value: unknown, time: Date): Promise<{ changed: boolean }> {
+  async setValue(
+    stateId: string,
+    value: unknown,
+    time: Date,
+    options: SetValueOptions = {},
+  ): Promise<{ changed: boolean }> {
     let index = await this.routing();
     if (!index.byId.has(stateId)) {
       // Created a moment ago (maybe on another node): look once more before refusing.
@@ -175,9 +180,13 @@ export class StateEngine implements StateValueSetter, Lifecycle {
       index = await this.routing();
       if (!index.byId.has(stateId)) throw errors.notFound('State', stateId);
     }
-    const work = await this.transaction(index, [{ stateId, kind: 'set', value, time }], (w) => {
-      if (!w.has(stateId)) throw errors.notFound('State', stateId);
-    });
+    const work = await this.transaction(
+      index,
+      [{ stateId, kind: 'set', value, time, unlessNewer: options.unlessNewer }],
+      (w) => {
+        if (!w.has(stateId)) throw errors.notFound('State', stateId);
+      },
+    );
     return { changed: work.changes.some((c) => c.stateId === stateId) };
   }
 

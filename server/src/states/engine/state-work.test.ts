@@ -174,6 +174,19 @@ describe('state work', () => {
     expect(w.rows.get(diff.id)!.engine.recent).toEqual([130, 125]);
   });
 
+  it('a start value (unlessNewer) yields to a value of its time or later, and fills an empty state', () => {
+    const a = def('a', { type: 'dynamic-routing', stateKey: 'a' });
+    const w = world([a]);
+    const work = w.work();
+    const start = (value: number, iso: string) =>
+      work.apply({ stateId: a.id, kind: 'set', value, time: t(iso), unlessNewer: true });
+    expect(start(1, '2026-05-01T10:00:00Z')).toBe(true);
+    work.apply({ stateId: a.id, kind: 'set', value: 2, time: t('2026-05-01T10:00:05Z') });
+    expect(start(3, '2026-05-01T10:00:04Z')).toBe(false);
+    expect(start(3, '2026-05-01T10:00:05Z')).toBe(false);
+    expect(w.rows.get(a.id)!.value).toBe(2);
+  });
+
   it('mean, min, max and count over current values', () => {
     const [a, b, c] = [def('a', null), def('b', null), def('c', null)];
     const ops = (['mean', 'min', 'max', 'count'] as const).map((operation) =>

@@ -39,6 +39,8 @@ export interface StateEvent {
   value?: unknown;
   time: Date;
   seq?: PacketSeq;
+  /** `set` only: skipped when the state already holds a value of `time` or later. */
+  unlessNewer?: boolean;
 }
 
 /** A value change of a twin state, as listeners receive it (after the commit). */
@@ -117,6 +119,7 @@ export class StateWork {
       fired.set(def.id, event.value ?? null);
       return this.setValue(def, row, event.value ?? null, event.time);
     }
+    if (event.unlessNewer && row.timestamp && row.timestamp >= event.time) return false;
     const changed =
       event.kind === 'set'
         ? this.setValue(def, row, event.value ?? null, event.time)
