@@ -171,7 +171,7 @@ export function createServices(ctx: AppContext) {
   // After the packet store and connector telemetry: stopped before them, so its last batch still lands.
   const driverParsing = new DriverParsing();
   // Twin states follow device states in the ingest batch's transaction (ADR 0100), and so do their
-  // points: `ts_points` rows, and outbox rows for external targets (ADR 0110).
+  // points: `ts_points` rows, and outbox rows for external targets (ADR 0111).
   const points = pointRouting(ctx.config.timeseriesTargets);
   const stateEngine = new StateEngine({
     databaseUrl: String(ctx.orm.config.get('clientUrl')),

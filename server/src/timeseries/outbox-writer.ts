@@ -34,7 +34,7 @@ const CLEANUP_CHUNK = 5000;
  * caught up. Every node runs the cleanup (idempotent deletes); all nodes must list the same targets.
  * With no external target the outbox receives nothing, and whatever is left in it goes.
  *
- * Before points went into `ts_points` in the state transaction (ADR 0110), the postgres target had
+ * Before points went into `ts_points` in the state transaction (ADR 0111), the postgres target had
  * an outbox cursor too; `start` first moves what it had not received yet into `ts_points`, once.
  */
 export class OutboxWriter implements Lifecycle {

@@ -2,7 +2,7 @@ import { OutboxSink } from './outbox.js';
 import { copyPoints } from './targets/points-copy.js';
 import type { PointClient, PointSink, TimeSeriesPoint } from './timeseries.types.js';
 
-/** Where points go from the transaction that changed their states (ADR 0110). */
+/** Where points go from the transaction that changed their states (ADR 0111). */
 export interface PointRouting {
   /** A `postgres` target is configured: points go into `ts_points` in that transaction. */
   postgres: boolean;

@@ -24,7 +24,7 @@ const DEFAULT_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000, 10_000];
 
 /**
  * Delivers the outbox to one external target (the server's own PostgreSQL gets its points in the
- * transaction that made them, ADR 0110), in outbox order, batch after batch:
+ * transaction that made them, ADR 0111), in outbox order, batch after batch:
  * - write, then advance the cursor — at least once; a crash in between rewrites the batch, which
  *   the target overwrites (same series and time).
  * - a failing target: the same batch is retried with backoff; its backlog stays in the outbox

@@ -93,7 +93,7 @@ export class TimeSeriesStore implements TimeSeriesReads {
         WHERE EXISTS (SELECT 1 FROM ts_outbox o
                        WHERE o.id > coalesce(c.outbox_id, 0)
                          AND o.created_at < now() - make_interval(secs => $2::float8 / 1000))`,
-      // The postgres target gets its points in the state transaction: never behind (ADR 0110).
+      // The postgres target gets its points in the state transaction: never behind (ADR 0111).
       [this.targets.filter((t) => t.kind !== 'postgres').map((t) => t.name), this.maxLagMs],
     );
     this.lagging = { names: new Set(rows.map((r) => r.name)), at: this.now() };

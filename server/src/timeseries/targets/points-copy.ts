@@ -5,7 +5,7 @@ import type { PointClient, TimeSeriesPoint } from '../timeseries.types.js';
 
 /**
  * Points into `ts_points` with `COPY … FROM STDIN (FORMAT binary)` on a client inside the caller's
- * transaction: the hot path of the state engine (ADR 0110). Against the `unnest` INSERT of the same
+ * transaction: the hot path of the state engine (ADR 0111). Against the `unnest` INSERT of the same
  * rows PostgreSQL spent 9–10 µs per row instead of 16–17 (bench:fleet, pg_stat_statements), and the
  * server builds one buffer instead of four escaped array literals.
  *

@@ -11,7 +11,7 @@ export interface Queryable {
  * The default target: `ts_points` in the server's own PostgreSQL, range-partitioned by month
  * (partitions.ts), indexed on (state_id, time). Inserts are `unnest` arrays through a prepared
  * statement (ARCHITECTURE.md section 8: the fastest simple path for streaming batches). Points reach
- * it inside the transaction that changed their states (timeseries/point-sink.ts, ADR 0110), so every
+ * it inside the transaction that changed their states (timeseries/point-sink.ts, ADR 0111), so every
  * point lands exactly once and never through the outbox; `write` exists for the interface and tools.
  */
 export class PostgresTarget implements TimeSeriesTarget {
