@@ -4,7 +4,7 @@ import type pg from 'pg';
  * The time-series contract (ARCHITECTURE.md section 5). Every state value change becomes a point,
  * stored in the transaction that changed the state: as a `ts_points` row for the server's own
  * PostgreSQL, and in a durable outbox (`ts_outbox`) for external targets, each with its own cursor,
- * so a target that is down catches up when it returns and none loses a point (ADR 0101, 0110).
+ * so a target that is down catches up when it returns and none loses a point (ADR 0101, 0111).
  */
 
 /** One value of one data state at one time. Booleans are stored as 1/0, strings in `text`. */
