@@ -4,6 +4,7 @@ import { enFlows } from './en.flows';
 import { enGateways } from './en.gateways';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
+import { enPublicDashboards } from './en.public-dashboards';
 import { enDevices } from './en.devices';
 import { enTwins } from './en.twins';
 
@@ -100,6 +101,7 @@ export const en = {
   devices: enDevices,
   admin: enAdmin,
   dashboards: enDashboards,
+  publicDashboards: enPublicDashboards,
   drivers: enDrivers,
   rules: enRules,
   flows: enFlows,
