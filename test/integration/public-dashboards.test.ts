@@ -224,6 +224,9 @@ describe('public dashboards', () => {
     const limited = await anonymous(ids.board!, ids.key, '10.9.8.7');
     expect(errorCode(limited)).toBe('API_LIMIT_REACHED');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // The budget is the address's for this dashboard: another spelling of the key or another key buys none.
+    for (const key of [` ${ids.key} `, 'swd_guessed'])
+      expect((await anonymous(ids.board!, key, '10.9.8.7')).statusCode).toBe(429);
     expect((await anonymous(ids.board!, ids.key, '10.9.8.8')).statusCode).toBe(200);
   });
 
