@@ -278,6 +278,31 @@ describe('public dashboards', () => {
     ids.key = rotated.key;
   });
 
+  it('serves the history of the states it shows, and of no other', async () => {
+    const history = (stateId: string) =>
+      t.app.inject({
+        url: `/hub/api/v1/public-dashboards/${ids.board}/history?stateId=${stateId}&range=1h`,
+        headers: apiKey(ids.key!),
+        remoteAddress: `10.0.1.${++addresses}`,
+      });
+    // Points written as the time-series writer would, for a shown and a hidden state.
+    const connection = t.orm.em.fork().getConnection();
+    for (const stateId of [ids.pressure, ids.secret])
+      await connection.execute(
+        "INSERT INTO ts_points (state_id, time, value) VALUES (?, now() - interval '1 minute', 4.5), (?, now() - interval '2 hours', 3)",
+        [stateId, stateId],
+      );
+    const { points } = expectStatus<{ points: { time: string; value: number }[] }>(
+      await history(ids.pressure!),
+      200,
+    );
+    // Only the last hour.
+    expect(points.map((p) => p.value)).toEqual([4.5]);
+    expect(Date.now() - Date.parse(points[0]!.time)).toBeLessThan(3_600_000);
+    for (const hidden of [ids.secret!, ids.otherPressure!])
+      expect(errorCode(await history(hidden))).toBe('NOT_FOUND');
+  });
+
   it('stops working at once when revoked, and every change is in the audit log', async () => {
     const client = await publicSocket(ids.board!, ids.key!);
     expectStatus(await admin('DELETE', `/xapi/v1/dashboards/${ids.board}/public-key`), 204);

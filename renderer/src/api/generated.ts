@@ -217,6 +217,13 @@ export interface ApiOperations {
       >;
     };
   };
+  /** A published state's history for the dashboard's line charts (means per bucket from 7 days) */
+  'GET /hub/api/v1/public-dashboards/{id}/history': {
+    path: { id: string };
+    query: { stateId: string; range?: '1h' | '6h' | '24h' | '7d' | '30d' };
+    body: never;
+    reply: { points: { time: string; value: number | null }[] };
+  };
   /** A published dashboard's live state changes over WebSocket (docs/live.md) */
   'GET /hub/api/v1/public-dashboards/{id}/live': {
     path: { id: string };

@@ -2,12 +2,14 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import type { Services } from '../services.js';
-import { AppError } from '../platform/errors.js';
+import { isUuid } from '../platform/crypto/ids.js';
+import { AppError, errors } from '../platform/errors.js';
 import { clientAddress } from '../platform/http/client-address.js';
-import { ErrorBody, errorResponses, IdParams } from '../platform/http/schemas.js';
+import { ErrorBody, errorResponses, IdParams, Timestamp, Uuid } from '../platform/http/schemas.js';
 import type { LiveGrant } from '../live/live.grant.js';
 import type { OpenedShare } from './dashboard-share.service.js';
 import { publicDashboardGrant } from './public-dashboard.live.js';
+import { publicHistory, type HistoryRange } from './public-dashboard.history.js';
 import { IssuedPublicKey, PublicDashboardReply, PublicKeyStatus } from './public-dashboard.schemas.js';
 import { publicDashboard } from './public-dashboard.view.js';
 
@@ -28,7 +30,7 @@ export const publicViewUrl = (publicUrl: string, dashboardId: string, key: strin
 export async function publicDashboardRoutes(
   app: App,
   ctx: AppContext,
-  { dashboardShares: shares, live }: Services,
+  { dashboardShares: shares, live, timeseriesQuery }: Services,
 ): Promise<void> {
   app.get(
     '/xapi/v1/dashboards/:id/public-key',
@@ -102,6 +104,8 @@ export async function publicDashboardRoutes(
       const id = (request.params as { id?: string }).id ?? '';
       pending = (async () => {
         ctx.credentialFailures.assertAllowed(address);
+        // Checked before the schema's validation (401 before 400, as on every route): a malformed id opens nothing.
+        if (!isUuid(id)) throw errors.invalidToken('Invalid or revoked dashboard key');
         try {
           return await shares.open(id, keyOf(request));
         } catch (error) {
@@ -126,12 +130,15 @@ export async function publicDashboardRoutes(
     },
   };
   const security = [{ apiKey: [] }];
+  // After the rate limiter (an onRequest hook), before validation: a wrong key is 401 whatever else is wrong.
+  const checkKey = async (request: FastifyRequest) => void (await open(request));
   const grants = new WeakMap<FastifyRequest, LiveGrant>();
 
   app.get(
     '/hub/api/v1/public-dashboards/:id',
     {
       config,
+      preValidation: checkKey,
       schema: {
         tags: ['hub'],
         summary: 'A published dashboard without login: its widgets, their twins and states, its maps',
@@ -147,10 +154,57 @@ export async function publicDashboardRoutes(
     },
   );
 
+  app.get(
+    '/hub/api/v1/public-dashboards/:id/history',
+    {
+      config,
+      preValidation: checkKey,
+      schema: {
+        tags: ['hub'],
+        summary: "A published state's history for the dashboard's line charts (means per bucket from 7 days)",
+        security,
+        params: IdParams,
+        querystring: Type.Object(
+          {
+            stateId: Uuid,
+            range: Type.Optional(
+              Type.Union(
+                [
+                  Type.Literal('1h'),
+                  Type.Literal('6h'),
+                  Type.Literal('24h'),
+                  Type.Literal('7d'),
+                  Type.Literal('30d'),
+                ] satisfies { const: HistoryRange }[],
+                { default: '24h' },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            points: Type.Array(
+              Type.Object({ time: Timestamp, value: Type.Union([Type.Number(), Type.Null()]) }),
+              { description: 'Oldest first' },
+            ),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { dashboard } = await open(request);
+      const { stateId, range = '24h' } = request.query;
+      return { points: await publicHistory(ctx.em(), timeseriesQuery, dashboard, stateId, range) };
+    },
+  );
+
   app.route({
     method: 'GET',
     url: '/hub/api/v1/public-dashboards/:id/live',
     config,
+    preValidation: checkKey,
     // The grant is made before the upgrade, so the viewer's first subscribe finds the socket attached.
     preHandler: async (request) => {
       grants.set(request, await publicDashboardGrant(ctx.em, shares, await open(request)));

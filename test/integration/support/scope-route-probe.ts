@@ -142,6 +142,10 @@ export const EXPECT: Record<string, { status: number | 'skip'; why: string }> = 
     why: 'a public view is unrestricted: a restricted user cannot publish one',
   },
   'GET /hub/api/v1/public-dashboards/:id': { status: 401, why: 'the dashboard’s key only, never a user' },
+  'GET /hub/api/v1/public-dashboards/:id/history': {
+    status: 401,
+    why: 'the dashboard’s key only, never a user',
+  },
   'GET /hub/api/v1/public-dashboards/:id/live': {
     status: 401,
     why: 'the dashboard’s key only, never a user',

@@ -87,6 +87,14 @@ export function publicSource(
   return {
     fetch,
     live: new LiveTwins(publicDashboardLive(dashboardId, key)),
+    async history(state, range) {
+      const reply = await api.call('GET /hub/api/v1/public-dashboards/{id}/history', {
+        path: { id: dashboardId },
+        query: { stateId: state.id, range: range === '90d' ? '30d' : range },
+        apiKey: key,
+      });
+      return reply.points.map((point) => [point.time, point.value]);
+    },
     async read(twinIds) {
       const view = await fetch();
       const byId = new Map(view.twins.map((twin) => [twin.id, twin]));
