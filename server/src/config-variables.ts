@@ -27,6 +27,7 @@ import { METRICS_VARIABLES } from './config-variables.metrics.js';
 import { BACKUP_VARIABLES } from './config-variables.backup.js';
 import { LOGGING_VARIABLES } from './config-variables.logging.js';
 import { WEBHOOK_VARIABLES } from './config-variables.webhooks.js';
+import { DASHBOARD_VARIABLES } from './config-variables.dashboards.js';
 import { GATEWAY_VARIABLES } from './config-variables.gateways.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
@@ -157,6 +158,7 @@ export const ENV_VARIABLES = [
     parse: integer(100, 86_400_000),
   }),
   ...WEBHOOK_VARIABLES,
+  ...DASHBOARD_VARIABLES,
   variable({
     name: 'STELLWERK_AUTH_FAILURES_PER_ADDRESS',
     key: 'authFailuresPerAddress',

@@ -66,6 +66,8 @@ export interface Config {
   rateLimitWindowMs: number;
   /** Requests per minute and incoming-webhook connector (config-variables.webhooks.ts). */
   webhookRateLimit: number;
+  /** Requests per minute, client address and public dashboard (config-variables.dashboards.ts). */
+  publicDashboardRateLimit: number;
   authFailuresPerAddress: number;
   ingestMaxPending: number;
   spoolDir: string;

@@ -22,6 +22,7 @@ import { JobAttachmentSchema } from './jobs/job-attachment.entity.js';
 import { JobSchema } from './jobs/job.entity.js';
 import { DeviceTemplateSchema } from './templates/device-template.entity.js';
 import { DashboardSchema } from './dashboards/dashboard.entity.js';
+import { DashboardShareSchema } from './dashboards/dashboard-share.entity.js';
 import { DataStateSchema } from './states/data-state.entity.js';
 import { DigitalTwinSchema } from './twins/digital-twin.entity.js';
 import { AlarmLogSchema } from './alarms/alarm-log.entity.js';
@@ -50,6 +51,7 @@ export const ENTITIES = [
   DigitalTwinSchema,
   DataStateSchema,
   DashboardSchema,
+  DashboardShareSchema,
   AlarmLogSchema,
   SmartGroupSchema,
   AlarmReportSchema,

@@ -24,6 +24,7 @@ import { downlinkRoutes } from './downlinks/downlink.routes.js';
 import { activeDevicesRoutes } from './devices/active-devices.routes.js';
 import { deviceHealthRoutes } from './devices/health/device-health.routes.js';
 import { dashboardRoutes } from './dashboards/dashboard.routes.js';
+import { publicDashboardRoutes } from './dashboards/public-dashboard.routes.js';
 import { digitalTwinRoutes } from './twins/digital-twin.routes.js';
 import { dataStateRoutes } from './states/data-state.routes.js';
 import { timeseriesQueryRoutes } from './timeseries/query/query.routes.js';
@@ -62,6 +63,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await activeDevicesRoutes(app, ctx, services);
   await deviceHealthRoutes(app, ctx, services);
   await dashboardRoutes(app, ctx, services);
+  await publicDashboardRoutes(app, ctx, services);
   await digitalTwinRoutes(app, ctx, services);
   await dataStateRoutes(app, ctx, services);
   await timeseriesQueryRoutes(app, ctx, services);

@@ -47,6 +47,7 @@ import { deviceImportJob } from './devices/device-import.js';
 import { createTimeSeries } from './timeseries/timeseries.module.js';
 import { ActiveDevicesService } from './devices/active-devices.service.js';
 import { DashboardService } from './dashboards/dashboard.service.js';
+import { DashboardShareService } from './dashboards/dashboard-share.service.js';
 import { DigitalTwinService } from './twins/digital-twin.service.js';
 import { NominatimGeocoder } from './twins/geocoder.js';
 import { TwinStatisticsService } from './twins/twin-statistics.service.js';
@@ -252,6 +253,13 @@ export function createServices(ctx: AppContext) {
   const drivers = new DeviceDriverService(ctx.em, accounts, driverParsing);
   const activeDevices = new ActiveDevicesService(ctx.em, accounts, ctx.clock);
   const dashboards = new DashboardService(ctx.em, accounts);
+  // A rotated or revoked key closes the public views open with it at once.
+  const dashboardShares = new DashboardShareService(
+    ctx.em,
+    dashboards,
+    audit,
+    () => void live.visibilityChanged(),
+  );
   const geocoder = ctx.config.geocoderUrl ? new NominatimGeocoder(ctx.config.geocoderUrl) : null;
   const digitalTwins = new DigitalTwinService(ctx.em, accounts, dashboards, geocoder);
   const twinStatistics = new TwinStatisticsService(ctx.em, accounts);
@@ -335,6 +343,7 @@ export function createServices(ctx: AppContext) {
     virtualDeviceData,
     activeDevices,
     dashboards,
+    dashboardShares,
     digitalTwins,
     twinStatistics,
     dataStates,

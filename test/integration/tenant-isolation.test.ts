@@ -7,6 +7,7 @@ import {
   escalationViolations,
   inheritedObjectLeaks,
 } from './support/identity-probes.js';
+import { isPublicDashboardRoute, publicDashboardKeyViolations } from './support/public-dashboard-probe.js';
 import { sampleValue, type JsonSchema } from './support/schema-sample.js';
 import { buildTenancyWorld, RELATIONS, type Relation, type TenancyWorld } from './support/tenancy-world.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
@@ -305,7 +306,8 @@ afterAll(() => t?.close());
 
 describe('tenant isolation (generated from the route table)', () => {
   it('covers every authenticated route and knows every resource kind they name', () => {
-    const routes = t.ctx.routes.filter((r) => r.config.auth !== 'public');
+    // Public-dashboard routes take a dashboard's key, not an account's: probed below.
+    const routes = t.ctx.routes.filter((r) => r.config.auth !== 'public' && !isPublicDashboardRoute(r));
     expect(routes.length).toBeGreaterThan(5);
     const missing = routes
       .filter((r) => r.url.includes(':id'))
@@ -320,7 +322,7 @@ describe('tenant isolation (generated from the route table)', () => {
       const headers = world.credentials[credential];
       const above = [world.accounts.parent, t.rootAccountId];
       for (const route of t.ctx.routes.filter(
-        (r) => r.config.auth !== 'public' && !SELF_ENDING.has(key(r)),
+        (r) => r.config.auth !== 'public' && !SELF_ENDING.has(key(r)) && !isPublicDashboardRoute(r),
       )) {
         const userOnly = route.config.auth === 'user' || route.config.auth === 'enrolment';
         // The hub API takes only API keys; a bearer token is refused (401) before tenancy matters.
@@ -369,6 +371,10 @@ describe('tenant isolation (generated from the route table)', () => {
       expect(violations).toEqual([]);
     }, 300_000);
   }
+
+  it('opens each public-dashboard route with a dashboard’s key for that dashboard only', async () => {
+    expect(await publicDashboardKeyViolations(t, world)).toEqual([]);
+  }, 60_000);
 
   it('refuses a lesser principal on every route that grants permissions or sets the identity provider', async () => {
     expect(await escalationViolations(t, world)).toEqual([]);

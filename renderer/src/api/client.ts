@@ -20,6 +20,8 @@ export type CallArgs<K extends OperationKey> = Part<PathParams<K>, 'path'> &
   Part<Body<K>, 'body'> & {
     /** A bearer token instead of the cookie (the setup token of a mandatory 2FA enrolment). */
     bearer?: string;
+    /** A public dashboard's key, sent as `x-api-key`. */
+    apiKey?: string;
     /** Sends a text body as it is with this type (a CSV file as `text/csv`) instead of as JSON. */
     contentType?: string;
   };
@@ -41,11 +43,12 @@ export class ApiClient {
   constructor(private readonly baseUrl = '') {}
 
   async call<K extends OperationKey>(operation: K, ...[args]: ArgsTuple<K>): Promise<Reply<K>> {
-    const { path, query, body, bearer, contentType } = (args ?? {}) as {
+    const { path, query, body, bearer, apiKey, contentType } = (args ?? {}) as {
       path?: Record<string, string | number>;
       query?: Record<string, unknown>;
       body?: unknown;
       bearer?: string;
+      apiKey?: string;
       contentType?: string;
     };
     const raw = contentType !== undefined && typeof body === 'string';
@@ -57,6 +60,7 @@ export class ApiClient {
     };
     if (body !== undefined) headers['content-type'] = raw ? contentType : 'application/json';
     if (bearer) headers.authorization = `Bearer ${bearer}`;
+    if (apiKey) headers['x-api-key'] = apiKey;
 
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);

@@ -189,6 +189,49 @@ export interface ApiOperations {
     body: Record<string, unknown> | unknown[];
     reply: { accepted: number };
   };
+  /** A published dashboard without login: its widgets, their twins and states, its maps */
+  'GET /hub/api/v1/public-dashboards/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      title: string;
+      description: string;
+      layout: { version: 1; widgets: Record<string, unknown>[] };
+      twins: { id: string; title: string; latitude: number | null; longitude: number | null }[];
+      states: {
+        id: string;
+        twinId: string;
+        key: string;
+        title: string;
+        valueType: string;
+        unit: string | null;
+        value: unknown;
+        timestamp: string | null;
+        warning: string | null;
+        meta: { visual?: unknown };
+      }[];
+      maps: Record<
+        string,
+        { id: string; title: string; latitude: number | null; longitude: number | null }[]
+      >;
+    };
+  };
+  /** A published state's history for the dashboard's line charts (means per bucket from 7 days) */
+  'GET /hub/api/v1/public-dashboards/{id}/history': {
+    path: { id: string };
+    query: { stateId: string; range?: '1h' | '6h' | '24h' | '7d' | '30d' };
+    body: never;
+    reply: { points: { time: string; value: number | null }[] };
+  };
+  /** A published dashboard's live state changes over WebSocket (docs/live.md) */
+  'GET /hub/api/v1/public-dashboards/{id}/live': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: unknown;
+  };
   /** List the accounts the caller may reach (own and sub-accounts) */
   'GET /xapi/v1/accounts': {
     path: never;
@@ -1548,6 +1591,27 @@ export interface ApiOperations {
   };
   /** Delete a dashboard; twins showing it keep no dashboard */
   'DELETE /xapi/v1/dashboards/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Whether the dashboard is published, and which key is out there (its first characters) */
+  'GET /xapi/v1/dashboards/{id}/public-key': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: { published: boolean; keyPrefix: string | null; issuedAt: string | null };
+  };
+  /** Publish the dashboard, or rotate its key: a new key (shown once) replaces the old one, whose links stop working */
+  'POST /xapi/v1/dashboards/{id}/public-key': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: { published: true; key: string; keyPrefix: string; issuedAt: string; url: string };
+  };
+  /** Unpublish: the key stops working at once and open public views close */
+  'DELETE /xapi/v1/dashboards/{id}/public-key': {
     path: { id: string };
     query: never;
     body: never;

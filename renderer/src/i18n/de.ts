@@ -5,6 +5,7 @@ import { deGateways } from './de.gateways';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
+import { dePublicDashboards } from './de.public-dashboards';
 import { deDevices } from './de.devices';
 import { deDeviceOps } from './de.device-ops';
 import { deTwins } from './de.twins';
@@ -107,6 +108,7 @@ export const de: Messages = {
   deviceOps: deDeviceOps,
   admin: deAdmin,
   dashboards: deDashboards,
+  publicDashboards: dePublicDashboards,
   drivers: deDrivers,
   rules: deRules,
   flows: deFlows,

@@ -4,6 +4,7 @@ import { enFlows } from './en.flows';
 import { enGateways } from './en.gateways';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
+import { enPublicDashboards } from './en.public-dashboards';
 import { enDevices } from './en.devices';
 import { enDeviceOps } from './en.device-ops';
 import { enTwins } from './en.twins';
@@ -104,6 +105,7 @@ export const en = {
   deviceOps: enDeviceOps,
   admin: enAdmin,
   dashboards: enDashboards,
+  publicDashboards: enPublicDashboards,
   drivers: enDrivers,
   rules: enRules,
   flows: enFlows,

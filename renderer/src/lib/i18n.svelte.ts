@@ -25,6 +25,12 @@ class I18n {
     return dictionaries[this.language];
   }
 
+  /** Shows a language on this page only, not kept (a public dashboard's `language` parameter). */
+  use(language: Language): void {
+    this.language = language;
+    document.documentElement.lang = language;
+  }
+
   set(language: Language): void {
     this.language = language;
     localStorage.setItem(STORAGE_KEY, language);

@@ -111,7 +111,7 @@ export function createAuthenticator(
 
   return {
     async authenticate(request, mode) {
-      if (mode === 'public') return null;
+      if (mode === 'public' || mode === 'dashboardKey') return null;
       const credential = presentedCredential(request, mode);
       if (mode === 'hub') {
         if (!credential) throw errors.invalidToken('The hub API needs an x-api-key header');

@@ -19,7 +19,8 @@ export interface PresentedCredential {
  * disagree (an `Authorization: Basic …` header, say, leaves the cookie in charge).
  */
 export function presentedCredential(request: FastifyRequest, mode: AuthMode): PresentedCredential | null {
-  if (mode === 'public') return null;
+  // A public dashboard's key is no account credential, and a console cookie must not count there.
+  if (mode === 'public' || mode === 'dashboardKey') return null;
   const apiKey = headerValue(request.headers['x-api-key']);
   if (apiKey) return { kind: 'apiKey', secret: apiKey };
   // The hub API takes API keys only.

@@ -61,7 +61,8 @@ export class DashboardService {
     return dashboards.map((dashboard, i) => ({ dashboard, layout: layouts[i]! }));
   }
 
-  private async get(principal: Principal, id: string): Promise<Dashboard> {
+  /** A dashboard the principal reaches (its account or below), else 404. */
+  async get(principal: Principal, id: string): Promise<Dashboard> {
     const dashboard = await this.em().findOne(Dashboard, { id }, { populate: ['account'] });
     if (!dashboard || !canReach(principal, dashboard.account)) throw errors.notFound('Dashboard', id);
     return dashboard;

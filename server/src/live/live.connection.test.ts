@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
-import type { Principal } from '../auth/principal.js';
+import type { LiveGrant } from './live.grant.js';
 import { LiveConnection } from './live.connection.js';
 
 /** A socket whose send buffer the test fills and drains; LiveConnection only uses these members. */
@@ -16,12 +16,12 @@ class SlowSocket extends EventEmitter {
   ping() {}
 }
 
-const principal = { id: 'p' } as Principal;
+const grant = { states: null } as unknown as LiveGrant;
 
 describe('LiveConnection', () => {
   it('sends at once while the socket keeps up', () => {
     const socket = new SlowSocket();
-    const c = new LiveConnection(socket as unknown as WebSocket, principal, {
+    const c = new LiveConnection(socket as unknown as WebSocket, grant, {
       maxQueued: 3,
       onDrop: () => {},
     });
@@ -35,7 +35,7 @@ describe('LiveConnection', () => {
     try {
       const socket = new SlowSocket();
       const drops: number[] = [];
-      const c = new LiveConnection(socket as unknown as WebSocket, principal, {
+      const c = new LiveConnection(socket as unknown as WebSocket, grant, {
         maxQueued: 3,
         onDrop: (n) => drops.push(n),
       });
@@ -56,7 +56,7 @@ describe('LiveConnection', () => {
 
   it('reports a peer that never answered the previous ping', () => {
     const socket = new SlowSocket();
-    const c = new LiveConnection(socket as unknown as WebSocket, principal, {
+    const c = new LiveConnection(socket as unknown as WebSocket, grant, {
       maxQueued: 3,
       onDrop: () => {},
     });

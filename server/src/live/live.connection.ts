@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import type { Principal } from '../auth/principal.js';
+import type { LiveGrant } from './live.grant.js';
 import type { LiveTopic } from './live.protocol.js';
 
 /**
@@ -28,8 +28,8 @@ export class LiveConnection {
 
   constructor(
     readonly socket: WebSocket,
-    /** Re-read by the hub's re-checks: permissions and permission scopes can change while it is open. */
-    public principal: Principal,
+    /** Re-read by the hub's re-checks: permissions, scopes or a public dashboard can change while it is open. */
+    public grant: LiveGrant,
     private readonly options: LiveConnectionOptions,
   ) {
     socket.on('pong', () => (this.answeredPing = true));

@@ -1,13 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { hasPermission, type Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
 import type { VisibleUpdate } from '../ingest/visible.stage.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
-import { errors } from '../platform/errors.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { StateChange } from '../states/engine/state-work.js';
-import { currentPrincipal, visibleDevices, visibleTwins } from './live.access.js';
+import { principalGrant, type LiveGrant } from './live.grant.js';
 import { LiveConnection } from './live.connection.js';
 import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
 import type { ErrorCode } from '../platform/error-codes.js';
@@ -27,11 +26,7 @@ import type { ErrorCode } from '../platform/error-codes.js';
  * with 4401 once the credential is revoked or expired.
  */
 
-/** What following each topic needs, besides seeing the object (devices: their packets; twins: their states). */
-export const LIVE_PERMISSIONS: Record<LiveTopic, string> = {
-  devices: 'VirtualDevice.read',
-  twins: 'state.read',
-};
+export { LIVE_PERMISSIONS } from './live.grant.js';
 
 export const LIVE_LIMITS = {
   /** Ids (devices and twins together) one connection may follow. */
@@ -143,7 +138,14 @@ export class LiveHub implements Lifecycle {
    * transaction committed (StateEngine.onStateChanges): one `states` message per console per call.
    */
   publishStates(changes: StateChange[]): void {
-    this.fanOut('twins', 'states', changes, (c) => c.twinId, stateEntry);
+    this.fanOut(
+      'twins',
+      'states',
+      changes,
+      (c) => c.twinId,
+      stateEntry,
+      (c, change) => (c.grant.states === null ? true : c.grant.states.has(change.stateId)),
+    );
   }
 
   /** One `{"type":kind, kind:[…]}` message per console following any of `items`, entries in order. */
@@ -153,6 +155,8 @@ export class LiveHub implements Lifecycle {
     items: Iterable<T>,
     idOf: (item: T) => string,
     encode: (item: T) => string,
+    /** Whether a follower gets this item (a public dashboard's socket: only its states). */
+    shows: (c: LiveConnection, item: T) => boolean = () => true,
   ): void {
     const index = this.followers[topic];
     if (index.size === 0) return;
@@ -163,11 +167,12 @@ export class LiveHub implements Lifecycle {
       if (!followers) continue;
       const entry = encode(item);
       for (const c of followers) {
+        if (!shows(c, item)) continue;
+        sent++;
         const entries = perConnection.get(c);
         if (entries) entries.push(entry);
         else perConnection.set(c, [entry]);
       }
-      sent += followers.size;
     }
     for (const [c, entries] of perConnection) c.send(`{"type":"${kind}","${kind}":[${entries.join(',')}]}`);
     if (sent > 0) this.sent.inc({ kind }, sent);
@@ -175,7 +180,12 @@ export class LiveHub implements Lifecycle {
 
   /** Takes over an upgraded socket of an authenticated principal. */
   attach(socket: WebSocket, principal: Principal): void {
-    const connection = new LiveConnection(socket, principal, {
+    this.attachGrant(socket, principalGrant(this.em, principal));
+  }
+
+  /** Takes over an upgraded socket that may follow what `grant` allows (a public dashboard's viewer). */
+  attachGrant(socket: WebSocket, grant: LiveGrant): void {
+    const connection = new LiveConnection(socket, grant, {
       maxQueued: this.limits.maxQueued,
       onDrop: (n) => this.dropped.inc(n),
     });
@@ -215,13 +225,12 @@ export class LiveHub implements Lifecycle {
   }
 
   private async subscribe(connection: LiveConnection, request: LiveRequest): Promise<void> {
-    const { principal, subscriptions } = connection;
+    const { grant, subscriptions } = connection;
     for (const topic of TOPICS) {
-      const permission = LIVE_PERMISSIONS[topic];
-      if (idsOf(request, topic).length > 0 && !hasPermission(principal, permission)) {
+      const refusal = idsOf(request, topic).length > 0 ? grant.refusal(topic) : null;
+      if (refusal) {
         // The HTTP error of a missing permission, as a message: the socket stays open for the other topic.
-        const { code, message, details } = errors.noPermission(permission);
-        return this.reject(connection, message, code, details);
+        return this.reject(connection, refusal.message, refusal.code, refusal.details);
       }
     }
     const freshDevices = request.deviceIds.filter((id) => !subscriptions.devices.has(id));
@@ -231,8 +240,8 @@ export class LiveHub implements Lifecycle {
     let visible: [Set<string>, Set<string>];
     try {
       visible = await Promise.all([
-        visibleDevices(this.em, principal, freshDevices),
-        visibleTwins(this.em, principal, freshTwins),
+        grant.visible('devices', freshDevices),
+        grant.visible('twins', freshTwins),
       ]);
     } catch (error) {
       this.log.warn({ err: error }, 'live push: visibility check failed');
@@ -302,17 +311,17 @@ export class LiveHub implements Lifecycle {
    */
   private async recheck(c: LiveConnection): Promise<void> {
     if (!c.open) return;
-    const principal = await currentPrincipal(this.em, c.principal, this.clock());
-    if (!principal) {
+    const grant = await c.grant.refresh(this.clock());
+    if (!grant) {
       c.socket.close(4401, 'credential revoked or expired');
       return;
     }
-    c.principal = principal;
+    c.grant = grant;
     const followed = { devices: [...c.subscriptions.devices], twins: [...c.subscriptions.twins] };
-    const may = (topic: LiveTopic) => hasPermission(principal, LIVE_PERMISSIONS[topic]);
+    const may = (topic: LiveTopic) => grant.refusal(topic) === null;
     const [devices, twins] = await Promise.all([
-      may('devices') ? visibleDevices(this.em, principal, followed.devices) : new Set<string>(),
-      may('twins') ? visibleTwins(this.em, principal, followed.twins) : new Set<string>(),
+      may('devices') ? grant.visible('devices', followed.devices) : new Set<string>(),
+      may('twins') ? grant.visible('twins', followed.twins) : new Set<string>(),
     ]);
     const lost = {
       devices: followed.devices.filter((id) => !devices.has(id) && c.subscriptions.devices.has(id)),

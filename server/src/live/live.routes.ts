@@ -12,6 +12,8 @@ import { LIVE_PERMISSIONS } from './live.hub.js';
 export const LIVE_PROTOCOL = 'stellwerk.live.v1';
 const BEARER_PROTOCOL = 'bearer.';
 const API_KEY_PROTOCOL = 'apikey.';
+/** A public dashboard's key (dashboards/public-dashboard.routes.ts): a credential too, never echoed. */
+const CREDENTIAL_PROTOCOLS = [BEARER_PROTOCOL, API_KEY_PROTOCOL, 'dashboardkey.'];
 
 /**
  * `GET /xapi/v1/live`: the live WebSocket (docs/live.md). Browsers cannot set headers on a
@@ -93,6 +95,6 @@ function originHost(origin: string): string | undefined {
 /** Answers with our protocol when offered; never echoes a credential-carrying one. */
 function chooseProtocol(protocols: Set<string>): string | false {
   if (protocols.has(LIVE_PROTOCOL)) return LIVE_PROTOCOL;
-  for (const p of protocols) if (!p.startsWith(BEARER_PROTOCOL) && !p.startsWith(API_KEY_PROTOCOL)) return p;
+  for (const p of protocols) if (!CREDENTIAL_PROTOCOLS.some((prefix) => p.startsWith(prefix))) return p;
   return false;
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { publishedDashboard } from './public-dashboard-probe.js';
 import { created, uniq, type Call, type ScopeWorld } from './scope-world.js';
 import type { TestApp } from './test-app.js';
 import { FIXTURE_CODEC_PARSER } from './ts013-codecs.js';
@@ -171,6 +172,7 @@ export const SCOPE_FIXTURES: Record<string, ScopeFixture> = {
     ),
   dashboard: async (_t, w) =>
     created(await w.admin('POST', '/xapi/v1/dashboards', { title: `fx ${uniq()}`, accountId: w.accountId })),
+  publicDashboard: async (t, w) => (await publishedDashboard(t, w.adminToken, w.accountId)).dashboardId,
   smartGroup: (_t, w) => smartGroup(w),
   connectorMonitoringRule: async (_t, w) =>
     created(

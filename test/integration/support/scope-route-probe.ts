@@ -44,6 +44,8 @@ export const UNSCOPED: Record<string, string> = {
   deviceDriver: 'a parser without data',
   job: 'what its creator asked for: imports carry the creator’s scopes, results are counts and row errors of its own file',
   dashboard: 'a grid of the account; twins and states hidden from the reader are left out of its layout',
+  publicDashboard:
+    'opened by its own key, never by a user: what it shows is fixed by its unrestricted publisher',
   smartGroup: 'a saved filter without data',
   connectorMonitoringRule: 'watches a connector, not twins or devices',
   filter: 'code without data',
@@ -135,6 +137,19 @@ export const EXPECT: Record<string, { status: number | 'skip'; why: string }> = 
   'GET /hub/api/v1/devices': { status: 401, why: 'API keys only, and keys are never restricted' },
   'GET /hub/api/v1/devices/:id': { status: 401, why: 'API keys only, and keys are never restricted' },
   'POST /hub/api/v1/devices/:id/data': { status: 401, why: 'API keys only, and keys are never restricted' },
+  'POST /xapi/v1/dashboards/:id/public-key': {
+    status: 403,
+    why: 'a public view is unrestricted: a restricted user cannot publish one',
+  },
+  'GET /hub/api/v1/public-dashboards/:id': { status: 401, why: 'the dashboard’s key only, never a user' },
+  'GET /hub/api/v1/public-dashboards/:id/history': {
+    status: 401,
+    why: 'the dashboard’s key only, never a user',
+  },
+  'GET /hub/api/v1/public-dashboards/:id/live': {
+    status: 401,
+    why: 'the dashboard’s key only, never a user',
+  },
 };
 
 /** Bodies and query strings the schema alone cannot make valid. */

@@ -13,7 +13,12 @@ export type AuthMode =
   /** A user, or the setup token a mandatory-2FA login hands out: only 2FA enrolment uses this. */
   | 'enrolment'
   /** Legacy hub API: `x-api-key` with IotHub.manage, IotHub.read or all.manage. */
-  | 'hub';
+  | 'hub'
+  /**
+   * A public dashboard: no login and no account credential; the route itself checks the dashboard's
+   * own key (dashboards/public-dashboard.routes.ts). Nothing but that dashboard's data uses it.
+   */
+  | 'dashboardKey';
 
 export interface RouteConfig {
   auth: AuthMode;

@@ -59,14 +59,24 @@ export class TimeSeriesQueryService {
 
   async run(principal: Principal, input: TimeSeriesQueryInput): Promise<TimeSeriesQueryResult> {
     const account = await this.accounts.actingAccount(principal, input.accountId);
-    const plan = planQuery(input.query, this.clock());
     const scopes = scopeFilter(principal);
-    const tenancy: Tenancy = {
-      accountId: account.id,
-      includeSubAccounts: input.includeSubAccounts ?? false,
-      // Twins outside the caller's permission scopes are filtered in the twins CTE of both paths.
-      permissionScopeIds: scopes.restricted ? scopes.scopeIds : null,
-    };
+    return this.runIn(
+      {
+        accountId: account.id,
+        includeSubAccounts: input.includeSubAccounts ?? false,
+        // Twins outside the caller's permission scopes are filtered in the twins CTE of both paths.
+        permissionScopeIds: scopes.restricted ? scopes.scopeIds : null,
+      },
+      input.query,
+    );
+  }
+
+  /**
+   * Runs `query` within `tenancy`, which the caller has decided (`run` from a principal; a public
+   * dashboard for its own account, having checked the query names only states it publishes).
+   */
+  async runIn(tenancy: Tenancy, query: string): Promise<TimeSeriesQueryResult> {
+    const plan = planQuery(query, this.clock());
     const target = this.reads ? await this.reads.servingTarget() : null;
     let servedBy = target?.name ?? LOCAL_POSTGRES;
     const reads = this.reads!;

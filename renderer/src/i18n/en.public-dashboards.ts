@@ -1,0 +1,31 @@
+/** English texts of publishing a dashboard and of its public view (German: de.public-dashboards.ts). */
+export const enPublicDashboards = {
+  share: 'Share',
+  dialogTitle: 'Public link',
+  intro:
+    'Anyone with the link sees this dashboard read-only and live, without signing in: its widgets, their twins and states, and its maps.',
+  notPublished: 'Not published.',
+  published: 'Published with key {prefix}… since {date}.',
+  publish: 'Publish',
+  publishing: 'Publishing…',
+  rotate: 'New key',
+  rotateConfirm: 'Make a new key? The current link stops working at once.',
+  revoke: 'Unpublish',
+  revokeConfirm: 'Unpublish the dashboard? The link stops working at once and open views close.',
+  linkOnce: 'Copy the link now: its key is shown only this once.',
+  link: 'Link',
+  copyLink: 'Copy link',
+  zoomLock: 'Lock the map zoom',
+  language: 'Language of the view',
+  close: 'Close',
+  // The public view itself.
+  viewLabel: 'Public dashboard',
+  loading: 'Loading the dashboard…',
+  refused: 'This dashboard is not published, or the link is no longer valid.',
+  noKey: 'This link has no key. Ask the dashboard’s owner for the complete link.',
+  live: 'Live',
+  connecting: 'Connecting…',
+  offline: 'Reconnecting…',
+  readOnly: 'Read-only view',
+  empty: 'This dashboard has no widgets.',
+};
