@@ -7,18 +7,28 @@ import type { Lifecycle } from '../platform/lifecycle.js';
 import { errors } from '../platform/errors.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { StateChange } from '../states/engine/state-work.js';
-import { currentPrincipal, visibleDevices, visibleTwins } from './live.access.js';
+import type { AlarmEntry } from '../integration/ports.js';
+import { currentPrincipal, visibleAlarms, visibleDevices, visibleTwins } from './live.access.js';
 import { LiveConnection } from './live.connection.js';
-import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
+import {
+  alarmEntry,
+  packetEntry,
+  parseRequest,
+  stateEntry,
+  type LiveRequest,
+  type LiveTopic,
+} from './live.protocol.js';
 
 /**
  * Live push of device packets and twin data-state changes to consoles (`GET /xapi/v1/live`, docs/live.md).
  *
- * Client → server: `{"subscribe":{"deviceIds":[…],"twinIds":[…]}}`, `{"unsubscribe":{…}}`.
+ * Client → server: `{"subscribe":{"deviceIds":[…],"twinIds":[…],"alarms":true}}`, `{"unsubscribe":{…}}`.
  * Server → client: `{type:'subscribed', deviceIds, twinIds, notFound}`, `{type:'unsubscribed', deviceIds, twinIds}`,
  * `{type:'packets', packets:[{deviceId, receivedAt, states}, …]}`,
  * `{type:'states', states:[{twinId, stateId, key, value, timestamp, warning?}, …]}`,
- * `{type:'dropped', count}`, `{type:'error', error}`.
+ * `{type:'alarms', alarms:[{id, status, severity, occurrenceCount, lastSeenAt, …}, …]}`,
+ * `{type:'dropped', count}`, `{type:'error', error}`. Alarm entries go only to followers that could
+ * read each one over the API (alarmLog.read, its account reachable, visible within their scopes).
  * Visibility is checked when subscribing (tenancy and permission scopes), and again — with the
  * principal's permissions and scopes re-read — right after twins, devices or users changed their
  * scopes or places (`visibilityChanged`) and every minute: ids no longer visible are unfollowed and
@@ -31,6 +41,9 @@ export const LIVE_PERMISSIONS: Record<LiveTopic, string> = {
   devices: 'VirtualDevice.read',
   twins: 'state.read',
 };
+
+/** What following alarms needs (besides seeing each entry). */
+export const LIVE_ALARMS_PERMISSION = 'alarmLog.read';
 
 export const LIVE_LIMITS = {
   /** Ids (devices and twins together) one connection may follow. */
@@ -51,6 +64,7 @@ export class LiveHub implements Lifecycle {
     devices: new Map(),
     twins: new Map(),
   };
+  private readonly alarmFollowers = new Set<LiveConnection>();
   private timer: NodeJS.Timeout | undefined;
   /** A re-check of every connection requested by `visibilityChanged`, run once for a burst of changes. */
   private recheckPending: Promise<void> | undefined;
@@ -145,6 +159,36 @@ export class LiveHub implements Lifecycle {
     this.fanOut('twins', 'states', changes, (c) => c.twinId, stateEntry);
   }
 
+  /**
+   * Pushes committed alarm changes to the consoles following alarms, each entry only to those that
+   * could read it over the API (tenancy, permission scopes): one `alarms` message per console.
+   */
+  async publishAlarms(entries: AlarmEntry[]): Promise<void> {
+    if (this.alarmFollowers.size === 0 || entries.length === 0) return;
+    const encoded = new Map(entries.map((e) => [e.id, alarmEntry(e)]));
+    let sent = 0;
+    // Consoles of one account and the same scopes see the same entries: one query for all of them.
+    const byAudience = new Map<string, Promise<Set<string>>>();
+    for (const c of [...this.alarmFollowers]) {
+      const { accountId, permissionScopeIds } = c.principal;
+      const audience = `${accountId}|${permissionScopeIds ? [...permissionScopeIds].sort().join(',') : '*'}`;
+      let visible: Set<string>;
+      try {
+        let query = byAudience.get(audience);
+        if (!query) byAudience.set(audience, (query = visibleAlarms(this.em, c.principal, entries)));
+        visible = await query;
+      } catch (error) {
+        this.log.warn({ err: error }, 'live push: alarm visibility check failed');
+        continue;
+      }
+      const mine = entries.filter((e) => visible.has(e.id)).map((e) => encoded.get(e.id)!);
+      if (mine.length === 0 || !this.alarmFollowers.has(c)) continue;
+      c.send(`{"type":"alarms","alarms":[${mine.join(',')}]}`);
+      sent += mine.length;
+    }
+    if (sent > 0) this.sent.inc({ kind: 'alarms' }, sent);
+  }
+
   /** One `{"type":kind, kind:[…]}` message per console following any of `items`, entries in order. */
   private fanOut<T>(
     topic: LiveTopic,
@@ -187,6 +231,7 @@ export class LiveHub implements Lifecycle {
   private detach(connection: LiveConnection): void {
     connection.close();
     this.connections.delete(connection);
+    this.alarmFollowers.delete(connection);
     for (const topic of TOPICS)
       for (const id of [...connection.subscriptions[topic]]) this.unfollow(connection, topic, id);
   }
@@ -206,8 +251,14 @@ export class LiveHub implements Lifecycle {
     if (request.kind === 'unsubscribe') {
       for (const topic of TOPICS)
         for (const id of idsOf(request, topic)) this.unfollow(connection, topic, id);
+      if (request.alarms) this.alarmFollowers.delete(connection);
       return connection.send(
-        JSON.stringify({ type: 'unsubscribed', deviceIds: request.deviceIds, twinIds: request.twinIds }),
+        JSON.stringify({
+          type: 'unsubscribed',
+          deviceIds: request.deviceIds,
+          twinIds: request.twinIds,
+          ...(request.alarms ? { alarms: true } : {}),
+        }),
       );
     }
     return this.subscribe(connection, request);
@@ -222,6 +273,10 @@ export class LiveHub implements Lifecycle {
         const { code, message, details } = errors.noPermission(permission);
         return this.reject(connection, message, code, details);
       }
+    }
+    if (request.alarms && !hasPermission(principal, LIVE_ALARMS_PERMISSION)) {
+      const { code, message, details } = errors.noPermission(LIVE_ALARMS_PERMISSION);
+      return this.reject(connection, message, code, details);
     }
     const freshDevices = request.deviceIds.filter((id) => !subscriptions.devices.has(id));
     const freshTwins = request.twinIds.filter((id) => !subscriptions.twins.has(id));
@@ -241,6 +296,7 @@ export class LiveHub implements Lifecycle {
     const newlyFollowed = [...visible[0]].filter((id) => !this.followers.devices.has(id));
     for (const id of visible[0]) this.follow(connection, 'devices', id);
     for (const id of visible[1]) this.follow(connection, 'twins', id);
+    if (request.alarms) this.alarmFollowers.add(connection);
     if (newlyFollowed.length > 0) for (const listener of this.followedListeners) listener(newlyFollowed);
     const deviceIds = request.deviceIds.filter((id) => subscriptions.devices.has(id));
     const twinIds = request.twinIds.filter((id) => subscriptions.twins.has(id));
@@ -248,7 +304,15 @@ export class LiveHub implements Lifecycle {
       ...request.deviceIds.filter((id) => !subscriptions.devices.has(id)),
       ...request.twinIds.filter((id) => !subscriptions.twins.has(id)),
     ];
-    connection.send(JSON.stringify({ type: 'subscribed', deviceIds, twinIds, notFound }));
+    connection.send(
+      JSON.stringify({
+        type: 'subscribed',
+        deviceIds,
+        twinIds,
+        notFound,
+        ...(request.alarms ? { alarms: true } : {}),
+      }),
+    );
   }
 
   private reject(
@@ -307,6 +371,18 @@ export class LiveHub implements Lifecycle {
       return;
     }
     c.principal = principal;
+    if (this.alarmFollowers.has(c) && !hasPermission(principal, LIVE_ALARMS_PERMISSION)) {
+      this.alarmFollowers.delete(c);
+      c.send(
+        JSON.stringify({
+          type: 'unsubscribed',
+          deviceIds: [],
+          twinIds: [],
+          alarms: true,
+          reason: 'notVisible',
+        }),
+      );
+    }
     const followed = { devices: [...c.subscriptions.devices], twins: [...c.subscriptions.twins] };
     const may = (topic: LiveTopic) => hasPermission(principal, LIVE_PERMISSIONS[topic]);
     const [devices, twins] = await Promise.all([
