@@ -127,7 +127,15 @@ export class ConnectorMonitoringEvaluator implements Lifecycle {
       watchingSince: Math.max(rule.createdAt.getTime(), new Date(connector.createdAt).getTime()),
     });
     const fires = verdict.holds && !rule.state.firing;
+    const rearmed = !verdict.holds && rule.state.firing === true;
     rule.state = { ...verdict.state, firing: verdict.holds };
+    // The condition stopped holding: its entry closes itself (a new one opens when it fires again).
+    if (rearmed)
+      await this.options.alarms.clear(
+        rule.account.id,
+        { kind: 'connector-monitoring', id: rule.id },
+        { type: 'connector', id: connector.id },
+      );
     if (!fires) return undefined;
     rule.lastFiredAt = now;
     const message = `${rule.title}: connector "${connector.title}" ${verdict.message}`;

@@ -54,6 +54,11 @@ const PLACE_PER_ROUND = 2000;
 
 export interface HealthAlarmWriter {
   write(input: AlarmInput): Promise<unknown>;
+  clear(
+    accountId: string,
+    source: { kind: string; id: string },
+    reference: { type: string; id: string } | null,
+  ): Promise<unknown>;
 }
 
 interface DeviceHealthRow {
@@ -197,6 +202,13 @@ export class DeviceHealthEvaluator {
           mode: outcome.mode,
         },
       });
+      // Back to Healthy: the recovery is the entry's last occurrence, and it closes the entry.
+      if (outcome.state === HEALTH_HEALTHY)
+        await this.deps.alarms.clear(
+          row.account_id,
+          { kind: 'deviceHealth', id: row.id },
+          { type: 'virtualDevice', id: row.id },
+        );
     } catch (error) {
       // The verdict stays stored: a lost alarm entry must not undo or repeat the evaluation.
       this.deps.log.warn({ err: error, deviceId: row.id }, 'device health: alarm entry failed');
