@@ -80,6 +80,12 @@ export interface CommandDraft {
   value: string;
   message: string;
   category: string;
+  /** Alarm: empty means the server's default (warning). */
+  severity: string;
+  /** Alarm: one clear condition (empty state key: none). */
+  clearKey: string;
+  clearOperator: string;
+  clearValue: string;
 }
 
 export interface RuleDraft {
@@ -120,8 +126,16 @@ export function emptyCommand(type: CommandType): CommandDraft {
     value: '',
     message: type === 'alarm' ? '{{rule.title}}: {{twin.title}}' : '',
     category: '',
+    severity: '',
+    clearKey: '',
+    clearOperator: '<',
+    clearValue: '',
   };
 }
+
+/** A clear condition's value as the server wants it: a number when it reads as one. */
+const clearValueOf = (v: string): string | number | undefined =>
+  v.trim() === '' ? undefined : Number.isFinite(Number(v)) ? Number(v) : v;
 
 export function draftOf(rule?: Rule): RuleDraft {
   const draft: RuleDraft = {
@@ -213,6 +227,18 @@ function commandDraftOf(c: Record<string, unknown>): CommandDraft {
     value: text(c.value),
     message: text(c.message),
     category: text(c.category),
+    ...clearDraftOf(c.clear),
+    severity: scalar(c.severity),
+  };
+}
+
+function clearDraftOf(clear: unknown): Pick<CommandDraft, 'clearKey' | 'clearOperator' | 'clearValue'> {
+  const first = (clear as { conditions?: Array<Record<string, unknown>> } | undefined)?.conditions?.[0];
+  if (!first) return { clearKey: '', clearOperator: '<', clearValue: '' };
+  return {
+    clearKey: scalar(first.stateKey),
+    clearOperator: scalar(first.operator),
+    clearValue: text(first.value),
   };
 }
 
@@ -315,6 +341,22 @@ export function commandOf(
         type: c.type,
         message: c.message,
         ...(c.category.trim() ? { category: c.category.trim() } : {}),
+        ...(c.severity ? { severity: c.severity } : {}),
+        ...(c.clearKey.trim()
+          ? {
+              clear: {
+                conditions: [
+                  {
+                    stateKey: c.clearKey.trim(),
+                    operator: c.clearOperator,
+                    ...(clearValueOf(c.clearValue) !== undefined
+                      ? { value: clearValueOf(c.clearValue) }
+                      : {}),
+                  },
+                ],
+              },
+            }
+          : {}),
       };
   }
 }
