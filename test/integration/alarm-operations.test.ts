@@ -308,6 +308,46 @@ describe('live alarms', () => {
     root.socket.close();
   });
 
+  it('reach a user restricted to permission scopes only for entries about twins of its scopes', async () => {
+    const scopeIn = async (title: string) =>
+      expectStatus<{ id: string }>(
+        await admin('POST', '/xapi/v1/permission-scopes', { title, accountId: tenantA }),
+        201,
+      ).id;
+    const [hall1, hall2] = [await scopeIn('Hall 1'), await scopeIn('Hall 2')];
+    const twinIn = async (title: string, permissionScopeId: string) =>
+      expectStatus<{ id: string }>(
+        await admin('POST', '/xapi/v1/digital-twins', { accountId: tenantA, title, permissionScopeId }),
+        201,
+      ).id;
+    const [pump1, pump2] = [await twinIn('Hall 1 pump', hall1), await twinIn('Hall 2 pump', hall2)];
+    const scoped = await userWithPermissions(
+      t,
+      bearer(await login(t)),
+      'Hall 1 operator',
+      ['alarmLog.read'],
+      {
+        accountId: tenantA,
+        permissionScopeIds: [hall1],
+      },
+    );
+    const c = await follow(scoped.token);
+    await c.next('subscribed');
+    const about = (twinId: string, message: string) =>
+      t.services.alarmLogs.write({
+        accountId: tenantA,
+        category: 'Test',
+        message,
+        reference: { type: 'digitalTwin', id: twinId },
+      });
+    const hidden = await about(pump2, 'hall 2 only');
+    const seen = await about(pump1, 'hall 1');
+    expect((await c.next('alarms')).alarms!.map((e) => e.id)).toEqual([seen.id]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(c.messages.filter((m) => JSON.stringify(m).includes(hidden.id))).toEqual([]);
+    c.socket.close();
+  });
+
   it('are refused without alarmLog.read', async () => {
     const viewer = await userWithPermissions(t, bearer(await login(t)), 'twin viewer', ['digitalTwin.read'], {
       accountId: tenantA,

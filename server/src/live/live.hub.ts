@@ -8,16 +8,10 @@ import { errors } from '../platform/errors.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { StateChange } from '../states/engine/state-work.js';
 import type { AlarmEntry } from '../integration/ports.js';
-import { currentPrincipal, visibleAlarms, visibleDevices, visibleTwins } from './live.access.js';
+import { currentPrincipal, visibleDevices, visibleTwins } from './live.access.js';
+import { LiveAlarmFollowers } from './live.alarms.js';
 import { LiveConnection } from './live.connection.js';
-import {
-  alarmEntry,
-  packetEntry,
-  parseRequest,
-  stateEntry,
-  type LiveRequest,
-  type LiveTopic,
-} from './live.protocol.js';
+import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
 
 /**
  * Live push of device packets and twin data-state changes to consoles (`GET /xapi/v1/live`, docs/live.md).
@@ -64,7 +58,7 @@ export class LiveHub implements Lifecycle {
     devices: new Map(),
     twins: new Map(),
   };
-  private readonly alarmFollowers = new Set<LiveConnection>();
+  private readonly alarms: LiveAlarmFollowers;
   private timer: NodeJS.Timeout | undefined;
   /** A re-check of every connection requested by `visibilityChanged`, run once for a burst of changes. */
   private recheckPending: Promise<void> | undefined;
@@ -82,9 +76,13 @@ export class LiveHub implements Lifecycle {
     this.dropped = metrics.counter('stellwerk_live_dropped_total', 'Live messages dropped for slow consoles');
     this.sent = metrics.counter(
       'stellwerk_live_messages_total',
-      'Live updates queued to consoles (one per entry and console), by kind (packets, states)',
+      'Live updates queued to consoles (one per entry and console), by kind (packets, states, alarms)',
       ['kind'],
     );
+    this.alarms = new LiveAlarmFollowers(em, log, limits.maxQueued, {
+      sent: (n) => this.sent.inc({ kind: 'alarms' }, n),
+      dropped: (n) => this.dropped.inc(n),
+    });
     metrics.gauge('stellwerk_live_connections', 'Open live WebSocket connections', [], (g) =>
       g.set(this.connections.size),
     );
@@ -163,30 +161,8 @@ export class LiveHub implements Lifecycle {
    * Pushes committed alarm changes to the consoles following alarms, each entry only to those that
    * could read it over the API (tenancy, permission scopes): one `alarms` message per console.
    */
-  async publishAlarms(entries: AlarmEntry[]): Promise<void> {
-    if (this.alarmFollowers.size === 0 || entries.length === 0) return;
-    const encoded = new Map(entries.map((e) => [e.id, alarmEntry(e)]));
-    let sent = 0;
-    // Consoles of one account and the same scopes see the same entries: one query for all of them.
-    const byAudience = new Map<string, Promise<Set<string>>>();
-    for (const c of [...this.alarmFollowers]) {
-      const { accountId, permissionScopeIds } = c.principal;
-      const audience = `${accountId}|${permissionScopeIds ? [...permissionScopeIds].sort().join(',') : '*'}`;
-      let visible: Set<string>;
-      try {
-        let query = byAudience.get(audience);
-        if (!query) byAudience.set(audience, (query = visibleAlarms(this.em, c.principal, entries)));
-        visible = await query;
-      } catch (error) {
-        this.log.warn({ err: error }, 'live push: alarm visibility check failed');
-        continue;
-      }
-      const mine = entries.filter((e) => visible.has(e.id)).map((e) => encoded.get(e.id)!);
-      if (mine.length === 0 || !this.alarmFollowers.has(c)) continue;
-      c.send(`{"type":"alarms","alarms":[${mine.join(',')}]}`);
-      sent += mine.length;
-    }
-    if (sent > 0) this.sent.inc({ kind: 'alarms' }, sent);
+  publishAlarms(entries: AlarmEntry[]): Promise<void> {
+    return this.alarms.publish(entries);
   }
 
   /** One `{"type":kind, kind:[…]}` message per console following any of `items`, entries in order. */
@@ -231,7 +207,7 @@ export class LiveHub implements Lifecycle {
   private detach(connection: LiveConnection): void {
     connection.close();
     this.connections.delete(connection);
-    this.alarmFollowers.delete(connection);
+    this.alarms.unfollow(connection);
     for (const topic of TOPICS)
       for (const id of [...connection.subscriptions[topic]]) this.unfollow(connection, topic, id);
   }
@@ -251,7 +227,7 @@ export class LiveHub implements Lifecycle {
     if (request.kind === 'unsubscribe') {
       for (const topic of TOPICS)
         for (const id of idsOf(request, topic)) this.unfollow(connection, topic, id);
-      if (request.alarms) this.alarmFollowers.delete(connection);
+      if (request.alarms) this.alarms.unfollow(connection);
       return connection.send(
         JSON.stringify({
           type: 'unsubscribed',
@@ -296,7 +272,7 @@ export class LiveHub implements Lifecycle {
     const newlyFollowed = [...visible[0]].filter((id) => !this.followers.devices.has(id));
     for (const id of visible[0]) this.follow(connection, 'devices', id);
     for (const id of visible[1]) this.follow(connection, 'twins', id);
-    if (request.alarms) this.alarmFollowers.add(connection);
+    if (request.alarms) this.alarms.follow(connection);
     if (newlyFollowed.length > 0) for (const listener of this.followedListeners) listener(newlyFollowed);
     const deviceIds = request.deviceIds.filter((id) => subscriptions.devices.has(id));
     const twinIds = request.twinIds.filter((id) => subscriptions.twins.has(id));
@@ -371,8 +347,8 @@ export class LiveHub implements Lifecycle {
       return;
     }
     c.principal = principal;
-    if (this.alarmFollowers.has(c) && !hasPermission(principal, LIVE_ALARMS_PERMISSION)) {
-      this.alarmFollowers.delete(c);
+    if (this.alarms.follows(c) && !hasPermission(principal, LIVE_ALARMS_PERMISSION)) {
+      this.alarms.unfollow(c);
       c.send(
         JSON.stringify({
           type: 'unsubscribed',
