@@ -2848,7 +2848,7 @@ export interface ApiOperations {
       updatedAt: string;
     };
   };
-  /** Live device packets and twin state changes over WebSocket */
+  /** Live device packets, twin state changes and alarm changes over WebSocket */
   'GET /xapi/v1/live': {
     path: never;
     query: { token?: string };
