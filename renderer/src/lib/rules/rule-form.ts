@@ -1,3 +1,4 @@
+import { alarmSettingsOf, clearDraftOf } from './alarm-command-form';
 import type { Body, Reply } from '../../api/generated';
 import { areaProblem, SAMPLE_AREA } from './rule-area';
 
@@ -133,10 +134,6 @@ export function emptyCommand(type: CommandType): CommandDraft {
   };
 }
 
-/** A clear condition's value as the server wants it: a number when it reads as one. */
-const clearValueOf = (v: string): string | number | undefined =>
-  v.trim() === '' ? undefined : Number.isFinite(Number(v)) ? Number(v) : v;
-
 export function draftOf(rule?: Rule): RuleDraft {
   const draft: RuleDraft = {
     title: rule?.title ?? '',
@@ -229,16 +226,6 @@ function commandDraftOf(c: Record<string, unknown>): CommandDraft {
     category: text(c.category),
     ...clearDraftOf(c.clear),
     severity: scalar(c.severity),
-  };
-}
-
-function clearDraftOf(clear: unknown): Pick<CommandDraft, 'clearKey' | 'clearOperator' | 'clearValue'> {
-  const first = (clear as { conditions?: Array<Record<string, unknown>> } | undefined)?.conditions?.[0];
-  if (!first) return { clearKey: '', clearOperator: '<', clearValue: '' };
-  return {
-    clearKey: scalar(first.stateKey),
-    clearOperator: scalar(first.operator),
-    clearValue: text(first.value),
   };
 }
 
@@ -341,22 +328,7 @@ export function commandOf(
         type: c.type,
         message: c.message,
         ...(c.category.trim() ? { category: c.category.trim() } : {}),
-        ...(c.severity ? { severity: c.severity } : {}),
-        ...(c.clearKey.trim()
-          ? {
-              clear: {
-                conditions: [
-                  {
-                    stateKey: c.clearKey.trim(),
-                    operator: c.clearOperator,
-                    ...(clearValueOf(c.clearValue) !== undefined
-                      ? { value: clearValueOf(c.clearValue) }
-                      : {}),
-                  },
-                ],
-              },
-            }
-          : {}),
+        ...alarmSettingsOf(c),
       };
   }
 }
