@@ -138,9 +138,21 @@ describe('alarms page: live, deduplicated, cleared, bulk acknowledged (Chromium)
     await page.getByLabel('Select all open alarms on this page').check();
     const bar = page.getByTestId('alarm-bulk-bar');
     expect(await bar.textContent()).toContain('2 selected');
-    const violations = await seriousViolations(page);
-    expect(violations).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await h.shot('alarms-04-selected');
+    // The severity and status badges keep their contrast in the dark theme too.
+    await page.evaluate(() => {
+      (
+        globalThis as unknown as { document: { documentElement: { dataset: Record<string, string> } } }
+      ).document.documentElement.dataset.theme = 'dark';
+    });
+    expect(await seriousViolations(page)).toEqual([]);
+    await h.shot('alarms-04b-selected-dark');
+    await page.evaluate(() => {
+      (
+        globalThis as unknown as { document: { documentElement: { dataset: Record<string, string> } } }
+      ).document.documentElement.dataset.theme = 'light';
+    });
 
     await bar.getByRole('button', { name: 'Acknowledge selected' }).click();
     await expect
