@@ -10,6 +10,7 @@ class OpenAlarms {
   count = $state<number | null>(null);
   private unlisten: (() => void) | undefined;
   private pending: ReturnType<typeof setTimeout> | undefined;
+  private started = false;
 
   async refresh(): Promise<void> {
     try {
@@ -23,16 +24,21 @@ class OpenAlarms {
 
   /** Starts following (idempotent); the navigation calls it once it is shown. */
   start(): void {
-    if (this.unlisten) return;
-    void this.refresh();
-    // A burst of changes (a bulk action, an ingest batch) costs one count, not one per entry.
-    this.unlisten = liveAlarms.listen(() => {
-      clearTimeout(this.pending);
-      this.pending = setTimeout(() => void this.refresh(), 150);
+    if (this.started) return;
+    this.started = true;
+    void this.refresh().then(() => {
+      // Without alarmLog.read there is nothing to follow (and the socket would be refused).
+      if (!this.started || this.count === null || this.unlisten) return;
+      // A burst of changes (a bulk action, an ingest batch) costs one count, not one per entry.
+      this.unlisten = liveAlarms.listen(() => {
+        clearTimeout(this.pending);
+        this.pending = setTimeout(() => void this.refresh(), 150);
+      });
     });
   }
 
   stop(): void {
+    this.started = false;
     this.unlisten?.();
     this.unlisten = undefined;
     clearTimeout(this.pending);
