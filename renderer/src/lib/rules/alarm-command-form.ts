@@ -7,7 +7,7 @@ const clearValueOf = (v: string): string | number | undefined =>
 const scalarText = (v: unknown): string =>
   typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
-/** The alarm command's severity and clear condition (one condition) from the editor's draft. */
+/** The alarm command's severity and clear condition from the editor's draft (the first condition edited, the rest kept). */
 export function alarmSettingsOf(c: CommandDraft): Record<string, unknown> {
   const value = clearValueOf(c.clearValue);
   return {
@@ -21,22 +21,26 @@ export function alarmSettingsOf(c: CommandDraft): Record<string, unknown> {
                 operator: c.clearOperator,
                 ...(value !== undefined ? { value } : {}),
               },
+              ...c.clearRest.conditions,
             ],
+            ...(c.clearRest.match ? { match: c.clearRest.match } : {}),
           },
         }
       : {}),
   };
 }
 
-/** The draft fields of a stored command's clear condition (its first condition; the editor shows one). */
+/** The draft fields of a stored command's clear condition: the editor shows the first, keeps the rest. */
 export function clearDraftOf(
   clear: unknown,
-): Pick<CommandDraft, 'clearKey' | 'clearOperator' | 'clearValue'> {
-  const first = (clear as { conditions?: Array<Record<string, unknown>> } | undefined)?.conditions?.[0];
-  if (!first) return { clearKey: '', clearOperator: '<', clearValue: '' };
+): Pick<CommandDraft, 'clearKey' | 'clearOperator' | 'clearValue' | 'clearRest'> {
+  const stored = clear as { conditions?: Array<Record<string, unknown>>; match?: string } | undefined;
+  const [first, ...rest] = stored?.conditions ?? [];
+  if (!first) return { clearKey: '', clearOperator: '<', clearValue: '', clearRest: { conditions: [] } };
   return {
     clearKey: scalarText(first.stateKey),
     clearOperator: scalarText(first.operator),
     clearValue: scalarText(first.value),
+    clearRest: { conditions: rest, ...(stored?.match ? { match: stored.match } : {}) },
   };
 }

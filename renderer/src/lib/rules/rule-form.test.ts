@@ -97,6 +97,38 @@ describe('rule form', () => {
       clearOperator: '<',
       clearValue: '4.5',
     });
+    // More conditions set through the API survive an edit of the first one in the console.
+    const wider = draftOf({
+      ...body!,
+      id: 'r',
+      accountId: 'a',
+      twinId: null,
+      commands: [
+        {
+          type: 'alarm',
+          message: 'H',
+          clear: {
+            conditions: [
+              { stateKey: 'p', operator: '<', value: 1 },
+              { stateKey: 'q', operator: 'exists' },
+            ],
+            match: 'any',
+          },
+        },
+      ],
+    } as unknown as Rule);
+    wider.commands[0]!.clearValue = '2';
+    expect(bodyOf(wider, new Map(), messages).body!.commands[0]).toEqual({
+      type: 'alarm',
+      message: 'H',
+      clear: {
+        conditions: [
+          { stateKey: 'p', operator: '<', value: 2 },
+          { stateKey: 'q', operator: 'exists' },
+        ],
+        match: 'any',
+      },
+    });
     // Without a state key there is no clear condition, and no severity means the server's default.
     const plain = bodyOf(
       { ...draft, commands: [{ ...emptyCommand('alarm'), message: 'M' }] },

@@ -87,6 +87,8 @@ export interface CommandDraft {
   clearKey: string;
   clearOperator: string;
   clearValue: string;
+  /** Conditions after the first and `match` of a clear set through the API: kept as they are. */
+  clearRest: { conditions: unknown[]; match?: string };
 }
 
 export interface RuleDraft {
@@ -131,6 +133,7 @@ export function emptyCommand(type: CommandType): CommandDraft {
     clearKey: '',
     clearOperator: '<',
     clearValue: '',
+    clearRest: { conditions: [] },
   };
 }
 
