@@ -311,6 +311,8 @@ export function createServices(ctx: AppContext) {
     alarmEntries: alarmsAndRules.alarmLogs,
   });
   alarmsAndRules.outgoing.use(outgoingAndFlows.outgoingDispatcher);
+  // Consoles following alarms hear of each committed change (docs/live.md).
+  alarmsAndRules.alarmLogs.onChanged((entries) => void live.publishAlarms(entries));
   // Device health: default rules in each device's daily slot, own rules on their schedule, Unknown devices promptly.
   const deviceHealthParts = createDeviceHealth(ctx, {
     virtualDevices,

@@ -45,6 +45,9 @@ interface Alarm {
   message: string;
   reference: { type: string; id: string } | null;
   details: { previous?: string; current?: string };
+  occurrenceCount: number;
+  status: string;
+  closeReason: string | null;
 }
 
 const health = async (id: string) =>
@@ -231,7 +234,10 @@ describe('device health', () => {
     // Kept on its own 15-minute grid, not moved back to the daily slot.
     expect(recovered.healthNextCheckAt).toBe(new Date(next.getTime() + 900_000).toISOString());
     const alarms = await healthAlarms(sensorId);
-    expect(alarms.map((a) => a.details.current)).toEqual(expect.arrayContaining(['Unhealthy', 'Healthy']));
+    // The problem and its recovery are one entry, closed by the recovery.
+    expect(alarms.map((a) => [a.details.current, a.occurrenceCount, a.status, a.closeReason])).toEqual([
+      ['Healthy', 2, 'closed', 'cleared'],
+    ]);
 
     const cron = expectStatus<Health>(
       await call('PUT', `/xapi/v1/virtual-devices/${sensorId}/health`, {

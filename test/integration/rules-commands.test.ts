@@ -78,15 +78,15 @@ interface LastRun {
 const lastRun = async (ruleId: string) =>
   expectStatus<{ lastRun: LastRun | null }>(await call('GET', `/xapi/v1/rules/${ruleId}`), 200).lastRun;
 
+/** The rule's alarm messages, oldest first; each entry is closed once read, so every firing is a new entry. */
 async function alarmMessages(ruleId: string): Promise<string[]> {
-  const list = expectStatus<{ data: Array<{ message: string; source: { id: string } | null }> }>(
+  const list = expectStatus<{ data: Array<{ id: string; message: string; source: { id: string } | null }> }>(
     await call('GET', '/xapi/v1/alarm-logs?pageSize=500'),
     200,
   );
-  return list.data
-    .filter((a) => a.source?.id === ruleId)
-    .map((a) => a.message)
-    .reverse();
+  const mine = list.data.filter((a) => a.source?.id === ruleId);
+  if (mine.length) await call('POST', '/xapi/v1/alarm-logs/close', { ids: mine.map((a) => a.id) });
+  return mine.map((a) => a.message).reverse();
 }
 
 beforeAll(async () => {

@@ -35,6 +35,7 @@ const out: Record<string, string> = {};
 interface Alarm {
   id: string;
   message: string;
+  occurrenceCount: number;
   category: string;
   reference: { type: string; id: string } | null;
   source: { kind: string; id: string } | null;
@@ -160,16 +161,19 @@ describe('event rules', () => {
     });
     const sent = recorder.from('rule', ruleId);
     expect(sent.map((s) => s.connectorId)).toEqual([out.webhook, out.smtp, out.mqtt]);
+    // The webhook and the mail carry the alarm the run raised: severity and console link.
+    const alarmLink = `https://stellwerk.example/#/alarms?id=${alarms[0]!.id}`;
     expect(sent[0]!.message.body).toEqual({
       twin: truckId,
       where: 'Depot / Truck 7',
       plate: 'B-ST 7',
       link: `https://stellwerk.example/#/twins/${truckId}`,
       t: '35',
+      alarm: { id: alarms[0]!.id, severity: 'warning', occurrenceCount: 1, link: alarmLink },
     });
     expect(sent[1]!.message).toMatchObject({
       subject: 'Hot: Truck 7',
-      body: `See https://stellwerk.example/#/twins/${truckId}`,
+      body: `See https://stellwerk.example/#/twins/${truckId}\n\nSeverity: warning\nAlarm: ${alarmLink}`,
       to: ['ops@example.test'],
     });
     expect(sent[2]!.message).toMatchObject({ topic: `alerts/${truckId}`, body: '35' });
@@ -180,7 +184,7 @@ describe('event rules', () => {
     expect(rule.lastRun.commands.every((c) => c.ok)).toBe(true);
   });
 
-  it('does not fire again while the conditions keep holding; fires again after they stopped', async () => {
+  it('does not fire again while the conditions keep holding; fires again after they stopped, counted on the open entry', async () => {
     await publish({ temperature: 36 });
     await settled('temperature', 36);
     expect(await alarmsOfRule(ruleId)).toHaveLength(1);
@@ -188,9 +192,8 @@ describe('event rules', () => {
     await settled('temperature', 20);
     await publish({ temperature: 40 });
     await settled('temperature', 40);
-    expect((await alarmsOfRule(ruleId)).map((a) => a.message)).toEqual([
-      'Truck 7 is at 40 °C',
-      'Truck 7 is at 35 °C',
+    expect((await alarmsOfRule(ruleId)).map((a) => [a.message, a.occurrenceCount])).toEqual([
+      ['Truck 7 is at 40 °C', 2],
     ]);
   });
 });
@@ -226,8 +229,12 @@ describe('location rules', () => {
       ).id;
     const inPolygon = await make('depot area', polygon);
     const inCircle = await make('yard circle', circle);
-    const messages = async () =>
-      [...(await alarmsOfRule(inPolygon)), ...(await alarmsOfRule(inCircle))].map((a) => a.message).sort();
+    // Each firing is read and then closed, as an operator would: the next one is a new entry.
+    const messages = async () => {
+      const alarms = [...(await alarmsOfRule(inPolygon)), ...(await alarmsOfRule(inCircle))];
+      if (alarms.length) await call('POST', '/xapi/v1/alarm-logs/close', { ids: alarms.map((a) => a.id) });
+      return alarms.map((a) => a.message).sort();
+    };
 
     const moves: Array<[number, number]> = [
       [10.0, 50.0], // outside both: no event (a first position outside is no leave)
@@ -283,10 +290,9 @@ describe('time rules', () => {
     clock.advance(3600_000);
     // An hour missed: one run, not sixty.
     expect(await scheduler.runDue(clock.now())).toEqual([interval.id]);
-    expect((await alarmsOfRule(interval.id)).map((a) => a.message)).toEqual([
-      'tick Truck 7',
-      'tick Truck 7',
-      'tick Truck 7',
+    // Three runs while the entry stayed open: one entry, counted three times.
+    expect((await alarmsOfRule(interval.id)).map((a) => [a.message, a.occurrenceCount])).toEqual([
+      ['tick Truck 7', 3],
     ]);
     expect(await alarmsOfRule(once.id)).toHaveLength(1);
     const reread = expectStatus<{ nextRunAt: string | null }>(

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteInfo } from '../../server/src/context.js';
 import {
@@ -238,6 +238,9 @@ const BODIES: Record<string, () => Record<string, unknown>> = {
   'POST /xapi/v1/virtual-devices/:id/downlinks': () => ({ fPort: 1, bytes: '01' }),
   'POST /xapi/v1/timeseries/query': () => ({ query: 'SELECT twin.title, count(*)' }),
   'POST /xapi/v1/gateways': () => ({ eui: randomBytes(8).toString('hex') }),
+  // Another tenant's ids are covered in alarm-operations.test.ts; here an id naming nothing.
+  'POST /xapi/v1/alarm-logs/acknowledge': () => ({ ids: [randomUUID()] }),
+  'POST /xapi/v1/alarm-logs/close': () => ({ ids: [randomUUID()] }),
 };
 
 /** Query strings the schema alone cannot make valid. */

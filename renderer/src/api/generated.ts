@@ -436,6 +436,7 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       status?: string;
+      severity?: string;
       category?: string;
       referenceType?: string;
       referenceId?: string;
@@ -450,16 +451,59 @@ export interface ApiOperations {
         reference: { type: string; id: string } | null;
         source: { kind: string; id: string } | null;
         status: 'open' | 'acknowledged' | 'closed';
+        severity: 'info' | 'warning' | 'minor' | 'major' | 'critical';
+        occurrenceCount: number;
+        lastSeenAt: string;
         acknowledgedAt: string | null;
         acknowledgedBy: string | null;
         closedAt: string | null;
         closedBy: string | null;
+        closeReason: 'manual' | 'cleared' | 'merged' | null;
+        clearedBy: { kind: string; id: string } | null;
         details: Record<string, unknown>;
         createdAt: string;
         updatedAt: string;
       }[];
       meta: { page: number; pageSize: number; total: number };
     };
+  };
+  /** Acknowledge many entries: listed ids or a filter (closed ones stay closed) */
+  'POST /xapi/v1/alarm-logs/acknowledge': {
+    path: never;
+    query: never;
+    body:
+      | { ids: string[] }
+      | {
+          filter: {
+            accountId?: string;
+            status?: string;
+            severity?: string;
+            category?: string;
+            referenceType?: string;
+            referenceId?: string;
+            searchItems?: string;
+          };
+        };
+    reply: { changed: string[]; unchanged: string[]; notFound: string[]; more: boolean };
+  };
+  /** Close many entries: listed ids or a filter */
+  'POST /xapi/v1/alarm-logs/close': {
+    path: never;
+    query: never;
+    body:
+      | { ids: string[] }
+      | {
+          filter: {
+            accountId?: string;
+            status?: string;
+            severity?: string;
+            category?: string;
+            referenceType?: string;
+            referenceId?: string;
+            searchItems?: string;
+          };
+        };
+    reply: { changed: string[]; unchanged: string[]; notFound: string[]; more: boolean };
   };
   /** One alarm log entry */
   'GET /xapi/v1/alarm-logs/{id}': {
@@ -474,10 +518,15 @@ export interface ApiOperations {
       reference: { type: string; id: string } | null;
       source: { kind: string; id: string } | null;
       status: 'open' | 'acknowledged' | 'closed';
+      severity: 'info' | 'warning' | 'minor' | 'major' | 'critical';
+      occurrenceCount: number;
+      lastSeenAt: string;
       acknowledgedAt: string | null;
       acknowledgedBy: string | null;
       closedAt: string | null;
       closedBy: string | null;
+      closeReason: 'manual' | 'cleared' | 'merged' | null;
+      clearedBy: { kind: string; id: string } | null;
       details: Record<string, unknown>;
       createdAt: string;
       updatedAt: string;
@@ -496,10 +545,15 @@ export interface ApiOperations {
       reference: { type: string; id: string } | null;
       source: { kind: string; id: string } | null;
       status: 'open' | 'acknowledged' | 'closed';
+      severity: 'info' | 'warning' | 'minor' | 'major' | 'critical';
+      occurrenceCount: number;
+      lastSeenAt: string;
       acknowledgedAt: string | null;
       acknowledgedBy: string | null;
       closedAt: string | null;
       closedBy: string | null;
+      closeReason: 'manual' | 'cleared' | 'merged' | null;
+      clearedBy: { kind: string; id: string } | null;
       details: Record<string, unknown>;
       createdAt: string;
       updatedAt: string;
@@ -518,10 +572,15 @@ export interface ApiOperations {
       reference: { type: string; id: string } | null;
       source: { kind: string; id: string } | null;
       status: 'open' | 'acknowledged' | 'closed';
+      severity: 'info' | 'warning' | 'minor' | 'major' | 'critical';
+      occurrenceCount: number;
+      lastSeenAt: string;
       acknowledgedAt: string | null;
       acknowledgedBy: string | null;
       closedAt: string | null;
       closedBy: string | null;
+      closeReason: 'manual' | 'cleared' | 'merged' | null;
+      clearedBy: { kind: string; id: string } | null;
       details: Record<string, unknown>;
       createdAt: string;
       updatedAt: string;
@@ -2855,7 +2914,7 @@ export interface ApiOperations {
       updatedAt: string;
     };
   };
-  /** Live device packets and twin state changes over WebSocket */
+  /** Live device packets, twin state changes and alarm changes over WebSocket */
   'GET /xapi/v1/live': {
     path: never;
     query: { token?: string };

@@ -5,8 +5,9 @@ import type { AlarmStatus } from '../integration/ports.js';
 import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
 import type { AlarmLog } from './alarm-log.entity.js';
-import { AlarmLogListQuery, AlarmLogReply } from './alarm-log.schemas.js';
-import { ALARM_LOG_SORTABLE } from './alarm-log.service.js';
+import type { AlarmSeverity } from './alarm-log.entity.js';
+import { AlarmBulkBody, AlarmBulkReply, AlarmLogListQuery, AlarmLogReply } from './alarm-log.schemas.js';
+import { ALARM_LOG_SORTABLE, type AlarmLogFilter } from './alarm-log.service.js';
 
 const tags = ['alarm-logs'];
 
@@ -18,16 +19,44 @@ export const alarmLogDto = (a: AlarmLog) => ({
   reference: a.referenceType && a.referenceId ? { type: a.referenceType, id: a.referenceId } : null,
   source: a.sourceKind && a.sourceId ? { kind: a.sourceKind, id: a.sourceId } : null,
   status: a.status,
+  severity: a.severity,
+  occurrenceCount: a.occurrenceCount,
+  lastSeenAt: a.lastSeenAt.toISOString(),
   acknowledgedAt: a.acknowledgedAt?.toISOString() ?? null,
   acknowledgedBy: a.acknowledgedBy,
   closedAt: a.closedAt?.toISOString() ?? null,
   closedBy: a.closedBy,
+  closeReason: a.closeReason,
+  clearedBy: a.clearedByKind && a.clearedById ? { kind: a.clearedByKind, id: a.clearedById } : null,
   details: a.details,
   createdAt: a.createdAt.toISOString(),
   updatedAt: a.updatedAt.toISOString(),
 });
 
-export async function alarmLogRoutes(app: App, _ctx: AppContext, { alarmLogs }: Services): Promise<void> {
+/** The list filter of a query string (or of a bulk action's `filter`). */
+const filterOf = (q: {
+  accountId?: string;
+  status?: string;
+  severity?: string;
+  category?: string;
+  referenceType?: string;
+  referenceId?: string;
+  searchItems?: string;
+}): AlarmLogFilter => ({
+  ...(q.accountId ? { accountId: q.accountId } : {}),
+  ...(q.status ? { status: q.status.split(',') as AlarmStatus[] } : {}),
+  ...(q.severity ? { severity: q.severity.split(',') as AlarmSeverity[] } : {}),
+  ...(q.category ? { category: q.category } : {}),
+  ...(q.referenceType ? { referenceType: q.referenceType } : {}),
+  ...(q.referenceId ? { referenceId: q.referenceId } : {}),
+  ...(q.searchItems?.trim() ? { search: q.searchItems.trim() } : {}),
+});
+
+export async function alarmLogRoutes(
+  app: App,
+  _ctx: AppContext,
+  { alarmLogs, alarmBulk }: Services,
+): Promise<void> {
   const principal = (request: { principal: Principal | null }) => request.principal!;
 
   app.get(
@@ -44,13 +73,7 @@ export async function alarmLogRoutes(app: App, _ctx: AppContext, { alarmLogs }: 
     async (request) => {
       const q = request.query;
       const params = parseListQuery(q, ALARM_LOG_SORTABLE, '-createdAt');
-      const result = await alarmLogs.list(principal(request), params, {
-        ...(q.accountId ? { accountId: q.accountId } : {}),
-        ...(q.status ? { status: q.status.split(',') as AlarmStatus[] } : {}),
-        ...(q.category ? { category: q.category } : {}),
-        ...(q.referenceType ? { referenceType: q.referenceType } : {}),
-        ...(q.referenceId ? { referenceId: q.referenceId } : {}),
-      });
+      const result = await alarmLogs.list(principal(request), params, filterOf(q));
       return { data: result.data.map(alarmLogDto), meta: result.meta };
     },
   );
@@ -96,4 +119,30 @@ export async function alarmLogRoutes(app: App, _ctx: AppContext, { alarmLogs }: 
     },
     async (request) => alarmLogDto(await alarmLogs.close(principal(request), request.params.id)),
   );
+
+  for (const action of ['acknowledge', 'close'] as const) {
+    app.post(
+      `/xapi/v1/alarm-logs/${action}`,
+      {
+        config: { auth: 'principal', permission: 'alarmLog.manage' },
+        schema: {
+          tags,
+          summary:
+            action === 'acknowledge'
+              ? 'Acknowledge many entries: listed ids or a filter (closed ones stay closed)'
+              : 'Close many entries: listed ids or a filter',
+          body: AlarmBulkBody,
+          response: { 200: AlarmBulkReply, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const body = request.body;
+        return alarmBulk.apply(
+          principal(request),
+          action,
+          'ids' in body ? { ids: body.ids } : { filter: filterOf(body.filter) },
+        );
+      },
+    );
+  }
 }

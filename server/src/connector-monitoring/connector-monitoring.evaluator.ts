@@ -1,9 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AlarmLogService } from '../alarms/alarm-log.service.js';
-import { CONNECTOR_MONITORING_CATEGORY } from '../alarms/alarm-log.entity.js';
+import { alarmLink } from '../alarms/alarm-link.js';
+import { CONNECTOR_MONITORING_CATEGORY, type AlarmSeverity } from '../alarms/alarm-log.entity.js';
 import type { Connector } from '../connectors/connector.entity.js';
-import type { OutgoingDispatch } from '../integration/ports.js';
+import type { AlarmEntry, OutgoingDispatch } from '../integration/ports.js';
 import { AdvisoryLease } from '../platform/db/advisory-lock.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { ConnectorMonitoringRule } from './connector-monitoring-rule.entity.js';
@@ -49,7 +50,13 @@ export interface ConnectorMonitoringEvaluatorOptions {
   counters(connector: Connector): { packetsIn: number; packetsFailed: number; lastPacketAt: Date | null };
   statusOf(connector: Connector): ConnectorStatus;
   tickMs?: number;
+  /** The console's address, for the alarm link in mails (`STELLWERK_PUBLIC_URL`). */
+  publicUrl?: string;
 }
+
+/** A gateway gone offline cuts off every device behind it; the counters' rules are warnings. */
+const severityOf = (ruleType: string): AlarmSeverity =>
+  ruleType === 'gateway-offline' ? 'major' : 'warning';
 
 export class ConnectorMonitoringEvaluator implements Lifecycle {
   readonly name = 'connector-monitoring';
@@ -120,7 +127,15 @@ export class ConnectorMonitoringEvaluator implements Lifecycle {
       watchingSince: Math.max(rule.createdAt.getTime(), new Date(connector.createdAt).getTime()),
     });
     const fires = verdict.holds && !rule.state.firing;
+    const rearmed = !verdict.holds && rule.state.firing === true;
     rule.state = { ...verdict.state, firing: verdict.holds };
+    // The condition stopped holding: its entry closes itself (a new one opens when it fires again).
+    if (rearmed)
+      await this.options.alarms.clear(
+        rule.account.id,
+        { kind: 'connector-monitoring', id: rule.id },
+        { type: 'connector', id: connector.id },
+      );
     if (!fires) return undefined;
     rule.lastFiredAt = now;
     const message = `${rule.title}: connector "${connector.title}" ${verdict.message}`;
@@ -130,9 +145,10 @@ export class ConnectorMonitoringEvaluator implements Lifecycle {
       message,
       reference: { type: 'connector', id: connector.id },
       source: { kind: 'connector-monitoring', id: rule.id },
+      severity: severityOf(rule.type),
       details: { ruleType: rule.type, connectorTitle: connector.title, ...verdict.details },
     });
-    if (rule.mailConnector) await this.mail(rule, message, now);
+    if (rule.mailConnector) await this.mail(rule, message, now, alarm);
     return { ruleId: rule.id, connectorId: connector.id, alarmId: alarm.id, message };
   }
 
@@ -160,6 +176,7 @@ export class ConnectorMonitoringEvaluator implements Lifecycle {
         message,
         reference: { type: 'gateway', id: gateway.id },
         source: { kind: 'connector-monitoring', id: rule.id },
+        severity: severityOf(rule.type),
         details: {
           ruleType: rule.type,
           connectorId: rule.connector.id,
@@ -170,21 +187,27 @@ export class ConnectorMonitoringEvaluator implements Lifecycle {
         },
       });
       rule.lastFiredAt = now;
-      if (rule.mailConnector) await this.mail(rule, message, now);
+      if (rule.mailConnector) await this.mail(rule, message, now, alarm);
       fired.push({ ruleId: rule.id, connectorId: rule.connector.id, alarmId: alarm.id, message });
     }
     await em.flush();
     return fired;
   }
 
-  private async mail(rule: ConnectorMonitoringRule, message: string, now: Date): Promise<void> {
+  private async mail(
+    rule: ConnectorMonitoringRule,
+    message: string,
+    now: Date,
+    alarm: AlarmEntry,
+  ): Promise<void> {
+    const link = this.options.publicUrl ? `\nAlarm: ${alarmLink(this.options.publicUrl, alarm.id)}` : '';
     try {
       const result = await this.options.outgoing.send(
         rule.account.id,
         rule.mailConnector!.id,
         {
           subject: `[${CONNECTOR_MONITORING_CATEGORY}] ${rule.title}`,
-          body: `${message}\n\nTime: ${now.toISOString()}\nRule: ${rule.title} (${rule.type})`,
+          body: `${message}\n\nSeverity: ${alarm.severity}\nTime: ${now.toISOString()}\nRule: ${rule.title} (${rule.type})${link}`,
           ...(rule.mailTo.length ? { to: rule.mailTo } : {}),
         },
         { kind: 'connector-monitoring', id: rule.id },

@@ -60,6 +60,11 @@ export interface AlarmEntry {
   reference: { type: string; id: string } | null;
   /** The rule, monitoring rule or report that wrote the entry, if any. */
   source: { kind: string; id: string } | null;
+  /** `info`, `warning`, `minor`, `major` or `critical`. */
+  severity: string;
+  /** How often the condition was raised while the entry was not closed (1 for a new entry). */
+  occurrenceCount: number;
+  lastSeenAt: Date;
   details: Record<string, unknown>;
   createdAt: Date;
 }

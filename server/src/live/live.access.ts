@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import { visibleAlarmSql } from '../alarms/alarm-visibility.js';
+import type { AlarmEntry } from '../integration/ports.js';
 import { expandPermissions } from '../roles/permissions.js';
 import { visibleTwinSql } from '../twins/twin-scopes.js';
 
@@ -46,6 +48,28 @@ export async function visibleTwins(
       `SELECT t.id FROM digital_twins t JOIN accounts a ON a.id = t.account_id
         WHERE t.id = ANY(?::uuid[]) AND ?::uuid = ANY(a.path) AND (${scope.sql})`,
       [uuidArray(twinIds), principal.accountId, ...scope.params],
+    );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Which of the alarm `entries` the principal could read over the API: the entry's account is its
+ * home account or a sub-account, and the entry is visible within its permission scopes (the alarm
+ * domain's own rule, `visibleAlarmSql`: the referenced twin, device or gateway decides).
+ */
+export async function visibleAlarms(
+  em: () => EntityManager,
+  principal: Principal,
+  entries: readonly AlarmEntry[],
+): Promise<Set<string>> {
+  if (entries.length === 0) return new Set();
+  const scope = visibleAlarmSql(principal, 'al');
+  const rows = await em()
+    .getConnection()
+    .execute<Array<{ id: string }>>(
+      `SELECT al.id FROM alarm_logs al JOIN accounts a ON a.id = al.account_id
+        WHERE al.id = ANY(?::uuid[]) AND ?::uuid = ANY(a.path) AND (${scope.sql})`,
+      [uuidArray(entries.map((e) => e.id)), principal.accountId, ...scope.params],
     );
   return new Set(rows.map((r) => r.id));
 }

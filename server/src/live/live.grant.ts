@@ -16,6 +16,8 @@ export interface LiveGrant {
   visible(topic: LiveTopic, ids: string[]): Promise<Set<string>>;
   /** Only changes of these states are pushed; null: every state of a followed twin. */
   readonly states: ReadonlySet<string> | null;
+  /** The signed-in principal; none for a public dashboard's viewer (who follows no alarms). */
+  readonly principal?: Principal;
   /** The grant as it stands now (re-read), or null once its credential is gone (closed with 4401). */
   refresh(now: Date): Promise<LiveGrant | null>;
 }
@@ -28,6 +30,7 @@ export const LIVE_PERMISSIONS: Record<LiveTopic, string> = {
 
 export function principalGrant(em: () => EntityManager, principal: Principal): LiveGrant {
   return {
+    principal,
     states: null,
     refusal: (topic) =>
       hasPermission(principal, LIVE_PERMISSIONS[topic]) ? null : errors.noPermission(LIVE_PERMISSIONS[topic]),

@@ -1,11 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import type { Principal } from '../auth/principal.js';
+import { hasPermission, type Principal } from '../auth/principal.js';
+import { errors } from '../platform/errors.js';
 import type { VisibleUpdate } from '../ingest/visible.stage.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { StateChange } from '../states/engine/state-work.js';
+import type { AlarmEntry } from '../integration/ports.js';
+import { LiveAlarmFollowers } from './live.alarms.js';
 import { principalGrant, type LiveGrant } from './live.grant.js';
 import { LiveConnection } from './live.connection.js';
 import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
@@ -14,11 +17,13 @@ import type { ErrorCode } from '../platform/error-codes.js';
 /**
  * Live push of device packets and twin data-state changes to consoles (`GET /xapi/v1/live`, docs/live.md).
  *
- * Client → server: `{"subscribe":{"deviceIds":[…],"twinIds":[…]}}`, `{"unsubscribe":{…}}`.
+ * Client → server: `{"subscribe":{"deviceIds":[…],"twinIds":[…],"alarms":true}}`, `{"unsubscribe":{…}}`.
  * Server → client: `{type:'subscribed', deviceIds, twinIds, notFound}`, `{type:'unsubscribed', deviceIds, twinIds}`,
  * `{type:'packets', packets:[{deviceId, receivedAt, states}, …]}`,
  * `{type:'states', states:[{twinId, stateId, key, value, timestamp, warning?}, …]}`,
- * `{type:'dropped', count}`, `{type:'error', error}`.
+ * `{type:'alarms', alarms:[{id, status, severity, occurrenceCount, lastSeenAt, …}, …]}`,
+ * `{type:'dropped', count}`, `{type:'error', error}`. Alarm entries go only to followers that could
+ * read each one over the API (alarmLog.read, its account reachable, visible within their scopes).
  * Visibility is checked when subscribing (tenancy and permission scopes), and again — with the
  * principal's permissions and scopes re-read — right after twins, devices or users changed their
  * scopes or places (`visibilityChanged`) and every minute: ids no longer visible are unfollowed and
@@ -27,6 +32,9 @@ import type { ErrorCode } from '../platform/error-codes.js';
  */
 
 export { LIVE_PERMISSIONS } from './live.grant.js';
+
+/** What following alarms needs (besides seeing each entry). */
+export const LIVE_ALARMS_PERMISSION = 'alarmLog.read';
 
 export const LIVE_LIMITS = {
   /** Ids (devices and twins together) one connection may follow. */
@@ -47,6 +55,7 @@ export class LiveHub implements Lifecycle {
     devices: new Map(),
     twins: new Map(),
   };
+  private readonly alarms: LiveAlarmFollowers;
   private timer: NodeJS.Timeout | undefined;
   /** A re-check of every connection requested by `visibilityChanged`, run once for a burst of changes. */
   private recheckPending: Promise<void> | undefined;
@@ -64,9 +73,13 @@ export class LiveHub implements Lifecycle {
     this.dropped = metrics.counter('stellwerk_live_dropped_total', 'Live messages dropped for slow consoles');
     this.sent = metrics.counter(
       'stellwerk_live_messages_total',
-      'Live updates queued to consoles (one per entry and console), by kind (packets, states)',
+      'Live updates queued to consoles (one per entry and console), by kind (packets, states, alarms)',
       ['kind'],
     );
+    this.alarms = new LiveAlarmFollowers(em, log, limits.maxQueued, {
+      sent: (n) => this.sent.inc({ kind: 'alarms' }, n),
+      dropped: (n) => this.dropped.inc(n),
+    });
     metrics.gauge('stellwerk_live_connections', 'Open live WebSocket connections', [], (g) =>
       g.set(this.connections.size),
     );
@@ -148,6 +161,14 @@ export class LiveHub implements Lifecycle {
     );
   }
 
+  /**
+   * Pushes committed alarm changes to the consoles following alarms, each entry only to those that
+   * could read it over the API (tenancy, permission scopes): one `alarms` message per console.
+   */
+  publishAlarms(entries: AlarmEntry[]): Promise<void> {
+    return this.alarms.publish(entries);
+  }
+
   /** One `{"type":kind, kind:[…]}` message per console following any of `items`, entries in order. */
   private fanOut<T>(
     topic: LiveTopic,
@@ -198,6 +219,7 @@ export class LiveHub implements Lifecycle {
   private detach(connection: LiveConnection): void {
     connection.close();
     this.connections.delete(connection);
+    this.alarms.unfollow(connection);
     for (const topic of TOPICS)
       for (const id of [...connection.subscriptions[topic]]) this.unfollow(connection, topic, id);
   }
@@ -217,8 +239,14 @@ export class LiveHub implements Lifecycle {
     if (request.kind === 'unsubscribe') {
       for (const topic of TOPICS)
         for (const id of idsOf(request, topic)) this.unfollow(connection, topic, id);
+      if (request.alarms) this.alarms.unfollow(connection);
       return connection.send(
-        JSON.stringify({ type: 'unsubscribed', deviceIds: request.deviceIds, twinIds: request.twinIds }),
+        JSON.stringify({
+          type: 'unsubscribed',
+          deviceIds: request.deviceIds,
+          twinIds: request.twinIds,
+          ...(request.alarms ? { alarms: true } : {}),
+        }),
       );
     }
     return this.subscribe(connection, request);
@@ -232,6 +260,11 @@ export class LiveHub implements Lifecycle {
         // The HTTP error of a missing permission, as a message: the socket stays open for the other topic.
         return this.reject(connection, refusal.message, refusal.code, refusal.details);
       }
+    }
+    // Alarms are for signed-in users with the permission; a public dashboard's viewer follows none.
+    if (request.alarms && !(grant.principal && hasPermission(grant.principal, LIVE_ALARMS_PERMISSION))) {
+      const { code, message, details } = errors.noPermission(LIVE_ALARMS_PERMISSION);
+      return this.reject(connection, message, code, details);
     }
     const freshDevices = request.deviceIds.filter((id) => !subscriptions.devices.has(id));
     const freshTwins = request.twinIds.filter((id) => !subscriptions.twins.has(id));
@@ -251,6 +284,7 @@ export class LiveHub implements Lifecycle {
     const newlyFollowed = [...visible[0]].filter((id) => !this.followers.devices.has(id));
     for (const id of visible[0]) this.follow(connection, 'devices', id);
     for (const id of visible[1]) this.follow(connection, 'twins', id);
+    if (request.alarms) this.alarms.follow(connection);
     if (newlyFollowed.length > 0) for (const listener of this.followedListeners) listener(newlyFollowed);
     const deviceIds = request.deviceIds.filter((id) => subscriptions.devices.has(id));
     const twinIds = request.twinIds.filter((id) => subscriptions.twins.has(id));
@@ -258,7 +292,15 @@ export class LiveHub implements Lifecycle {
       ...request.deviceIds.filter((id) => !subscriptions.devices.has(id)),
       ...request.twinIds.filter((id) => !subscriptions.twins.has(id)),
     ];
-    connection.send(JSON.stringify({ type: 'subscribed', deviceIds, twinIds, notFound }));
+    connection.send(
+      JSON.stringify({
+        type: 'subscribed',
+        deviceIds,
+        twinIds,
+        notFound,
+        ...(request.alarms ? { alarms: true } : {}),
+      }),
+    );
   }
 
   private reject(
@@ -317,6 +359,18 @@ export class LiveHub implements Lifecycle {
       return;
     }
     c.grant = grant;
+    if (this.alarms.follows(c) && !(grant.principal && hasPermission(grant.principal, LIVE_ALARMS_PERMISSION))) {
+      this.alarms.unfollow(c);
+      c.send(
+        JSON.stringify({
+          type: 'unsubscribed',
+          deviceIds: [],
+          twinIds: [],
+          alarms: true,
+          reason: 'notVisible',
+        }),
+      );
+    }
     const followed = { devices: [...c.subscriptions.devices], twins: [...c.subscriptions.twins] };
     const may = (topic: LiveTopic) => grant.refusal(topic) === null;
     const [devices, twins] = await Promise.all([

@@ -10,12 +10,25 @@ describe('live protocol', () => {
       kind: 'subscribe',
       deviceIds: [A],
       twinIds: [B],
+      alarms: false,
     });
     expect(parseRequest({ unsubscribe: { twinIds: [A] } }, 10)).toEqual({
       kind: 'unsubscribe',
       deviceIds: [],
       twinIds: [A],
+      alarms: false,
     });
+  });
+
+  it('reads a request to follow alarms, alone or with ids', () => {
+    expect(parseRequest({ subscribe: { alarms: true } }, 10)).toEqual({
+      kind: 'subscribe',
+      deviceIds: [],
+      twinIds: [],
+      alarms: true,
+    });
+    expect(parseRequest({ unsubscribe: { alarms: true, twinIds: [A] } }, 10)).toMatchObject({ alarms: true });
+    expect(typeof parseRequest({ subscribe: { alarms: 'yes' } }, 10)).toBe('string');
   });
 
   it('refuses requests without ids, with bad ids, or with more ids than allowed in all', () => {

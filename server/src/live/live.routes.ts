@@ -7,7 +7,7 @@ import type { App, AppContext } from '../context.js';
 import { AppError, errors } from '../platform/errors.js';
 import { ErrorBody, errorResponses } from '../platform/http/schemas.js';
 import type { Services } from '../services.js';
-import { LIVE_PERMISSIONS } from './live.hub.js';
+import { LIVE_ALARMS_PERMISSION, LIVE_PERMISSIONS } from './live.hub.js';
 
 export const LIVE_PROTOCOL = 'stellwerk.live.v1';
 const BEARER_PROTOCOL = 'bearer.';
@@ -32,21 +32,22 @@ export async function liveRoutes(app: App, ctx: AppContext, { live }: Services):
   app.route({
     method: 'GET',
     url: '/xapi/v1/live',
-    // No single route permission: either topic's permission opens the socket; each subscribe checks its own.
+    // No single route permission: any topic's permission opens the socket; each subscribe checks its own.
     config: { auth: 'principal' },
     onRequest: async (request) => liftCredential(request, allowedOrigin),
     preHandler: async (request) => {
-      const needed = Object.values(LIVE_PERMISSIONS);
+      const needed = [...Object.values(LIVE_PERMISSIONS), LIVE_ALARMS_PERMISSION];
       if (!needed.some((p) => hasPermission(request.principal!, p))) throw errors.noPermission(needed[0]!);
     },
     schema: {
       tags: ['live'],
-      summary: 'Live device packets and twin state changes over WebSocket',
+      summary: 'Live device packets, twin state changes and alarm changes over WebSocket',
       description:
-        'Needs VirtualDevice.read (devices) or state.read (twins). Upgrade to a WebSocket, then send ' +
-        '`{"subscribe":{"deviceIds":[…],"twinIds":[…]}}`; packets of visible devices arrive as ' +
+        'Needs VirtualDevice.read (devices), state.read (twins) or alarmLog.read (alarms). Upgrade to a WebSocket, then send ' +
+        '`{"subscribe":{"deviceIds":[…],"twinIds":[…],"alarms":true}}`; packets of visible devices arrive as ' +
         '`{"type":"packets","packets":[{"deviceId","receivedAt","states"}]}`, state changes of visible twins as ' +
-        '`{"type":"states","states":[{"twinId","stateId","key","value","timestamp","warning"?}]}`. ' +
+        '`{"type":"states","states":[{"twinId","stateId","key","value","timestamp","warning"?}]}`, changes of ' +
+        'alarm entries the caller may read as `{"type":"alarms","alarms":[{"id","status","severity","occurrenceCount","lastSeenAt",…}]}`. ' +
         'Credential: `Authorization: Bearer`, `x-api-key`, ' +
         'the console cookie, subprotocol `bearer.<token>` / `apikey.<key>` (offer `stellwerk.live.v1` too) or `?token=`. ' +
         'A plain GET answers 426 UPGRADE_REQUIRED.',

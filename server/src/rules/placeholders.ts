@@ -1,3 +1,5 @@
+import { alarmLink } from '../alarms/alarm-link.js';
+
 /**
  * Placeholders in rule command texts (docs/rules.md). Grammar:
  *
@@ -6,6 +8,8 @@
  *                | "twin.properties." key        custom key-value pair of the twin
  *                | "states." key                 current value of the twin's data state
  *                | "rule.title" | "rule.id" | "trigger" | "time"
+ *                | "alarm.id" | "alarm.severity" | "alarm.count" | "alarmlink"
+ *                                                 the alarm an earlier command of the run raised
  *   key         := one or more characters other than "{", "}" and white space
  *
  * Values: text as is, numbers and booleans in JSON notation, objects and arrays as JSON, and
@@ -28,6 +32,8 @@ export interface PlaceholderContext {
   time: Date;
   /** The console's public URL (`STELLWERK_PUBLIC_URL`). */
   publicUrl: string;
+  /** The alarm entry an `alarm` command of this run wrote or counted again, once it ran. */
+  alarm?: { id: string; severity: string; occurrenceCount: number } | null;
 }
 
 const PLACEHOLDER = /\{\{\s*([^\s{}]+)\s*\}\}/g;
@@ -60,6 +66,14 @@ function resolve(name: string, ctx: PlaceholderContext): unknown {
       return ctx.trigger;
     case 'time':
       return ctx.time.toISOString();
+    case 'alarm.id':
+      return ctx.alarm?.id;
+    case 'alarm.severity':
+      return ctx.alarm?.severity;
+    case 'alarm.count':
+      return ctx.alarm?.occurrenceCount;
+    case 'alarmlink':
+      return ctx.alarm ? alarmLink(ctx.publicUrl, ctx.alarm.id) : undefined;
   }
   if (name.startsWith('twin.properties.')) return twin?.properties[name.slice('twin.properties.'.length)];
   if (name.startsWith('states.')) return twin?.states[name.slice('states.'.length)];

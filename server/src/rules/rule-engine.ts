@@ -1,15 +1,17 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
+import type { AlarmLogService } from '../alarms/alarm-log.service.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
 import { newId } from '../platform/crypto/ids.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { StateChange } from '../states/engine/state-work.js';
+import { alarmClearOf, type AlarmClear } from './commands/alarm.command.js';
 import { conditionsHold } from './conditions.js';
 import { contains, positionOf } from './geofence.js';
 import { MAX_RULE_DEPTH, type RuleRunner } from './rule-runner.js';
-import type { EventTrigger, LocationTrigger, RuleCommand, RuleTrigger } from './rule.types.js';
+import type { LocationTrigger, RuleCommand, RuleTrigger } from './rule.types.js';
 
 /**
  * Event and location rules: evaluated on the twin state changes the state engine reports after
@@ -21,6 +23,10 @@ import type { EventTrigger, LocationTrigger, RuleCommand, RuleTrigger } from './
  * - Location rule: after a change of its position state(s), the position is tested against the
  *   area; `enter` fires on outside → inside, `leave` on inside → outside. A twin seen for the first
  *   time counts as coming from outside (so a first position inside is an enter, never a leave).
+ * - Clear condition (an `alarm` command's `clear`, any trigger type): after a change of one of its
+ *   states, while it holds over the twin's current states, the rule's alarm entry about the twin
+ *   that is not closed yet is closed (reason `cleared`). It is checked before the trigger, so a
+ *   rule whose trigger and clear both hold ends with a fresh entry, never a closed one.
  * The last result per rule and twin is stored (rule_twin_states): restarts neither repeat nor miss
  * an edge. A rule looks only at twins within its recorded permission scopes: a twin outside them
  * is neither evaluated nor remembered (and the runner refuses to fire for it as well).
@@ -39,9 +45,10 @@ interface LoadedRule {
   title: string;
   accountId: string;
   twinId: string | null;
-  trigger: EventTrigger | LocationTrigger;
+  trigger: RuleTrigger;
   commands: RuleCommand[];
   permissionScopeIds: RecordedScopes;
+  clear: AlarmClear | null;
 }
 
 export class RuleEngine implements Lifecycle {
@@ -56,6 +63,7 @@ export class RuleEngine implements Lifecycle {
     private readonly deps: {
       orm: MikroORM;
       runner: RuleRunner;
+      alarms: Pick<AlarmLogService, 'clear'>;
       clock: () => Date;
       log: FastifyBaseLogger;
       metrics?: Metrics;
@@ -115,17 +123,20 @@ export class RuleEngine implements Lifecycle {
       permission_scope_ids: string[] | null;
     }>(
       `SELECT id, title, account_id, twin_id, trigger, commands, permission_scope_ids FROM rules
-        WHERE active AND trigger->>'type' IN ('event', 'location')`,
+        WHERE active AND (trigger->>'type' IN ('event', 'location') OR commands @> '[{"type":"alarm"}]')`,
     );
-    const rules = rows.map((r) => ({
-      id: r.id,
-      title: r.title,
-      accountId: r.account_id,
-      twinId: r.twin_id,
-      trigger: r.trigger as EventTrigger | LocationTrigger,
-      commands: r.commands,
-      permissionScopeIds: r.permission_scope_ids,
-    }));
+    const rules = rows
+      .map((r) => ({
+        id: r.id,
+        title: r.title,
+        accountId: r.account_id,
+        twinId: r.twin_id,
+        trigger: r.trigger,
+        commands: r.commands,
+        permissionScopeIds: r.permission_scope_ids,
+        clear: alarmClearOf(r.commands),
+      }))
+      .filter((r) => r.trigger.type !== 'time' || r.clear !== null);
     this.loaded = { version, at: now, rules };
     return rules;
   }
@@ -150,7 +161,7 @@ export class RuleEngine implements Lifecycle {
         (r) =>
           r.accountId === accountId &&
           (r.twinId === null || r.twinId === twinId) &&
-          watchedKeys(r.trigger).some((k) => keys.has(k)) &&
+          watchedKeys(r.trigger, r.clear).some((k) => keys.has(k)) &&
           (r.permissionScopeIds === null ||
             (scopes.has(twinId) && scopeFilter(r).allows(scopes.get(twinId)))),
       );
@@ -183,6 +194,13 @@ export class RuleEngine implements Lifecycle {
       try {
         const prev = before.get(rule.id);
         const now = this.deps.clock();
+        if (rule.clear && conditionsHold(rule.clear.conditions, states, rule.clear.match))
+          await this.deps.alarms.clear(
+            rule.accountId,
+            { kind: 'rule', id: rule.id },
+            { type: 'digitalTwin', id: twinId },
+          );
+        if (rule.trigger.type === 'time') continue;
         if (rule.trigger.type === 'event') {
           const holds = conditionsHold(rule.trigger.conditions, states, rule.trigger.match);
           if (prev?.matched !== holds) await this.remember(rule.id, twinId, { matched: holds });
@@ -220,8 +238,14 @@ export class RuleEngine implements Lifecycle {
   }
 }
 
-/** The state keys whose changes make a rule look again. */
-export function watchedKeys(trigger: EventTrigger | LocationTrigger): string[] {
+/** The state keys whose changes make a rule look again (its trigger's and its clear condition's). */
+export function watchedKeys(trigger: RuleTrigger, clear: AlarmClear | null = null): string[] {
+  const clearKeys = clear?.conditions.map((c) => c.stateKey) ?? [];
+  return [...triggerKeys(trigger), ...clearKeys];
+}
+
+function triggerKeys(trigger: RuleTrigger): string[] {
+  if (trigger.type === 'time') return [];
   if (trigger.type === 'event') return trigger.conditions.map((c) => c.stateKey);
   if (trigger.latitudeKey && trigger.longitudeKey) return [trigger.latitudeKey, trigger.longitudeKey];
   return [trigger.locationKey ?? 'location'];

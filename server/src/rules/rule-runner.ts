@@ -11,6 +11,7 @@ import type { StateEngine } from '../states/engine/state-engine.js';
 import type { SourceComputations } from '../states/sources/state-source-kind.js';
 import { RULE_COMMANDS } from './commands/index.js';
 import type { CommandRun } from './commands/command.js';
+import { alarmLink } from '../alarms/alarm-link.js';
 import { renderText, renderValue, type PlaceholderContext } from './placeholders.js';
 import type { RuleCommand, RuleRunResult } from './rule.types.js';
 
@@ -174,6 +175,11 @@ export class RuleRunner {
       renderValue: (value) => renderValue(value, context),
       outgoing: this.deps.outgoing,
       alarms: this.deps.alarms,
+      raised: (entry) => {
+        context.alarm = { id: entry.id, severity: entry.severity, occurrenceCount: entry.occurrenceCount };
+      },
+      alarm: () =>
+        context.alarm ? { ...context.alarm, link: alarmLink(context.publicUrl, context.alarm.id) } : null,
       downlinks: this.deps.downlinks,
       permissionScopeIds: rule.permissionScopeIds,
       findState,

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { AccountService } from '../accounts/account.service.js';
+import { AlarmBulkService } from '../alarms/alarm-bulk.service.js';
 import { AlarmLogService } from '../alarms/alarm-log.service.js';
 import { AlarmReportService } from '../alarms/alarm-report.service.js';
 import { SmartGroupService } from '../alarms/smart-group.service.js';
@@ -41,6 +42,7 @@ export function createAlarmsAndRules(
   const databaseUrl = String(ctx.orm.config.get('clientUrl'));
   const outgoing = new OutgoingDispatchRef(ctx.log);
   const alarmLogs = new AlarmLogService(ctx.em, ctx.orm, deps.accounts, ctx.clock, ctx.log);
+  const alarmBulk = new AlarmBulkService(ctx.em, deps.accounts, alarmLogs, ctx.clock);
   const smartGroups = new SmartGroupService(ctx.em, deps.accounts);
   const alarmReports = new AlarmReportService(
     ctx.em,
@@ -69,6 +71,7 @@ export function createAlarmsAndRules(
     log: ctx.log,
     alarms: alarmLogs,
     outgoing,
+    publicUrl: ctx.config.publicUrl,
     counters: (connector) => deps.connectors.counters(connector),
     statusOf: (connector) =>
       connectorStatus(connector, {
@@ -93,6 +96,7 @@ export function createAlarmsAndRules(
   const ruleEngine = new RuleEngine({
     orm: ctx.orm,
     runner: ruleRunner,
+    alarms: alarmLogs,
     clock: ctx.clock,
     log: ctx.log,
     metrics: ctx.metrics,
@@ -112,6 +116,7 @@ export function createAlarmsAndRules(
   return {
     outgoing,
     alarmLogs,
+    alarmBulk,
     smartGroups,
     alarmReports,
     connectorMonitoring,

@@ -103,6 +103,9 @@ export const ID_LESS: Record<string, string> = {
   'POST /xapi/v1/timeseries/query': 'time series',
   'GET /xapi/v1/timeseries/query': 'time series',
   'GET /xapi/v1/alarm-logs': 'alarm entries',
+  'POST /xapi/v1/alarm-logs/acknowledge':
+    'alarm entries (listed ids or a filter, each checked like a single read)',
+  'POST /xapi/v1/alarm-logs/close': 'alarm entries (listed ids or a filter, each checked like a single read)',
   'GET /xapi/v1/smart-groups': 'smart groups',
   'POST /xapi/v1/smart-groups': 'smart groups',
   'GET /xapi/v1/alarm-reports': 'alarm reports',
@@ -174,7 +177,11 @@ const BODIES: Record<string, (w: ScopeWorld) => Record<string, unknown>> = {
   'POST /xapi/v1/virtual-devices/:id/downlinks': () => ({ fPort: 1, bytes: '01' }),
   'POST /xapi/v1/timeseries/query': () => ({ query: TS_QUERY }),
   'POST /xapi/v1/gateways': () => ({ eui: randomEui() }),
+  // An id that names nothing: the reply must list it as not found (the world's entries stay open).
+  'POST /xapi/v1/alarm-logs/acknowledge': () => ({ ids: [PROBE_ALARM_ID] }),
+  'POST /xapi/v1/alarm-logs/close': () => ({ ids: [PROBE_ALARM_ID] }),
 };
+const PROBE_ALARM_ID = '01900000-0000-7000-8000-00000000a1a1';
 const TS_QUERY =
   'SELECT twin.id, twin.title, twin.hierarchy, state.id, count(*) GROUP BY twin.id, twin.title, twin.hierarchy, state.id';
 const QUERIES: Record<string, () => Record<string, string>> = {

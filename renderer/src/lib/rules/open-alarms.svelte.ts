@@ -1,12 +1,16 @@
 import { api } from '../../api/client';
+import { liveAlarms } from './live-alarms';
 
 /**
- * The number of open alarm entries for the navigation badge: read when the console starts, every
- * minute, and after the alarms page changed an entry. Null while unknown or not permitted.
+ * The number of open alarm entries for the navigation badge: read when the console starts and
+ * again whenever the live socket reports an alarm change (or reconnects), never by polling. Null
+ * while unknown or not permitted.
  */
 class OpenAlarms {
   count = $state<number | null>(null);
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private unlisten: (() => void) | undefined;
+  private pending: ReturnType<typeof setTimeout> | undefined;
+  private started = false;
 
   async refresh(): Promise<void> {
     try {
@@ -18,16 +22,26 @@ class OpenAlarms {
     }
   }
 
-  /** Starts polling (idempotent); the navigation calls it once it is shown. */
+  /** Starts following (idempotent); the navigation calls it once it is shown. */
   start(): void {
-    if (this.timer) return;
-    void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), 60_000);
+    if (this.started) return;
+    this.started = true;
+    void this.refresh().then(() => {
+      // Without alarmLog.read there is nothing to follow (and the socket would be refused).
+      if (!this.started || this.count === null || this.unlisten) return;
+      // A burst of changes (a bulk action, an ingest batch) costs one count, not one per entry.
+      this.unlisten = liveAlarms.listen(() => {
+        clearTimeout(this.pending);
+        this.pending = setTimeout(() => void this.refresh(), 150);
+      });
+    });
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.started = false;
+    this.unlisten?.();
+    this.unlisten = undefined;
+    clearTimeout(this.pending);
     this.count = null;
   }
 }

@@ -70,6 +70,74 @@ describe('rule form', () => {
     expect(bodyOf(again, new Map(), messages).body).toEqual(body);
   });
 
+  it('writes an alarm command’s severity and clear condition, and reads them back', () => {
+    const draft = draftOf();
+    draft.title = 'Pressure';
+    draft.commands = [
+      {
+        ...emptyCommand('alarm'),
+        message: 'High',
+        severity: 'major',
+        clearKey: 'pressure',
+        clearOperator: '<',
+        clearValue: '4.5',
+      },
+    ];
+    const { body } = bodyOf(draft, new Map(), messages);
+    expect(body!.commands[0]).toEqual({
+      type: 'alarm',
+      message: 'High',
+      severity: 'major',
+      clear: { conditions: [{ stateKey: 'pressure', operator: '<', value: 4.5 }] },
+    });
+    const again = draftOf({ ...body!, id: 'r', accountId: 'a', twinId: null } as unknown as Rule);
+    expect(again.commands[0]).toMatchObject({
+      severity: 'major',
+      clearKey: 'pressure',
+      clearOperator: '<',
+      clearValue: '4.5',
+    });
+    // More conditions set through the API survive an edit of the first one in the console.
+    const wider = draftOf({
+      ...body!,
+      id: 'r',
+      accountId: 'a',
+      twinId: null,
+      commands: [
+        {
+          type: 'alarm',
+          message: 'H',
+          clear: {
+            conditions: [
+              { stateKey: 'p', operator: '<', value: 1 },
+              { stateKey: 'q', operator: 'exists' },
+            ],
+            match: 'any',
+          },
+        },
+      ],
+    } as unknown as Rule);
+    wider.commands[0]!.clearValue = '2';
+    expect(bodyOf(wider, new Map(), messages).body!.commands[0]).toEqual({
+      type: 'alarm',
+      message: 'H',
+      clear: {
+        conditions: [
+          { stateKey: 'p', operator: '<', value: 2 },
+          { stateKey: 'q', operator: 'exists' },
+        ],
+        match: 'any',
+      },
+    });
+    // Without a state key there is no clear condition, and no severity means the server's default.
+    const plain = bodyOf(
+      { ...draft, commands: [{ ...emptyCommand('alarm'), message: 'M' }] },
+      new Map(),
+      messages,
+    );
+    expect(plain.body!.commands[0]).toEqual({ type: 'alarm', message: 'M' });
+  });
+
   it('finds broken JSON and non-areas under the server’s paths', () => {
     const draft = draftOf();
     draft.triggerType = 'location';

@@ -1,3 +1,4 @@
+import { alarmSettingsOf, clearDraftOf } from './alarm-command-form';
 import type { Body, Reply } from '../../api/generated';
 import { areaProblem, SAMPLE_AREA } from './rule-area';
 
@@ -80,6 +81,14 @@ export interface CommandDraft {
   value: string;
   message: string;
   category: string;
+  /** Alarm: empty means the server's default (warning). */
+  severity: string;
+  /** Alarm: one clear condition (empty state key: none). */
+  clearKey: string;
+  clearOperator: string;
+  clearValue: string;
+  /** Conditions after the first and `match` of a clear set through the API: kept as they are. */
+  clearRest: { conditions: unknown[]; match?: string };
 }
 
 export interface RuleDraft {
@@ -120,6 +129,11 @@ export function emptyCommand(type: CommandType): CommandDraft {
     value: '',
     message: type === 'alarm' ? '{{rule.title}}: {{twin.title}}' : '',
     category: '',
+    severity: '',
+    clearKey: '',
+    clearOperator: '<',
+    clearValue: '',
+    clearRest: { conditions: [] },
   };
 }
 
@@ -213,6 +227,8 @@ function commandDraftOf(c: Record<string, unknown>): CommandDraft {
     value: text(c.value),
     message: text(c.message),
     category: text(c.category),
+    ...clearDraftOf(c.clear),
+    severity: scalar(c.severity),
   };
 }
 
@@ -315,6 +331,7 @@ export function commandOf(
         type: c.type,
         message: c.message,
         ...(c.category.trim() ? { category: c.category.trim() } : {}),
+        ...alarmSettingsOf(c),
       };
   }
 }

@@ -1,3 +1,4 @@
+import type { AlarmSeverity } from '../../alarms/alarm-log.entity.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AlarmInput } from '../../alarms/alarm-log.service.js';
@@ -28,6 +29,24 @@ import {
 export const HEALTH_ALARM_CATEGORY = 'Gerätezustand';
 /** Devices evaluated per statement batch. */
 export const HEALTH_BATCH = 200;
+
+/** The alarm severity of a health state (the default rules' states; a state of one's own is a warning). */
+export function healthSeverity(state: string): AlarmSeverity {
+  switch (state) {
+    case 'Critical':
+    case 'Error':
+      return 'critical';
+    case 'Alarm':
+      return 'major';
+    case 'Silent':
+      return 'minor';
+    case 'Healthy':
+    case 'Unknown':
+      return 'info';
+    default:
+      return 'warning';
+  }
+}
 /** Batches per scheduler round: bounds a round after a long outage (the rest follow next round). */
 const MAX_BATCHES_PER_ROUND = 10;
 /** Devices placed in their slot per round (new devices, or all devices after the upgrade). */
@@ -35,6 +54,11 @@ const PLACE_PER_ROUND = 2000;
 
 export interface HealthAlarmWriter {
   write(input: AlarmInput): Promise<unknown>;
+  clear(
+    accountId: string,
+    source: { kind: string; id: string },
+    reference: { type: string; id: string } | null,
+  ): Promise<unknown>;
 }
 
 interface DeviceHealthRow {
@@ -170,6 +194,7 @@ export class DeviceHealthEvaluator {
         message: `Device "${row.title}": health ${outcome.previous} → ${outcome.state} (${outcome.reason})`,
         reference: { type: 'virtualDevice', id: row.id },
         source: { kind: 'deviceHealth', id: row.id },
+        severity: healthSeverity(outcome.state),
         details: {
           previous: outcome.previous,
           current: outcome.state,
@@ -177,6 +202,13 @@ export class DeviceHealthEvaluator {
           mode: outcome.mode,
         },
       });
+      // Back to Healthy: the recovery is the entry's last occurrence, and it closes the entry.
+      if (outcome.state === HEALTH_HEALTHY)
+        await this.deps.alarms.clear(
+          row.account_id,
+          { kind: 'deviceHealth', id: row.id },
+          { type: 'virtualDevice', id: row.id },
+        );
     } catch (error) {
       // The verdict stays stored: a lost alarm entry must not undo or repeat the evaluation.
       this.deps.log.warn({ err: error, deviceId: row.id }, 'device health: alarm entry failed');

@@ -1,5 +1,5 @@
 import type { AlarmLogService } from '../../alarms/alarm-log.service.js';
-import type { OutgoingDispatch } from '../../integration/ports.js';
+import type { AlarmEntry, OutgoingDispatch } from '../../integration/ports.js';
 import type { RecordedScopes } from '../../permission-scopes/recorded-scopes.js';
 import type { RuleCommand } from '../rule.types.js';
 
@@ -44,6 +44,10 @@ export interface CommandRun {
   renderValue(value: unknown): unknown;
   outgoing: OutgoingDispatch;
   alarms: AlarmLogService;
+  /** An alarm command wrote (or counted again) this entry: later commands of the run carry it. */
+  raised(entry: AlarmEntry): void;
+  /** The entry an earlier alarm command of this run raised, with its console link. */
+  alarm(): { id: string; severity: string; occurrenceCount: number; link: string } | null;
   downlinks: DownlinkPort;
   /** The scopes the rule runs within (null: unrestricted). */
   permissionScopeIds: RecordedScopes;

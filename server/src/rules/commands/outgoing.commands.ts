@@ -23,6 +23,24 @@ const headersProblem = (h: unknown) =>
     ? undefined
     : 'headers must be an object of texts';
 
+/**
+ * A body object carries the alarm an earlier command of the run raised as `alarm: {id, severity,
+ * occurrenceCount, link}`, unless the rule's body already has an `alarm` key (then it is the rule's).
+ */
+function withAlarm(body: unknown, ctx: CommandRun): unknown {
+  const alarm = ctx.alarm();
+  if (!alarm || typeof body !== 'object' || body === null || Array.isArray(body) || 'alarm' in body)
+    return body;
+  return { ...body, alarm };
+}
+
+/** A mail body ends with the alarm's severity and console link, unless the text names the link already. */
+function mailWithAlarm(body: string, ctx: CommandRun): string {
+  const alarm = ctx.alarm();
+  if (!alarm || body.includes(alarm.link)) return body;
+  return `${body}\n\nSeverity: ${alarm.severity}\nAlarm: ${alarm.link}`;
+}
+
 /** `{type:'webhook', connectorId, body?, headers?}` through a connector delivering HTTP requests (webhook-out). */
 export const webhookCommand: RuleCommandPlugin = {
   type: 'webhook',
@@ -31,7 +49,7 @@ export const webhookCommand: RuleCommandPlugin = {
   },
   run: (c, ctx) =>
     send(c, ctx, {
-      body: ctx.renderValue(c.body ?? {}),
+      body: withAlarm(ctx.renderValue(c.body ?? {}), ctx),
       ...(c.headers ? { headers: ctx.renderValue(c.headers) as Record<string, string> } : {}),
     }),
 };
@@ -51,7 +69,7 @@ export const emailCommand: RuleCommandPlugin = {
   run: (c, ctx) =>
     send(c, ctx, {
       subject: ctx.render(String(c.subject)),
-      body: ctx.render(String(c.body)),
+      body: mailWithAlarm(ctx.render(String(c.body)), ctx),
       ...(Array.isArray(c.to) ? { to: c.to as string[] } : {}),
     }),
 };
