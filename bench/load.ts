@@ -140,7 +140,11 @@ export async function startMosquitto(dir: string): Promise<{ port: number; stop:
   throw new Error('mosquitto did not start');
 }
 
-export async function mosquittoRun(s: Scenario, port: number, shape?: PublisherJob['shape']) {
+export async function mosquittoRun(
+  s: Scenario,
+  port: number,
+  job: Pick<PublisherJob, 'shape' | 'stagger'> = {},
+) {
   const expected = s.processes * s.clientsPerProcess * s.perClient;
   const sub = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { clientId: `bench-sub-${Date.now()}` });
   await sub.subscribeAsync('bench/#', { qos: s.qos });
@@ -154,7 +158,7 @@ export async function mosquittoRun(s: Scenario, port: number, shape?: PublisherJ
     // The publish time: `t` of the telemetry shape, `a` of the fleet shape.
     latencies.push(last - (message.t ?? message.a ?? NaN));
   });
-  const pub = await publish(s, { url: `mqtt://127.0.0.1:${port}`, topic: 'bench/{device}/up', shape });
+  const pub = await publish(s, { url: `mqtt://127.0.0.1:${port}`, topic: 'bench/{device}/up', ...job });
   debug(`published ${pub.sent}, acked ${pub.acked}; received ${received}`);
   const deadline = Date.now() + 30_000;
   while (received < expected && Date.now() < deadline) await sleep(50);

@@ -25,6 +25,11 @@ export interface PublisherJob {
    * `fleet`: `{a, b, c}`, three values that all change in every message; `a` is the publish time.
    */
   shape?: 'telemetry' | 'fleet';
+  /**
+   * Paced clients start at evenly spread offsets within one interval, as a fleet's devices do, instead
+   * of all at once (which sends every client's message in the same millisecond, interval after interval).
+   */
+  stagger?: boolean;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -58,43 +63,50 @@ async function run(job: PublisherJob): Promise<void> {
     ? setInterval(() => console.error(`  publisher ${process.pid}: acked ${acked}`), 2000).unref()
     : undefined;
   const startedAt = now();
-  await Promise.all(
-    clients.map(async (client, c) => {
-      const device = `${job.devicePrefix}-${c}`;
-      const topic = job.topic.replace('{device}', device);
-      let inFlight = 0;
-      const began = now();
-      for (let i = 0; i < job.perClient; i++) {
-        if (job.rate > 0) {
-          const due = began + (i * 1000) / job.rate;
-          const wait = due - now();
-          if (wait > 1) await sleep(wait);
-          const tenth = Math.floor((10 * i) / job.perClient);
-          lateness[tenth] = Math.max(lateness[tenth]!, -wait);
+  const record = (t: number) => (error?: Error) => {
+    if (error) return;
+    acked++;
+    latencies.push(now() - t);
+  };
+  if (job.stagger && job.shape === 'fleet' && job.rate > 0 && job.qos === 1) await paceFleet(job, clients, record);
+  else
+    await Promise.all(
+      clients.map(async (client, c) => {
+        const device = `${job.devicePrefix}-${c}`;
+        const topic = job.topic.replace('{device}', device);
+        let inFlight = 0;
+        const began = now() + (job.stagger && job.rate > 0 ? (c / job.clients) * (1000 / job.rate) : 0);
+        for (let i = 0; i < job.perClient; i++) {
+          if (job.rate > 0) {
+            const due = began + (i * 1000) / job.rate;
+            const wait = due - now();
+            if (wait > 1) await sleep(wait);
+            const tenth = Math.floor((10 * i) / job.perClient);
+            lateness[tenth] = Math.max(lateness[tenth]!, -wait);
+          }
+          while (job.qos === 1 && inFlight >= job.window) await sleep(1);
+          const t = now();
+          const payload =
+            job.shape === 'fleet'
+              ? `{"a":${t},"b":${i},"c":${(i % 1000) / 10}}`
+              : JSON.stringify({ seq: i, t, temperature: 20 + (i % 10), humidity: 40.5, ok: true });
+          if (job.qos === 0) {
+            client.publish(topic, payload, { qos: 0 });
+            // Yield now and then: QoS 0 writes would otherwise pile up in the socket buffer.
+            if (i % 200 === 199) await sleep(0);
+          } else {
+            inFlight++;
+            client.publish(topic, payload, { qos: 1 }, (error) => {
+              inFlight--;
+              if (error) return;
+              acked++;
+              latencies.push(now() - t);
+            });
+          }
         }
-        while (job.qos === 1 && inFlight >= job.window) await sleep(1);
-        const t = now();
-        const payload =
-          job.shape === 'fleet'
-            ? `{"a":${t},"b":${i},"c":${(i % 1000) / 10}}`
-            : JSON.stringify({ seq: i, t, temperature: 20 + (i % 10), humidity: 40.5, ok: true });
-        if (job.qos === 0) {
-          client.publish(topic, payload, { qos: 0 });
-          // Yield now and then: QoS 0 writes would otherwise pile up in the socket buffer.
-          if (i % 200 === 199) await sleep(0);
-        } else {
-          inFlight++;
-          client.publish(topic, payload, { qos: 1 }, (error) => {
-            inFlight--;
-            if (error) return;
-            acked++;
-            latencies.push(now() - t);
-          });
-        }
-      }
-      while (inFlight > 0) await sleep(5);
-    }),
-  );
+        while (inFlight > 0) await sleep(5);
+      }),
+    );
   const finishedAt = now();
   clearInterval(progress);
   if (process.env.BENCH_DEBUG && job.rate > 0)
@@ -118,6 +130,48 @@ async function run(job: PublisherJob): Promise<void> {
       () => resolve(),
     ),
   );
+}
+
+/**
+ * Paced QoS 1 clients on one 1 ms ticker: each tick sends every message that is due, so a process
+ * with hundreds of clients keeps its schedule without a timer per message (with one per client and
+ * message the publishers, not the broker, set the PUBACK tail). Client `c` starts at its offset within
+ * the first interval.
+ */
+function paceFleet(
+  job: PublisherJob,
+  clients: mqtt.MqttClient[],
+  record: (t: number) => (error?: Error) => void,
+): Promise<void> {
+  const interval = 1000 / job.rate;
+  const start = now();
+  const topics = clients.map((_, c) => job.topic.replace('{device}', `${job.devicePrefix}-${c}`));
+  const due = clients.map((_, c) => start + (c / clients.length) * interval);
+  const sent = clients.map(() => 0);
+  const inFlight = clients.map(() => 0);
+  let pending = clients.length * job.perClient;
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      const t = now();
+      for (let c = 0; c < clients.length; c++) {
+        while (sent[c]! < job.perClient && due[c]! <= t && inFlight[c]! < job.window) {
+          const i = sent[c]!++;
+          due[c]! += interval;
+          inFlight[c]!++;
+          const payload = `{"a":${now()},"b":${i},"c":${(i % 1000) / 10}}`;
+          const done = record(now());
+          clients[c]!.publish(topics[c]!, payload, { qos: 1 }, (error) => {
+            inFlight[c]!--;
+            done(error);
+            if (--pending === 0) {
+              clearInterval(timer);
+              resolve();
+            }
+          });
+        }
+      }
+    }, 1);
+  });
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as PublisherJob;
