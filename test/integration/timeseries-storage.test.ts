@@ -8,7 +8,6 @@ import {
   type TimeSeriesTargetSpec,
 } from '../../server/src/timeseries/timeseries-targets.config.js';
 import { createTimeSeries, type TimeSeries } from '../../server/src/timeseries/timeseries.module.js';
-import { OutboxSink } from '../../server/src/timeseries/outbox.js';
 import { bearer, login } from './support/identity.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
 import { startVictoriaMetrics, type VictoriaMetrics } from './support/victoria-metrics.js';
@@ -244,44 +243,5 @@ describe('outbox delivery to an external target', () => {
     await appendPoints(ext, pointsOf(world, 0, new Date('2026-11-12T00:00:00Z'), 500), 100);
     await waitFor(async () => ((await delivered(day)) === 2500 ? true : undefined), 20_000);
     expect(other.writer.writers[0]!.active).toBe(true);
-  });
-});
-
-describe('upgrade from a postgres target fed by the outbox', () => {
-  it('moves what its cursor had not passed into ts_points once, and drops the cursor', async () => {
-    const legacy = newModule(DEFAULT_TIMESERIES_TARGETS);
-    const sink = new OutboxSink();
-    const client = await legacy.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await sink.append(client, pointsOf(world, 0, new Date('2026-11-20T00:00:00Z'), 4));
-      const { rows } = await client.query<{ id: string }>('SELECT max(id) AS id FROM ts_outbox');
-      // Delivered before the upgrade: the cursor is at this row.
-      await client.query(
-        `INSERT INTO ts_target_cursors (target, outbox_id) VALUES ('postgres', $1)
-         ON CONFLICT (target) DO UPDATE SET outbox_id = EXCLUDED.outbox_id`,
-        [rows[0]!.id],
-      );
-      await sink.append(client, [
-        ...pointsOf(world, 1, new Date('2026-11-21T00:00:00Z'), 3),
-        ...pointsOf(world, 1, new Date('2026-11-22T00:00:00Z'), 2, (i) => ({
-          value: null,
-          text: `on "${i}"`,
-        })),
-      ]);
-      await client.query('COMMIT');
-    } finally {
-      client.release();
-    }
-    const before = await count('SELECT count(*) AS n FROM ts_points');
-    await legacy.writer.start();
-    await legacy.writer.start();
-    expect(await count('SELECT count(*) AS n FROM ts_points')).toBe(before + 5);
-    expect(await count(`SELECT count(*) AS n FROM ts_target_cursors WHERE target = 'postgres'`)).toBe(0);
-    const texts = await ts.pool.query<{ text: string }>(
-      `SELECT text FROM ts_points WHERE "time" >= '2026-11-22' AND "time" < '2026-11-23' ORDER BY "time"`,
-    );
-    expect(texts.rows.map((r) => r.text)).toEqual(['on "0"', 'on "1"']);
-    await legacy.writer.stop();
   });
 });

@@ -33,9 +33,7 @@ const CLEANUP_CHUNK = 5000;
  * cursor row counts as position 0, so a newly added target keeps the whole outbox until it has
  * caught up. Every node runs the cleanup (idempotent deletes); all nodes must list the same targets.
  * With no external target the outbox receives nothing, and whatever is left in it goes.
- *
- * Before points went into `ts_points` in the state transaction (ADR 0111), the postgres target had
- * an outbox cursor too; `start` first moves what it had not received yet into `ts_points`, once.
+ * (The postgres target's outbox backlog of older versions moved into `ts_points` by a migration.)
  */
 export class OutboxWriter implements Lifecycle {
   readonly name = 'timeseries-writer';
@@ -80,13 +78,6 @@ export class OutboxWriter implements Lifecycle {
   }
 
   async start(): Promise<void> {
-    for (const target of this.options.targets.filter((t) => t.kind === 'postgres'))
-      await drainPostgresCursor(this.options.pool, target.name).catch((error: unknown) =>
-        this.options.log.error(
-          { err: error, target: target.name },
-          'time-series: moving the outbox backlog of the postgres target into ts_points failed; it is retried at the next start',
-        ),
-      );
     for (const writer of this.writers) writer.start();
     this.cleanupTimer = setInterval(() => void this.cleanup(), this.options.cleanupMs ?? 10_000);
     this.cleanupTimer.unref();
@@ -151,38 +142,5 @@ export class OutboxWriter implements Lifecycle {
         this.cleanupInFlight = undefined;
       });
     return this.cleanupInFlight;
-  }
-}
-
-/**
- * Moves the points a postgres target's outbox cursor had not passed into `ts_points`, and drops the
- * cursor, in one transaction: exactly once, also with several nodes starting at the same time (the
- * cursor row is locked; the second finds it gone). Row encoding: outbox.ts.
- */
-async function drainPostgresCursor(pool: pg.Pool, target: string): Promise<void> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('BEGIN');
-    const { rows } = await client.query<{ outbox_id: string }>(
-      'SELECT outbox_id FROM ts_target_cursors WHERE target = $1 FOR UPDATE',
-      [target],
-    );
-    if (rows.length > 0) {
-      await client.query(
-        `INSERT INTO ts_points (state_id, "time", value, text)
-         SELECT (e->>0)::uuid, to_timestamp((e->>4)::float8 / 1000), (e->>5)::float8, e->>6
-           FROM ts_outbox o, jsonb_array_elements(convert_from(o.points, 'UTF8')::jsonb) AS e
-          WHERE o.id > $1`,
-        [rows[0]!.outbox_id],
-      );
-      await client.query('DELETE FROM ts_target_cursors WHERE target = $1', [target]);
-    }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => (broken = true));
-    throw error;
-  } finally {
-    client.release(broken);
   }
 }
