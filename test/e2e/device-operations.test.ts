@@ -217,7 +217,7 @@ describe('operating devices and connectors in the console (Chromium)', () => {
         },
         { timeout: 15_000 },
       )
-      .toMatch(/device-inactive[\s\S]*\{"level": 7\}/);
+      .toMatch(/device inactive[\s\S]*\{"level": 7\}/);
     expect(await page.getByTestId('state-level').getByTestId('state-value').textContent()).toBe('21.5');
     await axeClean(page);
     await h.shot('device-ops-07-device-inactive');

@@ -383,7 +383,7 @@ describe('console devices end to end (Chromium)', () => {
     await page.goto(seen.deviceUrl!);
     await page.getByLabel('Language').selectOption('de');
     await page.getByTestId('theme-toggle').click();
-    await page.getByText('Aktuelle Zustände').waitFor();
+    await page.getByRole('heading', { name: 'Aktuelle Zustände' }).waitFor();
     await h.shot('devices-08-device-dark-de');
     expect(h.foreignRequests, 'no request leaves loopback').toEqual([]);
   });

@@ -39,15 +39,19 @@ let openView: Page | undefined;
 /** Paths each anonymous page requested. */
 const requested = new WeakMap<Page, string[]>();
 
-/** Live sockets a page opens, with the subscribe frames sent on them. */
+/**
+ * Live sockets a page opens for twins, with the twin subscribe frames sent on them (the console's
+ * alarm badge keeps a socket of its own, which subscribes to alarms only and is not counted).
+ */
 function watchSockets(page: Page, path: string) {
   const sockets: { socket: PageSocket; subscribes: number }[] = [];
   page.on('websocket', (socket) => {
     if (!socket.url().includes(path)) return;
     const entry = { socket, subscribes: 0 };
-    sockets.push(entry);
     socket.on('framesent', ({ payload }) => {
-      if (String(payload).includes('"subscribe"')) entry.subscribes++;
+      const text = String(payload);
+      if (!text.includes('"subscribe"') || !text.includes('"twinIds"')) return;
+      if (entry.subscribes++ === 0) sockets.push(entry);
     });
   });
   return sockets;
