@@ -68,7 +68,8 @@ async function run(job: PublisherJob): Promise<void> {
     acked++;
     latencies.push(now() - t);
   };
-  if (job.stagger && job.shape === 'fleet' && job.rate > 0 && job.qos === 1) await paceFleet(job, clients, record);
+  if (job.stagger && job.shape === 'fleet' && job.rate > 0 && job.qos === 1)
+    await paceFleet(job, clients, record);
   else
     await Promise.all(
       clients.map(async (client, c) => {

@@ -359,7 +359,10 @@ export class LiveHub implements Lifecycle {
       return;
     }
     c.grant = grant;
-    if (this.alarms.follows(c) && !(grant.principal && hasPermission(grant.principal, LIVE_ALARMS_PERMISSION))) {
+    if (
+      this.alarms.follows(c) &&
+      !(grant.principal && hasPermission(grant.principal, LIVE_ALARMS_PERMISSION))
+    ) {
       this.alarms.unfollow(c);
       c.send(
         JSON.stringify({
