@@ -1,9 +1,25 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
+import { hasPermission } from '../auth/principal.js';
+import { errors, type AppError } from '../platform/errors.js';
 import type { AlarmEntry } from '../integration/ports.js';
 import { visibleAlarms } from './live.access.js';
 import type { LiveConnection } from './live.connection.js';
+import type { LiveGrant } from './live.grant.js';
 import { alarmEntry } from './live.protocol.js';
+
+/** What following alarms needs (besides seeing each entry). */
+export const LIVE_ALARMS_PERMISSION = 'alarmLog.read';
+
+/**
+ * Why `grant` may not follow alarms, or null: alarms are for signed-in users with the permission; a
+ * public dashboard's viewer follows none.
+ */
+export function alarmsRefusal(grant: LiveGrant): AppError | null {
+  return grant.principal && hasPermission(grant.principal, LIVE_ALARMS_PERMISSION)
+    ? null
+    : errors.noPermission(LIVE_ALARMS_PERMISSION);
+}
 
 /**
  * The connections following alarms (`{"subscribe":{"alarms":true}}`, docs/live.md) and the push of
@@ -32,8 +48,9 @@ export class LiveAlarmFollowers {
     return this.followers.delete(c);
   }
 
-  follows(c: LiveConnection): boolean {
-    return this.followers.has(c);
+  /** Unfollows `c` when its re-read grant may no longer follow alarms; true if it did. */
+  recheck(c: LiveConnection): boolean {
+    return this.followers.has(c) && alarmsRefusal(c.grant) !== null && this.unfollow(c);
   }
 
   /** Queues the push of `entries`; resolves when it (and every earlier one) is done. */

@@ -1,14 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { hasPermission, type Principal } from '../auth/principal.js';
-import { errors } from '../platform/errors.js';
+import type { Principal } from '../auth/principal.js';
 import type { VisibleUpdate } from '../ingest/visible.stage.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { StateChange } from '../states/engine/state-work.js';
 import type { AlarmEntry } from '../integration/ports.js';
-import { LiveAlarmFollowers } from './live.alarms.js';
+import { alarmsRefusal, LiveAlarmFollowers } from './live.alarms.js';
 import { principalGrant, type LiveGrant } from './live.grant.js';
 import { LiveConnection } from './live.connection.js';
 import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
@@ -33,8 +32,7 @@ import type { ErrorCode } from '../platform/error-codes.js';
 
 export { LIVE_PERMISSIONS } from './live.grant.js';
 
-/** What following alarms needs (besides seeing each entry). */
-export const LIVE_ALARMS_PERMISSION = 'alarmLog.read';
+export { LIVE_ALARMS_PERMISSION } from './live.alarms.js';
 
 export const LIVE_LIMITS = {
   /** Ids (devices and twins together) one connection may follow. */
@@ -261,11 +259,9 @@ export class LiveHub implements Lifecycle {
         return this.reject(connection, refusal.message, refusal.code, refusal.details);
       }
     }
-    // Alarms are for signed-in users with the permission; a public dashboard's viewer follows none.
-    if (request.alarms && !(grant.principal && hasPermission(grant.principal, LIVE_ALARMS_PERMISSION))) {
-      const { code, message, details } = errors.noPermission(LIVE_ALARMS_PERMISSION);
-      return this.reject(connection, message, code, details);
-    }
+    const alarmsRefused = request.alarms ? alarmsRefusal(grant) : null;
+    if (alarmsRefused)
+      return this.reject(connection, alarmsRefused.message, alarmsRefused.code, alarmsRefused.details);
     const freshDevices = request.deviceIds.filter((id) => !subscriptions.devices.has(id));
     const freshTwins = request.twinIds.filter((id) => !subscriptions.twins.has(id));
     if (connection.subscriptionCount + freshDevices.length + freshTwins.length > this.limits.maxSubscriptions)
@@ -359,11 +355,7 @@ export class LiveHub implements Lifecycle {
       return;
     }
     c.grant = grant;
-    if (
-      this.alarms.follows(c) &&
-      !(grant.principal && hasPermission(grant.principal, LIVE_ALARMS_PERMISSION))
-    ) {
-      this.alarms.unfollow(c);
+    if (this.alarms.recheck(c)) {
       c.send(
         JSON.stringify({
           type: 'unsubscribed',
