@@ -8,7 +8,7 @@ import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './suppo
 import { waitFor } from './support/wait.js';
 
 /**
- * Issue 6, acceptance 1, end to end with real parts only: `mosquitto_pub` → the server's broker →
+ * An event rule end to end with real parts only: `mosquitto_pub` → the server's broker →
  * packet → device (with a referenceId) → dynamic data routing → a twin state → an event rule →
  * (a) a signed webhook to an HTTP receiver started here, verified with the `standardwebhooks`
  * package, (b) an e-mail through an smtp-mail connector to an `smtp-server` started here, and
