@@ -76,7 +76,7 @@ const RECORD_SOCKETS = () => {
   };
 };
 
-async function anonymousPage(url: string): Promise<Page> {
+async function anonymousPage(url: string, beforeLoad?: (page: Page) => void): Promise<Page> {
   const context = await anonymousBrowser.newContext({
     viewport: { width: 1280, height: 800 },
     locale: 'en-US',
@@ -86,6 +86,7 @@ async function anonymousPage(url: string): Promise<Page> {
   requested.set(page, paths);
   page.on('request', (request) => paths.push(new URL(request.url()).pathname));
   await page.addInitScript(RECORD_SOCKETS);
+  beforeLoad?.(page);
   await page.goto(url);
   return page;
 }
@@ -237,18 +238,18 @@ describe('public dashboards end to end (Chromium)', () => {
     await consolePage.addInitScript(RECORD_SOCKETS);
     const consoleSockets = watchSockets(consolePage, '/xapi/v1/live');
     await consolePage.reload();
-    const publicPage = await anonymousPage(link.replace(/\?[^#]*/, ''));
-    const publicSockets = watchSockets(publicPage, '/public-dashboards/');
-    // The socket the public page opened before the watcher was attached is counted by a reload.
-    await publicPage.reload();
+    let publicSockets: typeof consoleSockets = [];
+    const publicPage = await anonymousPage(link.replace(/\?[^#]*/, ''), (page) => {
+      publicSockets = watchSockets(page, '/public-dashboards/');
+    });
     for (const page of [consolePage, publicPage])
       await expect
         .poll(() => page.getByTestId('live-status').textContent(), { timeout: 15_000 })
         .toBe('Live');
-    await consolePage.waitForTimeout(500);
-    // One open socket per page, each socket subscribing once.
+    // One open socket per page, each socket subscribing once. A closed socket's close event may reach
+    // the test a little after the page moved on, so the count is awaited.
     const open = (sockets: typeof consoleSockets) => sockets.filter((s) => !s.socket.isClosed()).length;
-    expect([open(consoleSockets), open(publicSockets)]).toEqual([1, 1]);
+    await expect.poll(() => [open(consoleSockets), open(publicSockets)]).toEqual([1, 1]);
     expect([...consoleSockets, ...publicSockets].every((s) => s.subscribes === 1)).toBe(true);
     const before = { console: consoleSockets.length, public: publicSockets.length };
 
@@ -281,7 +282,7 @@ describe('public dashboards end to end (Chromium)', () => {
       values.length,
       values.length,
     ]);
-    expect([open(consoleSockets), open(publicSockets)]).toEqual([1, 1]);
+    await expect.poll(() => [open(consoleSockets), open(publicSockets)]).toEqual([1, 1]);
     expect([...consoleSockets, ...publicSockets].every((s) => s.subscribes === 1)).toBe(true);
     await publicPage.screenshot({
       path: path.join(SCREENSHOT_DIR, 'public-dashboards-03-after-reconnects.png'),
