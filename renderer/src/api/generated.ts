@@ -160,7 +160,7 @@ export interface ApiOperations {
         lastSeen: string | null;
         createdAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** One device with its current states */
@@ -255,7 +255,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a sub-account (parentId defaults to the caller’s account) */
@@ -464,7 +464,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Acknowledge many entries: listed ids or a filter (closed ones stay closed) */
@@ -608,7 +608,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** One alarm report with its last result */
@@ -772,7 +772,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create an API key; the reply carries the key once (only permissions the caller holds) */
@@ -859,7 +859,7 @@ export interface ApiOperations {
         target: { type: string; id: string } | null;
         details: Record<string, unknown>;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Log in with e-mail and password (and a 2FA code when enabled); returns a bearer token */
@@ -935,7 +935,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** One connector monitoring rule */
@@ -1038,7 +1038,7 @@ export interface ApiOperations {
         creationDate: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a connector; broker credentials or the webhook URL are in the reply once */
@@ -1600,7 +1600,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a dashboard */
@@ -1703,7 +1703,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a driver; 422 INVALID_PARSER_CONFIG or INVALID_HEALTH_CONFIG name each problem */
@@ -1895,7 +1895,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a device template */
@@ -2046,7 +2046,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Digital twins of an account (twins only): search, filters (with NOT), sort, paging */
@@ -2057,6 +2057,7 @@ export interface ApiOperations {
       pageSize?: number;
       sort?: string;
       searchItems?: string;
+      after?: string;
       accountId?: string;
       parentId?: string;
       referenceId?: string;
@@ -2094,7 +2095,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a digital twin (useParentScope defaults to true; ?geocode=true resolves the address) */
@@ -2347,7 +2348,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Add a data state (409 DUPLICATE_STATE_KEY, 422 CIRCULAR_STATE_REFERENCE) */
@@ -2401,7 +2402,7 @@ export interface ApiOperations {
         updatedAt: string;
         inputType: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a filter; the code is loaded in the sandbox first (400 when it does not load) */
@@ -2512,7 +2513,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Register a gateway */
@@ -2658,7 +2659,7 @@ export interface ApiOperations {
         snr: number | null;
         uplinks: number;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Stored state of all server nodes and of the database */
@@ -2706,7 +2707,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a flow: source (packets or alarm entries) → filters and transformers in order → outgoing connectors */
@@ -2887,7 +2888,7 @@ export interface ApiOperations {
         finishedAt: string | null;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** One job with progress, item errors and its queue position while queued */
@@ -2942,7 +2943,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a permission scope in an account */
@@ -3017,7 +3018,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a custom role (only with permissions the caller holds) */
@@ -3105,7 +3106,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a rule (422 INVALID_COMMAND when a command’s settings do not fit the account) */
@@ -3241,7 +3242,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a smart group */
@@ -3449,7 +3450,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a transformer; the code is loaded in the sandbox first (400 when it does not load) */
@@ -3534,7 +3535,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a user with roles; without password an invitation is mailed unless suppressInvitation */
@@ -3730,6 +3731,7 @@ export interface ApiOperations {
       pageSize?: number;
       sort?: string;
       searchItems?: string;
+      after?: string;
       accountId?: string;
       connectorId?: string;
       deviceTemplateId?: string;
@@ -3773,7 +3775,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create a virtual device (device_id unique per connector) */
@@ -4104,7 +4106,7 @@ export interface ApiOperations {
         acknowledgedAt: string | null;
         createdBy: string | null;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Queue a downlink: bytes (hex or base64) or data for the driver's encodeDownlink; delivered through the device's connector */
@@ -4280,7 +4282,7 @@ export interface ApiOperations {
     body: never;
     reply: {
       data: { key: string; value: unknown; timestamp: string; packetId: string | null }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Unlink a device from its template (its values stay) */

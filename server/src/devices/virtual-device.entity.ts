@@ -62,12 +62,44 @@ export class VirtualDevice {
   updatedAt: Date = new Date();
 }
 
+/**
+ * What the list's free-text search looks in: title, device_id, EUI and external id joined by a unit
+ * separator (never part of a search text), so one trigram index answers a substring search over all
+ * four (docs/adr/0113-lists-at-scale.md).
+ */
+export const DEVICE_SEARCH_TEXT = (alias: string) =>
+  `(${alias}.title || chr(31) || ${alias}.device_id || chr(31) || coalesce(${alias}.dev_eui, '') || chr(31) || coalesce(${alias}.external_id, ''))`;
+
 export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
   class: VirtualDevice,
   tableName: 'virtual_devices',
   uniques: [{ properties: ['connector', 'deviceId'] }],
   indexes: [
-    { properties: ['account', 'title'] },
+    // The list's orders: `(account_id, key, id)` serves a page of any depth in either direction
+    // (platform/http/list-sql.ts); text sorts ignore case.
+    {
+      name: 'virtual_devices_list_title',
+      expression:
+        'create index "virtual_devices_list_title" on "virtual_devices" ("account_id", lower("title"), "id")',
+    },
+    {
+      name: 'virtual_devices_list_device_id',
+      expression:
+        'create index "virtual_devices_list_device_id" on "virtual_devices" ("account_id", lower("device_id") nulls first, "id")',
+    },
+    {
+      name: 'virtual_devices_list_created_at',
+      expression:
+        'create index "virtual_devices_list_created_at" on "virtual_devices" ("account_id", "created_at" nulls first, "id")',
+    },
+    {
+      name: 'virtual_devices_tags',
+      expression: 'create index "virtual_devices_tags" on "virtual_devices" using gin ("tags")',
+    },
+    {
+      name: 'virtual_devices_search',
+      expression: `create index "virtual_devices_search" on "virtual_devices" using gin (${DEVICE_SEARCH_TEXT('virtual_devices').replaceAll('virtual_devices.', '')} gin_trgm_ops)`,
+    },
     { properties: ['referenceId'] },
     // LoRaWAN packets name their device by EUI, which may differ from its device_id (resolve-device.stage.ts).
     { name: 'virtual_devices_connector_id_dev_eui_index', properties: ['connector', 'devEui'] },

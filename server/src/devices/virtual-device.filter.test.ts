@@ -34,10 +34,10 @@ describe('device filter syntax', () => {
     ]);
   });
 
-  it('searches title, device_id, EUI and external id with one escaped pattern', () => {
-    expect(deviceSearchSql('d', '50%')).toEqual({
-      sql: 'd.title ILIKE ? OR d.device_id ILIKE ? OR d.dev_eui ILIKE ? OR d.external_id ILIKE ?',
-      params: Array(4).fill('%50\\%%'),
+  it('searches title, device_id, EUI and external id as one text with one escaped pattern', () => {
+    expect(deviceSearchSql('d', '50%\u001f')).toEqual({
+      sql: "(d.title || chr(31) || d.device_id || chr(31) || coalesce(d.dev_eui, '') || chr(31) || coalesce(d.external_id, '')) ILIKE ?",
+      params: ['%50\\%%'],
     });
   });
 });

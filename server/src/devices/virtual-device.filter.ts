@@ -1,5 +1,6 @@
 import { errors } from '../platform/errors.js';
 import { likePattern } from '../platform/http/list.js';
+import { DEVICE_SEARCH_TEXT } from './virtual-device.entity.js';
 
 /**
  * The device filter syntax (docs/virtual-devices.md), shared by the list query string and the
@@ -61,13 +62,13 @@ export function deviceFilterSql(
 /**
  * The list's free-text search (`searchItems`): a device matches when its title, `device_id`, EUI or
  * external id contains the text, ignoring case, so whatever identifier an operator holds finds it.
+ * One expression over all four, as the trigram index holds it; the separator between them is
+ * dropped from the text, so a match never spans two fields.
  */
 export function deviceSearchSql(alias: string, search: string): { sql: string; params: unknown[] } {
-  const columns = ['title', 'device_id', 'dev_eui', 'external_id'];
-  const pattern = likePattern(search);
   return {
-    sql: columns.map((column) => `${alias}.${column} ILIKE ?`).join(' OR '),
-    params: columns.map(() => pattern),
+    sql: `${DEVICE_SEARCH_TEXT(alias)} ILIKE ?`,
+    params: [likePattern(search.replaceAll('\u001f', ''))],
   };
 }
 
@@ -85,7 +86,8 @@ export function filterSql(
       case 'title':
         return { sql: `${alias}.title ${c.not ? 'NOT ILIKE' : 'ILIKE'} ?`, params: [likePattern(c.value)] };
       case 'tag':
-        return { sql: `${c.not ? 'NOT ' : ''}(? = ANY(${alias}.tags))`, params: [c.value] };
+        // Containment, not `= ANY`: the form the GIN index on tags answers.
+        return { sql: `${c.not ? 'NOT ' : ''}(${alias}.tags @> ARRAY[?]::text[])`, params: [c.value] };
       case 'kv':
         return {
           sql: `(${alias}.${keyValueColumn} ->> ?) ${c.not ? 'IS DISTINCT FROM' : '='} ?`,

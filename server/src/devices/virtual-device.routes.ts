@@ -105,14 +105,19 @@ export async function virtualDeviceRoutes(
     async (request) => {
       const q = request.query;
       const params = parseListQuery(q, VIRTUAL_DEVICE_SORTABLE, 'title');
-      const result = await virtualDevices.list(principal(request), params, {
-        ...(q.accountId ? { accountId: q.accountId } : {}),
-        ...(q.connectorId ? { connectorId: q.connectorId } : {}),
-        ...(q.deviceTemplateId ? { deviceTemplateId: q.deviceTemplateId } : {}),
-        ...(q.deviceDriverId ? { deviceDriverId: q.deviceDriverId } : {}),
-        ...(q.parentId ? { parentId: q.parentId } : {}),
-        conditions: parseDeviceFilter(q),
-      });
+      const result = await virtualDevices.list(
+        principal(request),
+        params,
+        {
+          ...(q.accountId ? { accountId: q.accountId } : {}),
+          ...(q.connectorId ? { connectorId: q.connectorId } : {}),
+          ...(q.deviceTemplateId ? { deviceTemplateId: q.deviceTemplateId } : {}),
+          ...(q.deviceDriverId ? { deviceDriverId: q.deviceDriverId } : {}),
+          ...(q.parentId ? { parentId: q.parentId } : {}),
+          conditions: parseDeviceFilter(q),
+        },
+        q.after,
+      );
       return { data: result.data.map(virtualDeviceDto), meta: result.meta };
     },
   );

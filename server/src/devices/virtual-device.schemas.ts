@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
+import { KeysetQuery, ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
 import { FILTER_PARAM_PATTERN } from './virtual-device.filter.js';
 
 const NullableUuid = Type.Union([Uuid, Type.Null()]);
@@ -124,6 +124,7 @@ const FilterValue = Type.Union([
 export const VirtualDeviceListQuery = Type.Object(
   {
     ...ListQuery,
+    ...KeysetQuery,
     accountId: Type.Optional(Uuid),
     connectorId: Type.Optional(Uuid),
     deviceTemplateId: Type.Optional(Uuid),

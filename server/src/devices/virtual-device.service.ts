@@ -9,6 +9,15 @@ import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { errors, type AppError } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import {
+  afterSql,
+  cappedCount,
+  encodeCursor,
+  keysetOrder,
+  orderSql,
+  type Execute,
+  type SortColumn,
+} from '../platform/http/list-sql.js';
 import type { DeviceTemplateService } from '../templates/device-template.service.js';
 import { applyTemplate } from '../templates/template-sync.js';
 import {
@@ -31,15 +40,17 @@ export const VIRTUAL_DEVICE_SORTABLE = [
   'healthState',
   'operationalStatus',
 ] as const;
-const SORT_COLUMNS: Record<string, string> = {
-  // Text sorts ignore case, as the search does.
-  title: 'lower(d.title)',
-  device_id: 'lower(d.device_id)',
-  createdAt: 'd.created_at',
-  updatedAt: 'd.updated_at',
-  lastSeen: 'd.last_seen',
-  healthState: 'd.health_state',
-  operationalStatus: 'd.operational_status',
+const SORT_COLUMNS: Record<string, SortColumn> = {
+  // Text sorts ignore case, as the search does. `keyset`: NOT NULL and indexed (account_id, column, id).
+  title: { sql: 'lower(d.title)', keyset: true },
+  device_id: { sql: 'lower(d.device_id)', keyset: true },
+  createdAt: { sql: 'd.created_at', keyset: true },
+  // Not indexed: they change with every packet or health check, and an index would cost every
+  // one of those updates (no HOT update); sorting by them reads the account's rows.
+  updatedAt: { sql: 'd.updated_at' },
+  lastSeen: { sql: 'd.last_seen' },
+  healthState: { sql: 'd.health_state' },
+  operationalStatus: { sql: 'd.operational_status' },
 };
 
 export interface VirtualDeviceInput {
@@ -109,28 +120,47 @@ export class VirtualDeviceService {
     principal: Principal,
     params: ListParams,
     filter: DeviceListFilter,
+    after?: string,
   ): Promise<ListResult<VirtualDevice>> {
     const account = await this.accounts.actingAccount(principal, filter.accountId);
     const where = this.whereSql(principal, account, filter, params.search);
-    const order = params.orderBy.map((o) => `${SORT_COLUMNS[o.field]} ${o.direction} nulls last`);
-    const connection = this.em().getConnection();
-    const [countRows, idRows] = await Promise.all([
-      connection.execute<Array<{ n: string }>>(
-        `SELECT count(*) AS n FROM virtual_devices d WHERE ${where.sql}`,
-        where.params,
-      ),
-      connection.execute<Array<{ id: string }>>(
-        `SELECT d.id FROM virtual_devices d WHERE ${where.sql} ORDER BY ${[...order, 'd.id asc'].join(', ')} LIMIT ? OFFSET ?`,
-        [...where.params, params.pageSize, params.offset],
+    const execute: Execute = async <T>(sql: string, values: unknown[]) =>
+      (await this.em().getConnection().execute(sql, values)) as unknown as T;
+    const page = after
+      ? (() => {
+          const keyset = afterSql(params, SORT_COLUMNS, 'd.id', after);
+          return {
+            sql: `${where.sql} AND ${keyset.sql}`,
+            params: [...where.params, ...keyset.params],
+            offset: 0,
+          };
+        })()
+      : { ...where, offset: params.offset };
+    const keyText = keysetOrder(params, SORT_COLUMNS)
+      ? `${SORT_COLUMNS[params.orderBy[0]!.field]!.sql}::text`
+      : 'NULL';
+    const [count, idRows] = await Promise.all([
+      cappedCount(execute, `FROM virtual_devices d WHERE ${where.sql}`, where.params),
+      execute<Array<{ id: string; k: string | null }>>(
+        `SELECT d.id, ${keyText} AS k FROM virtual_devices d WHERE ${page.sql}
+          ORDER BY ${orderSql(params, SORT_COLUMNS, 'd.id')} LIMIT ? OFFSET ?`,
+        [...page.params, params.pageSize, page.offset],
       ),
     ]);
     const ids = idRows.map((r) => r.id);
     const rows = ids.length ? await this.em().find(VirtualDevice, { id: { $in: ids } }) : [];
     const byId = new Map(rows.map((r) => [r.id, r]));
+    const last = idRows.at(-1);
     return listResult(
       ids.map((id) => byId.get(id)!),
-      Number(countRows[0]?.n ?? 0),
+      count.total,
       params,
+      {
+        ...(count.estimated ? { totalEstimated: true } : {}),
+        ...(last?.k != null && idRows.length === params.pageSize
+          ? { nextCursor: encodeCursor(last.k, last.id) }
+          : {}),
+      },
     );
   }
 

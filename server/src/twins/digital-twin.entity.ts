@@ -51,7 +51,28 @@ export class DigitalTwin {
 export const DigitalTwinSchema = new EntitySchema<DigitalTwin>({
   class: DigitalTwin,
   tableName: 'digital_twins',
-  indexes: [{ properties: ['account', 'title'] }, { properties: ['referenceId'] }],
+  indexes: [
+    // The list's orders and title search (platform/http/list-sql.ts, docs/adr/0113-lists-at-scale.md).
+    {
+      name: 'digital_twins_list_title',
+      expression:
+        'create index "digital_twins_list_title" on "digital_twins" ("account_id", lower("title"), "id")',
+    },
+    {
+      name: 'digital_twins_list_created_at',
+      expression:
+        'create index "digital_twins_list_created_at" on "digital_twins" ("account_id", "created_at" nulls first, "id")',
+    },
+    {
+      name: 'digital_twins_tags',
+      expression: 'create index "digital_twins_tags" on "digital_twins" using gin ("tags")',
+    },
+    {
+      name: 'digital_twins_search',
+      expression: 'create index "digital_twins_search" on "digital_twins" using gin ("title" gin_trgm_ops)',
+    },
+    { properties: ['referenceId'] },
+  ],
   properties: {
     id: { type: 'uuid', primary: true },
     account: { kind: 'm:1', entity: () => Account, deleteRule: 'cascade' },

@@ -14,7 +14,7 @@ describe('twin filter SQL', () => {
     );
     expect(sql).toEqual([
       { sql: '(t.custom_properties ->> ?) = ?', params: ["fl'oor", "2'; drop table digital_twins"] },
-      { sql: 'NOT (? = ANY(t.tags))', params: ['old'] },
+      { sql: 'NOT (t.tags @> ARRAY[?]::text[])', params: ['old'] },
       { sql: 't.title ILIKE ?', params: ['%50\\%%'] },
     ]);
     expect(twinFilterSql('t', parseDeviceFilter({ 'filter[kv.a][not]': 'x' }))).toEqual([

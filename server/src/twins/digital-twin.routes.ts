@@ -66,12 +66,17 @@ export async function digitalTwinRoutes(
     async (request) => {
       const q = request.query;
       const params = parseListQuery(q, DIGITAL_TWIN_SORTABLE, 'title');
-      const result = await digitalTwins.list(principal(request), params, {
-        ...(q.accountId ? { accountId: q.accountId } : {}),
-        ...(q.parentId ? { parentId: q.parentId } : {}),
-        ...(q.referenceId !== undefined ? { referenceId: q.referenceId } : {}),
-        conditions: parseDeviceFilter(q),
-      });
+      const result = await digitalTwins.list(
+        principal(request),
+        params,
+        {
+          ...(q.accountId ? { accountId: q.accountId } : {}),
+          ...(q.parentId ? { parentId: q.parentId } : {}),
+          ...(q.referenceId !== undefined ? { referenceId: q.referenceId } : {}),
+          conditions: parseDeviceFilter(q),
+        },
+        q.after,
+      );
       return { data: result.data.map(digitalTwinDto), meta: result.meta };
     },
   );

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { FILTER_PARAM_PATTERN } from '../devices/virtual-device.filter.js';
-import { ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
+import { KeysetQuery, ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
 
 const NullableUuid = Type.Union([Uuid, Type.Null()]);
 const AddressLine = Type.String({ maxLength: 300 });
@@ -130,6 +130,7 @@ const FilterValue = Type.Union([
 export const DigitalTwinListQuery = Type.Object(
   {
     ...ListQuery,
+    ...KeysetQuery,
     accountId: Type.Optional(Uuid),
     parentId: Type.Optional(Uuid),
     referenceId: Type.Optional(Type.String({ maxLength: 200 })),

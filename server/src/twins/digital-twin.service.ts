@@ -5,6 +5,15 @@ import type { DashboardService } from '../dashboards/dashboard.service.js';
 import type { DeviceCondition } from '../devices/virtual-device.filter.js';
 import { errors } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import {
+  afterSql,
+  cappedCount,
+  encodeCursor,
+  keysetOrder,
+  orderSql,
+  type Execute,
+  type SortColumn,
+} from '../platform/http/list-sql.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { DigitalTwin, type TwinAddress, type TwinStatus } from './digital-twin.entity.js';
 import { twinFilterSql } from './digital-twin.filter.js';
@@ -13,11 +22,11 @@ import { TwinHierarchy } from './twin-hierarchy.js';
 import { TwinScopes, visibleTwinSql } from './twin-scopes.js';
 
 export const DIGITAL_TWIN_SORTABLE = ['title', 'createdAt', 'updatedAt'] as const;
-const SORT_COLUMNS: Record<string, string> = {
-  // Text sorts ignore case, as the search does.
-  title: 'lower(t.title)',
-  createdAt: 't.created_at',
-  updatedAt: 't.updated_at',
+const SORT_COLUMNS: Record<string, SortColumn> = {
+  // Text sorts ignore case, as the search does. `keyset`: NOT NULL and indexed (account_id, column, id).
+  title: { sql: 'lower(t.title)', keyset: true },
+  createdAt: { sql: 't.created_at', keyset: true },
+  updatedAt: { sql: 't.updated_at' },
 };
 
 export interface DigitalTwinInput {
@@ -98,6 +107,7 @@ export class DigitalTwinService {
     principal: Principal,
     params: ListParams,
     filter: TwinListFilter,
+    after?: string,
   ): Promise<ListResult<TwinView>> {
     const account = await this.accounts.actingAccount(principal, filter.accountId);
     const parts: Array<{ sql: string; params: unknown[] }> = [
@@ -112,15 +122,23 @@ export class DigitalTwinService {
     parts.push(...twinFilterSql('t', conditions));
     const where = parts.map((p) => `(${p.sql})`).join(' AND ');
     const whereParams = parts.flatMap((p) => p.params);
-    const order = [...params.orderBy.map((o) => `${SORT_COLUMNS[o.field]} ${o.direction}`), 't.id asc'];
-    const [countRows, idRows] = await Promise.all([
-      this.em().execute<Array<{ n: string }>>(
-        `SELECT count(*) AS n FROM digital_twins t WHERE ${where}`,
-        whereParams,
-      ),
-      this.em().execute<Array<{ id: string }>>(
-        `SELECT t.id FROM digital_twins t WHERE ${where} ORDER BY ${order.join(', ')} LIMIT ? OFFSET ?`,
-        [...whereParams, params.pageSize, params.offset],
+    const execute: Execute = async <T>(sql: string, values: unknown[]) =>
+      (await this.em().execute(sql, values)) as unknown as T;
+    const page = after
+      ? (() => {
+          const keyset = afterSql(params, SORT_COLUMNS, 't.id', after);
+          return { sql: `${where} AND ${keyset.sql}`, params: [...whereParams, ...keyset.params], offset: 0 };
+        })()
+      : { sql: where, params: whereParams, offset: params.offset };
+    const keyText = keysetOrder(params, SORT_COLUMNS)
+      ? `${SORT_COLUMNS[params.orderBy[0]!.field]!.sql}::text`
+      : 'NULL';
+    const [count, idRows] = await Promise.all([
+      cappedCount(execute, `FROM digital_twins t WHERE ${where}`, whereParams),
+      execute<Array<{ id: string; k: string | null }>>(
+        `SELECT t.id, ${keyText} AS k FROM digital_twins t WHERE ${page.sql}
+          ORDER BY ${orderSql(params, SORT_COLUMNS, 't.id')} LIMIT ? OFFSET ?`,
+        [...page.params, params.pageSize, page.offset],
       ),
     ]);
     const ids = idRows.map((r) => r.id);
@@ -130,7 +148,13 @@ export class DigitalTwinService {
       principal,
       ids.map((id) => byId.get(id)!),
     );
-    return listResult(views, Number(countRows[0]?.n ?? 0), params);
+    const last = idRows.at(-1);
+    return listResult(views, count.total, params, {
+      ...(count.estimated ? { totalEstimated: true } : {}),
+      ...(last?.k != null && idRows.length === params.pageSize
+        ? { nextCursor: encodeCursor(last.k, last.id) }
+        : {}),
+    });
   }
 
   async get(principal: Principal, id: string): Promise<DigitalTwin> {

@@ -12,7 +12,17 @@ export interface ListParams {
 
 export interface ListResult<T> {
   data: T[];
-  meta: { page: number; pageSize: number; total: number };
+  meta: ListResultMeta;
+}
+
+export interface ListResultMeta {
+  page: number;
+  pageSize: number;
+  total: number;
+  /** `total` is the planner's estimate (above list-sql.ts COUNT_CAP), not a count. */
+  totalEstimated?: boolean;
+  /** Pass as `after` for the rows after this page (lists with keyset paging). */
+  nextCursor?: string;
 }
 
 /**
@@ -44,9 +54,14 @@ export function parseListQuery(
   return { page, pageSize, offset: (page - 1) * pageSize, orderBy, search };
 }
 
-export const listResult = <T>(data: T[], total: number, params: ListParams): ListResult<T> => ({
+export const listResult = <T>(
+  data: T[],
+  total: number,
+  params: ListParams,
+  more: Pick<ListResultMeta, 'totalEstimated' | 'nextCursor'> = {},
+): ListResult<T> => ({
   data,
-  meta: { page: params.page, pageSize: params.pageSize, total },
+  meta: { page: params.page, pageSize: params.pageSize, total, ...more },
 });
 
 /** Escapes LIKE wildcards so a search for `50%` means the text, not a pattern. */

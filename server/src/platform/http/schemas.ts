@@ -35,7 +35,26 @@ export const ListMeta = Type.Object({
   page: Type.Integer(),
   pageSize: Type.Integer(),
   total: Type.Integer(),
+  totalEstimated: Type.Optional(
+    Type.Boolean({
+      description: 'true: `total` is an estimate (more than 10,000 matching rows), not a count.',
+    }),
+  ),
+  nextCursor: Type.Optional(
+    Type.String({ description: 'Pass as `after` for the rows after this page (keyset paging).' }),
+  ),
 });
+
+/** Keyset paging, for the lists that offer it next to page numbers. */
+export const KeysetQuery = {
+  after: Type.Optional(
+    Type.String({
+      maxLength: 1000,
+      description:
+        'The `meta.nextCursor` of the previous page: the rows after it, as fast at any depth (one sort field; `page` is then ignored).',
+    }),
+  ),
+};
 
 export const listReply = <T extends TSchema>(item: T) =>
   Type.Object({ data: Type.Array(item), meta: ListMeta });

@@ -1,0 +1,223 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
+import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
+import { freePort, ms, now, pct } from './load.js';
+import { seedDevices, seedTwins, seedYearOfPoints } from './scale-seed.js';
+
+/**
+ * `npm run bench:scale` — not a test. Lists and charts at utility scale: a small account (2,000
+ * devices and twins, the baseline) and a large one (BENCH_SCALE_DEVICES, default 100,000 devices and
+ * as many twins) in one server, one state of the large account with a year of 1-minute points. Each
+ * request runs from BENCH_SCALE_CLIENTS (default 10) concurrent keep-alive clients for
+ * BENCH_SCALE_SECONDS (default 20) after VACUUM ANALYZE; the report gives req/s, p50 and p99, and
+ * for lists the ratio of the large account's p99 to the small one's. docs/performance.md.
+ */
+
+const DEVICES = Number(process.env.BENCH_SCALE_DEVICES ?? 100_000);
+const BASELINE = 2000;
+const CLIENTS = Number(process.env.BENCH_SCALE_CLIENTS ?? 10);
+const SECONDS = Number(process.env.BENCH_SCALE_SECONDS ?? 20);
+const ONLY = process.env.BENCH_SCALE_ONLY; // a substring of request labels, to run a few
+// Keeps server and database running after the report (their addresses printed), to EXPLAIN by hand.
+const HOLD = process.env.BENCH_SCALE_HOLD === '1';
+const ADMIN = { email: 'bench@stellwerk.test', password: 'bench password 123' };
+
+interface Tenant {
+  accountId: string;
+  headers: Record<string, string>;
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+async function call<T>(
+  server: ServerProcess,
+  method: string,
+  route: string,
+  headers: object,
+  body?: unknown,
+) {
+  const response = await fetch(`${server.baseUrl}${route}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+async function setUp(dir: string) {
+  const embedded = new EmbeddedDatabase({
+    dataDir: path.join(dir, 'pg'),
+    port: 0,
+    database: 'stellwerk',
+    log: pino({ level: 'warn' }),
+  });
+  const url = await embedded.start();
+  cleanups.push(() => embedded.stop());
+  const server = await startServer(
+    {
+      DATABASE_URL: url,
+      STELLWERK_DATA_DIR: dir,
+      STELLWERK_MQTT_PORT: String(await freePort()),
+      STELLWERK_MQTT_HOST: '127.0.0.1',
+      STELLWERK_ADMIN_EMAIL: ADMIN.email,
+      STELLWERK_ADMIN_PASSWORD: ADMIN.password,
+      STELLWERK_RATE_LIMIT_MAX: '10000000',
+    },
+    120_000,
+  );
+  cleanups.unshift(async () => void (await server.stop('SIGTERM')));
+  const login = await call<{ token: string; user: { accountId: string } }>(
+    server,
+    'POST',
+    '/xapi/v1/auth/login',
+    {},
+    ADMIN,
+  );
+  const admin = { authorization: `Bearer ${login.token}` };
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  cleanups.unshift(() => db.end());
+  const tenant = async (title: string, devices: number): Promise<Tenant> => {
+    const account = await call<{ id: string }>(server, 'POST', '/xapi/v1/accounts', admin, {
+      title,
+      parentId: login.user.accountId,
+    });
+    const key = await call<{ key: string }>(server, 'POST', '/xapi/v1/api-keys', admin, {
+      title: `${title} bench`,
+      permissions: ['all.manage'],
+      accountId: account.id,
+    });
+    const headers = { 'x-api-key': key.key };
+    const connector = await call<{ id: string }>(server, 'POST', '/xapi/v1/connectors', headers, {
+      title: 'meters',
+      type: 'mqtt-broker',
+    });
+    const t0 = now();
+    await seedDevices(db, account.id, connector.id, devices);
+    await seedTwins(db, account.id, devices);
+    console.log(
+      `  ${title}: ${devices.toLocaleString('en')} devices and twins in ${((now() - t0) / 1000).toFixed(1)} s`,
+    );
+    return { accountId: account.id, headers };
+  };
+  console.log('Seeding…');
+  const small = await tenant('Small site', BASELINE);
+  const large = await tenant('Large site', DEVICES);
+  const t0 = now();
+  const stateId = await seedYearOfPoints(db, large.accountId, new Date());
+  console.log(`  a year of 1-minute points (525,600) in ${((now() - t0) / 1000).toFixed(1)} s`);
+  await db.query('VACUUM ANALYZE');
+  if (HOLD) console.log(`  database ${url}\n  server ${server.baseUrl}\n  large account ${large.accountId}`);
+  return { server, small, large, stateId };
+}
+
+interface Result {
+  requests: number;
+  errors: number;
+  p50: number;
+  p99: number;
+  perSecond: number;
+}
+
+/** CLIENTS closed loops of one request for SECONDS; every answer read to its end. */
+async function load(server: ServerProcess, route: string, headers: Record<string, string>, body?: unknown) {
+  const latencies: number[] = [];
+  let errors = 0;
+  const init: RequestInit = {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  };
+  const url = `${server.baseUrl}${route}`;
+  // Warm-up: plans cached, connections open.
+  for (let i = 0; i < 20; i++) await (await fetch(url, init)).arrayBuffer();
+  const began = now();
+  const end = began + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (now() < end) {
+        const t = now();
+        const response = await fetch(url, init);
+        await response.arrayBuffer();
+        if (response.ok) latencies.push(now() - t);
+        else errors++;
+      }
+    }),
+  );
+  const took = now() - began;
+  return {
+    requests: latencies.length,
+    errors,
+    p50: pct(latencies, 50),
+    p99: pct(latencies, 99),
+    perSecond: (latencies.length * 1000) / took,
+  } satisfies Result;
+}
+
+const chart = (stateId: string, bucket: string | null, days: number) => ({
+  query: bucket
+    ? `SELECT bucket(${bucket}) AS t, mean(value) AS v WHERE state.id = '${stateId}' AND time >= now() - ${days}d GROUP BY t ORDER BY t LIMIT 5000`
+    : `SELECT time, value WHERE state.id = '${stateId}' AND time >= now() - ${days}d ORDER BY time LIMIT 5000`,
+});
+
+async function main(): Promise<void> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-bench-scale-'));
+  await fs.chmod(dir, 0o777);
+  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+  const { server, small, large, stateId } = await setUp(dir);
+  const lastPage = Math.ceil(DEVICES / 50) - 10;
+  const lists: Array<[string, string]> = [
+    ['devices, page 1 (pageSize=50)', '/xapi/v1/virtual-devices?pageSize=50'],
+    ['devices, searchItems=01234', '/xapi/v1/virtual-devices?pageSize=50&searchItems=01234'],
+    ['devices, sort=-lastSeen', '/xapi/v1/virtual-devices?pageSize=50&sort=-lastSeen'],
+    ['devices, filter tag zone-7', '/xapi/v1/virtual-devices?pageSize=50&filter%5Btag%5D=zone-7'],
+    [`devices, page ${lastPage}`, `/xapi/v1/virtual-devices?pageSize=50&page=${lastPage}`],
+    ['digital twins, default page', '/xapi/v1/digital-twins'],
+    ['digital twins, searchItems=1234', '/xapi/v1/digital-twins?searchItems=1234'],
+  ];
+  const rows: string[] = [];
+  const row = (label: string, r: Result, base?: Result) =>
+    rows.push(
+      `| ${label} | ${r.perSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${base ? `${(r.p99 / base.p99).toFixed(1)}×` : '—'} |${r.errors ? ` ${r.errors} errors` : ''}`,
+    );
+  for (const [label, route] of lists) {
+    if (ONLY && !label.includes(ONLY)) continue;
+    // The small account has 40 pages of 50: its deepest page stands in for the large account's.
+    const smallRoute = route.replace(`page=${lastPage}`, 'page=38');
+    const base = await load(server, smallRoute, small.headers);
+    const result = await load(server, route, large.headers);
+    row(label, result, base);
+    console.log(rows.at(-1));
+  }
+  const charts: Array<[string, unknown]> = [
+    ['time series, raw last 24 h', chart(stateId, null, 1)],
+    ['hourly mean, 30 days', chart(stateId, '1h', 30)],
+    ['6-hourly mean, 90 days', chart(stateId, '6h', 90)],
+    ['daily mean, 1 year', chart(stateId, '1d', 365)],
+  ];
+  for (const [label, body] of charts) {
+    if (ONLY && !label.includes(ONLY)) continue;
+    row(label, await load(server, '/xapi/v1/timeseries/query', large.headers, body));
+    console.log(rows.at(-1));
+  }
+  console.log(
+    `\n${DEVICES.toLocaleString('en')} devices, ${CLIENTS} clients, ${SECONDS} s per request; ratio = p99 against the ${BASELINE.toLocaleString('en')}-device account\n`,
+  );
+  console.log('| request | req/s | p50 | p99 | p99 vs 2k |\n|---|---|---|---|---|');
+  for (const line of rows) console.log(line);
+  if (HOLD) await new Promise((resolve) => process.once('SIGINT', resolve));
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });

@@ -1,0 +1,116 @@
+import { errors } from '../errors.js';
+import type { ListParams } from './list.js';
+
+/**
+ * The SQL side of the large lists (devices, twins), built so that a page costs about the same at
+ * 2,000 rows as at a million (docs/adr/0113-lists-at-scale.md):
+ * - the order is one an index `(account_id, <column>, id)` serves in both directions;
+ * - the total is exact up to COUNT_CAP and estimated beyond it (said so in `meta.totalEstimated`);
+ * - a cursor (`after`, from `meta.nextCursor`) continues from the last row seen (keyset), so a deep
+ *   page costs what the first does, while page numbers keep working next to it.
+ */
+
+/** Rows counted exactly; a larger total is the planner's estimate. */
+export const COUNT_CAP = 10_000;
+
+export type Execute = <T>(sql: string, params: unknown[]) => Promise<T>;
+
+export interface SortColumn {
+  /** The SQL expression (on the list's table alias), as the index spells it. */
+  sql: string;
+  /** A cursor may continue after it: the column is NOT NULL and indexed `(account_id, sql, id)`. */
+  keyset?: boolean;
+}
+
+/**
+ * ORDER BY for the requested fields plus the id as tie-breaker. NULL sorts as the smallest value
+ * (first ascending, last descending) and the id follows the first field's direction: then a plain
+ * ascending index answers the order forwards and backwards, with no sort of the whole account.
+ */
+export function orderSql(
+  params: Pick<ListParams, 'orderBy'>,
+  columns: Record<string, SortColumn>,
+  idSql: string,
+): string {
+  const parts = params.orderBy.map(
+    (o) => `${columns[o.field]!.sql} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`,
+  );
+  return [...parts, `${idSql} ${params.orderBy[0]?.direction ?? 'asc'}`].join(', ');
+}
+
+/**
+ * `count(*)` of `fromWhere` (a `FROM … WHERE …` text) up to COUNT_CAP; above it the planner's row
+ * estimate, never less than the rows known to exist. Counting a million rows exactly on every page
+ * costs more than the page itself.
+ */
+export async function cappedCount(
+  execute: Execute,
+  fromWhere: string,
+  params: unknown[],
+): Promise<{ total: number; estimated: boolean }> {
+  const rows = await execute<Array<{ n: string }>>(
+    `SELECT count(*) AS n FROM (SELECT 1 ${fromWhere} LIMIT ${COUNT_CAP + 1}) capped`,
+    params,
+  );
+  const exact = Number(rows[0]?.n ?? 0);
+  if (exact <= COUNT_CAP) return { total: exact, estimated: false };
+  const plan = await execute<Array<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 ${fromWhere}`,
+    params,
+  );
+  const estimate = Math.round(plan[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
+  return { total: Math.max(COUNT_CAP + 1, estimate), estimated: true };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The cursor of a page's last row: its sort key (as text) and id. */
+export const encodeCursor = (key: string, id: string): string =>
+  Buffer.from(JSON.stringify([key, id])).toString('base64url');
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(value) &&
+      typeof value[0] === 'string' &&
+      UUID.test(String(value[1])) &&
+      value.length === 2
+    )
+      return value as [string, string];
+  } catch {
+    // answered below
+  }
+  throw errors.validation('`after` is not a cursor of this list; pass meta.nextCursor of the previous page', [
+    { location: 'querystring', path: '/after' },
+  ]);
+}
+
+/**
+ * The keyset condition for `after`: rows after the cursor in the list's order. Only for one sort
+ * field that allows it; a row comparison is what the index can start from.
+ */
+export function afterSql(
+  params: Pick<ListParams, 'orderBy'>,
+  columns: Record<string, SortColumn>,
+  idSql: string,
+  cursor: string,
+): { sql: string; params: unknown[] } {
+  const [first, ...rest] = params.orderBy;
+  const column = first ? columns[first.field] : undefined;
+  if (!first || rest.length > 0 || !column?.keyset) {
+    const allowed = Object.entries(columns)
+      .filter(([, c]) => c.keyset)
+      .map(([field]) => field);
+    throw errors.validation(`\`after\` needs exactly one sort field of: ${allowed.join(', ')}`, [
+      { location: 'querystring', path: '/sort' },
+    ]);
+  }
+  const [key, id] = decodeCursor(cursor);
+  const comparison = first.direction === 'asc' ? '>' : '<';
+  return { sql: `(${column.sql}, ${idSql}) ${comparison} (?, ?::uuid)`, params: [key, id] };
+}
+
+/** Whether a cursor can be given for the next page of this order. */
+export const keysetOrder = (params: Pick<ListParams, 'orderBy'>, columns: Record<string, SortColumn>) =>
+  params.orderBy.length === 1 && columns[params.orderBy[0]!.field]?.keyset === true;

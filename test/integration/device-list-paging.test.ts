@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COUNT_CAP } from '../../server/src/platform/http/list-sql.js';
+import { makeConnector } from './support/device-fixtures.js';
+import { caller, errorCode, expectStatus, login } from './support/identity.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+type Page = {
+  data: Array<{ id: string; title: string; device_id: string }>;
+  meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
+};
+
+type ErrorReply = { error: { message: string } };
+
+let t: TestApp;
+let call: ReturnType<typeof caller>;
+let accountId: string;
+let connectorId: string;
+
+const sql = (text: string, params: unknown[] = []) =>
+  t.orm.em.fork().getConnection().execute<Array<Record<string, unknown>>>(text, params);
+
+/** Devices straight into the table, numbered `from`..`to`: titles repeat, so the id breaks ties. */
+const insertDevices = (from: number, to: number, prefix = 'meter') =>
+  sql(
+    `INSERT INTO virtual_devices (id, account_id, connector_id, device_id, title, description, tags, groups,
+        key_value_data, activation_method, skip_frame_counter_check, health_state, dev_eui, external_id, created_at, updated_at)
+     SELECT gen_random_uuid(), ?, ?, '${prefix}-' || n, 'Meter ' || (n % 7), '', '{}', '{}', '{}', 'OTAA', false, 'Unknown',
+            lpad(to_hex(n * 7919), 16, '0'), 'EXT-' || n, now() - make_interval(secs => n), now()
+       FROM generate_series(?::int, ?::int) AS n`,
+    [accountId, connectorId, from, to],
+  );
+
+const page = async (query: string) =>
+  expectStatus<Page>(await call('GET', `/xapi/v1/virtual-devices?${query}`), 200);
+
+beforeAll(async () => {
+  t = await createTestApp();
+  call = caller(t, { authorization: `Bearer ${await login(t)}` });
+  const account = expectStatus<{ id: string }>(
+    await call('POST', '/xapi/v1/accounts', { title: 'Meters', parentId: t.rootAccountId }),
+    201,
+  );
+  accountId = account.id;
+  connectorId = await makeConnector(t, accountId);
+}, 120_000);
+afterAll(() => t?.close());
+
+describe('device lists at scale', () => {
+  it('walks every device exactly once by cursor while devices are added and deleted', async () => {
+    await insertDevices(1, 600);
+    const seen = new Map<string, number>();
+    const deleted = new Set<string>();
+    let after: string | undefined;
+    let previous: [string, string] | undefined;
+    for (let round = 0; round < 100; round++) {
+      const reply = await page(
+        `accountId=${accountId}&pageSize=50&sort=title${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+      );
+      for (const device of reply.data) {
+        seen.set(device.id, (seen.get(device.id) ?? 0) + 1);
+        // The list's order: case-insensitive title, then id.
+        const key: [string, string] = [device.title.toLowerCase(), device.id];
+        if (previous)
+          expect(key[0] > previous[0] || (key[0] === previous[0] && key[1] > previous[1])).toBe(true);
+        previous = key;
+      }
+      if (round === 2) {
+        // Behind the cursor and ahead of it: new devices sort among the existing ones.
+        await insertDevices(601, 640, 'late');
+        const victims = await sql(
+          `DELETE FROM virtual_devices WHERE id IN (SELECT id FROM virtual_devices WHERE account_id = ? AND device_id LIKE 'meter-%' ORDER BY random() LIMIT 30) RETURNING id`,
+          [accountId],
+        );
+        for (const row of victims) deleted.add(row.id as string);
+      }
+      after = reply.meta.nextCursor;
+      if (!after) break;
+    }
+    const remaining = await sql(`SELECT id FROM virtual_devices WHERE account_id = ?`, [accountId]);
+    // Every device that existed throughout was seen once; none twice; deleted ones at most once.
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    const survivors = remaining.map((r) => r.id as string);
+    const addedDuringWalk = new Set(
+      (
+        await sql(`SELECT id FROM virtual_devices WHERE account_id = ? AND device_id LIKE 'late-%'`, [
+          accountId,
+        ])
+      ).map((r) => r.id as string),
+    );
+    for (const id of survivors) if (!addedDuringWalk.has(id)) expect(seen.has(id), id).toBe(true);
+    expect(seen.size).toBeGreaterThanOrEqual(survivors.length - addedDuringWalk.size);
+    expect(seen.size).toBeLessThanOrEqual(600 + addedDuringWalk.size);
+    expect(deleted.size).toBe(30);
+  });
+
+  it('continues by cursor in descending order and by creation time, and refuses a cursor it cannot use', async () => {
+    const first = await page(`accountId=${accountId}&pageSize=20&sort=-createdAt`);
+    const second = await page(
+      `accountId=${accountId}&pageSize=20&sort=-createdAt&after=${encodeURIComponent(first.meta.nextCursor!)}`,
+    );
+    const byOffset = await page(`accountId=${accountId}&pageSize=20&sort=-createdAt&page=2`);
+    expect(second.data.map((d) => d.id)).toEqual(byOffset.data.map((d) => d.id));
+    const descending = await page(`accountId=${accountId}&pageSize=25&sort=-title`);
+    const next = await page(
+      `accountId=${accountId}&pageSize=25&sort=-title&after=${encodeURIComponent(descending.meta.nextCursor!)}`,
+    );
+    const secondByOffset = await page(`accountId=${accountId}&pageSize=25&sort=-title&page=2`);
+    expect(next.data.map((d) => d.id)).toEqual(secondByOffset.data.map((d) => d.id));
+
+    const garbage = await call('GET', `/xapi/v1/virtual-devices?accountId=${accountId}&after=not-a-cursor`);
+    expect([garbage.statusCode, errorCode(garbage)]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(garbage.json<ErrorReply>().error.message).toContain('nextCursor');
+    const unsortable = await call(
+      'GET',
+      `/xapi/v1/virtual-devices?accountId=${accountId}&sort=-lastSeen&after=${encodeURIComponent(first.meta.nextCursor!)}`,
+    );
+    expect([unsortable.statusCode, errorCode(unsortable)]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(unsortable.json<ErrorReply>().error.message).toContain('title, device_id, createdAt');
+    // No cursor for an order that cannot continue by one.
+    expect((await page(`accountId=${accountId}&pageSize=5&sort=-lastSeen`)).meta.nextCursor).toBeUndefined();
+  });
+
+  it('searches title, device id, EUI and external id as one substring search, never across two fields', async () => {
+    const one = async (search: string) =>
+      (await page(`accountId=${accountId}&searchItems=${encodeURIComponent(search)}`)).data.map(
+        (d) => d.device_id,
+      );
+    const euiOf = (n: number) => (n * 7919).toString(16).padStart(16, '0');
+    const survivor = (
+      await sql(
+        `SELECT device_id FROM virtual_devices WHERE account_id = ? AND device_id LIKE 'meter-%' ORDER BY device_id LIMIT 1`,
+        [accountId],
+      )
+    )[0]!.device_id as string;
+    const n = Number(survivor.slice('meter-'.length));
+    expect(await one(`EXT-${n}`)).toContain(survivor);
+    expect(await one(euiOf(n).toUpperCase())).toEqual([survivor]);
+    expect(await one(survivor.toUpperCase())).toContain(survivor);
+    // "Meter 3" + separator + "meter-…": a text that spans the title and the device id finds nothing.
+    expect(await one('3meter')).toEqual([]);
+    expect(await one('3\u001fmeter')).toEqual([]);
+  });
+
+  it('counts exactly up to the cap and says when the total is an estimate', async () => {
+    const exact = await page(`accountId=${accountId}&pageSize=1`);
+    expect(exact.meta.totalEstimated).toBeUndefined();
+    const [{ n }] = (await sql(`SELECT count(*)::int AS n FROM virtual_devices WHERE account_id = ?`, [
+      accountId,
+    ])) as [{ n: number }];
+    expect(exact.meta.total).toBe(n);
+    await insertDevices(10_000, 10_000 + COUNT_CAP, 'bulk');
+    await sql('ANALYZE virtual_devices');
+    const estimated = await page(`accountId=${accountId}&pageSize=1`);
+    expect(estimated.meta.totalEstimated).toBe(true);
+    expect(estimated.meta.total).toBeGreaterThan(COUNT_CAP);
+    // The planner's estimate after ANALYZE is close to the truth.
+    expect(Math.abs(estimated.meta.total - (n + COUNT_CAP + 1))).toBeLessThan((n + COUNT_CAP) * 0.2);
+    // A filter that matches few rows is counted exactly again.
+    const few = await page(`accountId=${accountId}&pageSize=1&searchItems=late-6`);
+    expect(few.meta.totalEstimated).toBeUndefined();
+    expect(few.meta.total).toBeGreaterThan(0);
+    // A page past the end is empty, not an error.
+    const beyond = await page(`accountId=${accountId}&pageSize=500&page=1000`);
+    expect(beyond.data).toEqual([]);
+  });
+});
