@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Device and twin lists at utility scale (docs/adr/0113-lists-at-scale.md): order indexes
+ * Device and twin lists at utility scale (docs/adr/0121-lists-at-scale.md): order indexes
  * `(account_id, key, id)` that serve any page in either direction, replacing `(account_id, title)`,
  * trigram indexes for the substring search and GIN indexes for tag filters. Devices get fillfactor 90, so the last-seen update
  * of every packet batch stays a HOT update (no index entries) more often.

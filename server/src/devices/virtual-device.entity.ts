@@ -65,7 +65,7 @@ export class VirtualDevice {
 /**
  * What the list's free-text search looks in: title, device_id, EUI and external id joined by a unit
  * separator (never part of a search text), so one trigram index answers a substring search over all
- * four (docs/adr/0113-lists-at-scale.md).
+ * four (docs/adr/0121-lists-at-scale.md).
  */
 export const DEVICE_SEARCH_TEXT = (alias: string) =>
   `(${alias}.title || chr(31) || ${alias}.device_id || chr(31) || coalesce(${alias}.dev_eui, '') || chr(31) || coalesce(${alias}.external_id, ''))`;

@@ -52,7 +52,7 @@ export const DigitalTwinSchema = new EntitySchema<DigitalTwin>({
   class: DigitalTwin,
   tableName: 'digital_twins',
   indexes: [
-    // The list's orders and title search (platform/http/list-sql.ts, docs/adr/0113-lists-at-scale.md).
+    // The list's orders and title search (platform/http/list-sql.ts, docs/adr/0121-lists-at-scale.md).
     {
       name: 'digital_twins_list_title',
       expression:

@@ -3,7 +3,7 @@ import type { ListParams } from './list.js';
 
 /**
  * The SQL side of the large lists (devices, twins), built so that a page costs about the same at
- * 2,000 rows as at a million (docs/adr/0113-lists-at-scale.md):
+ * 2,000 rows as at a million (docs/adr/0121-lists-at-scale.md):
  * - the order is one an index `(account_id, <column>, id)` serves in both directions;
  * - the total is exact up to COUNT_CAP and estimated beyond it (said so in `meta.totalEstimated`);
  * - a cursor (`after`, from `meta.nextCursor`) continues from the last row seen (keyset), so a deep
