@@ -12,10 +12,10 @@ export class Migration20261126120000_list_indexes extends Migration {
     this.addSql(`drop index if exists "virtual_devices_account_id_title_index";`);
     this.addSql(`drop index if exists "digital_twins_account_id_title_index";`);
     this.addSql(
-      `create index "virtual_devices_list_title" on "virtual_devices" ("account_id", lower("title") nulls first, "id");`,
+      `create index "virtual_devices_list_title" on "virtual_devices" ("account_id", lower("title") nulls first, "id") include ("title");`,
     );
     this.addSql(
-      `create index "virtual_devices_list_device_id" on "virtual_devices" ("account_id", lower("device_id") nulls first, "id");`,
+      `create index "virtual_devices_list_device_id" on "virtual_devices" ("account_id", lower("device_id") nulls first, "id") include ("device_id");`,
     );
     this.addSql(
       `create index "virtual_devices_list_created_at" on "virtual_devices" ("account_id", "created_at" nulls first, "id");`,
@@ -25,7 +25,7 @@ export class Migration20261126120000_list_indexes extends Migration {
     );
     this.addSql(`create index "virtual_devices_tags" on "virtual_devices" using gin ("tags");`);
     this.addSql(`alter table "virtual_devices" set (fillfactor = 90);`);
-    this.addSql(`create index "digital_twins_list_title" on "digital_twins" ("account_id", lower("title") nulls first, "id");`);
+    this.addSql(`create index "digital_twins_list_title" on "digital_twins" ("account_id", lower("title") nulls first, "id") include ("title");`);
     this.addSql(
       `create index "digital_twins_list_created_at" on "digital_twins" ("account_id", "created_at" nulls first, "id");`,
     );

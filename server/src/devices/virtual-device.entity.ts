@@ -80,12 +80,12 @@ export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
     {
       name: 'virtual_devices_list_title',
       expression:
-        'create index "virtual_devices_list_title" on "virtual_devices" ("account_id", lower("title"), "id")',
+        'create index "virtual_devices_list_title" on "virtual_devices" ("account_id", lower("title") nulls first, "id") include ("title")',
     },
     {
       name: 'virtual_devices_list_device_id',
       expression:
-        'create index "virtual_devices_list_device_id" on "virtual_devices" ("account_id", lower("device_id") nulls first, "id")',
+        'create index "virtual_devices_list_device_id" on "virtual_devices" ("account_id", lower("device_id") nulls first, "id") include ("device_id")',
     },
     {
       name: 'virtual_devices_list_created_at',

@@ -56,7 +56,7 @@ export const DigitalTwinSchema = new EntitySchema<DigitalTwin>({
     {
       name: 'digital_twins_list_title',
       expression:
-        'create index "digital_twins_list_title" on "digital_twins" ("account_id", lower("title"), "id")',
+        'create index "digital_twins_list_title" on "digital_twins" ("account_id", lower("title") nulls first, "id") include ("title")',
     },
     {
       name: 'digital_twins_list_created_at',
