@@ -5,6 +5,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
 import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
+import { postgresCpuSeconds, postmasterOf, processCpuSeconds } from './fleet-probes.js';
 import { freePort, ms, now, pct } from './load.js';
 import { seedDevices, seedTwins, seedYearOfPoints } from './scale-seed.js';
 
@@ -113,10 +114,14 @@ async function setUp(dir: string) {
   console.log(`  a year of 1-minute points (525,600) in ${((now() - t0) / 1000).toFixed(1)} s`);
   await db.query('VACUUM ANALYZE');
   if (HOLD) console.log(`  database ${url}\n  server ${server.baseUrl}\n  large account ${large.accountId}`);
-  return { server, small, large, stateId };
+  const postmaster = await postmasterOf(path.join(dir, 'pg', 'postgres'));
+  return { server, small, large, stateId, postmaster };
 }
 
 interface Result {
+  /** CPU milliseconds per request of the server process and of PostgreSQL: what a request costs, whatever else runs. */
+  serverCpuMs: number;
+  postgresCpuMs: number;
   requests: number;
   errors: number;
   p50: number;
@@ -125,7 +130,12 @@ interface Result {
 }
 
 /** CLIENTS closed loops of one request for SECONDS; every answer read to its end. */
-async function load(server: ServerProcess, route: string, headers: Record<string, string>, body?: unknown) {
+async function load(
+  { server, postmaster }: { server: ServerProcess; postmaster: number },
+  route: string,
+  headers: Record<string, string>,
+  body?: unknown,
+) {
   const latencies: number[] = [];
   let errors = 0;
   const init: RequestInit = {
@@ -136,6 +146,7 @@ async function load(server: ServerProcess, route: string, headers: Record<string
   const url = `${server.baseUrl}${route}`;
   // Warm-up: plans cached, connections open.
   for (let i = 0; i < 20; i++) await (await fetch(url, init)).arrayBuffer();
+  const cpuBefore = [await processCpuSeconds(server.pid), await postgresCpuSeconds(postmaster)];
   const began = now();
   const end = began + SECONDS * 1000;
   await Promise.all(
@@ -150,7 +161,10 @@ async function load(server: ServerProcess, route: string, headers: Record<string
     }),
   );
   const took = now() - began;
+  const perRequest = (seconds: number) => (seconds * 1000) / Math.max(1, latencies.length + errors);
   return {
+    serverCpuMs: perRequest((await processCpuSeconds(server.pid)) - cpuBefore[0]!),
+    postgresCpuMs: perRequest((await postgresCpuSeconds(postmaster)) - cpuBefore[1]!),
     requests: latencies.length,
     errors,
     p50: pct(latencies, 50),
@@ -169,7 +183,8 @@ async function main(): Promise<void> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-bench-scale-'));
   await fs.chmod(dir, 0o777);
   cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
-  const { server, small, large, stateId } = await setUp(dir);
+  const site = await setUp(dir);
+  const { small, large, stateId } = site;
   const lastPage = Math.ceil(DEVICES / 50) - 10;
   const lists: Array<[string, string]> = [
     ['devices, page 1 (pageSize=50)', '/xapi/v1/virtual-devices?pageSize=50'],
@@ -183,14 +198,14 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const row = (label: string, r: Result, base?: Result) =>
     rows.push(
-      `| ${label} | ${r.perSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${base ? `${(r.p99 / base.p99).toFixed(1)}×` : '—'} |${r.errors ? ` ${r.errors} errors` : ''}`,
+      `| ${label} | ${r.perSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${base ? `${(r.p99 / base.p99).toFixed(1)}×` : '—'} | ${r.serverCpuMs.toFixed(1)} + ${r.postgresCpuMs.toFixed(1)}${base ? ` (2k: ${base.serverCpuMs.toFixed(1)} + ${base.postgresCpuMs.toFixed(1)})` : ''} |${r.errors ? ` ${r.errors} errors` : ''}`,
     );
   for (const [label, route] of lists) {
     if (ONLY && !label.includes(ONLY)) continue;
     // The small account has 40 pages of 50: its deepest page stands in for the large account's.
     const smallRoute = route.replace(`page=${lastPage}`, 'page=38');
-    const base = await load(server, smallRoute, small.headers);
-    const result = await load(server, route, large.headers);
+    const base = await load(site, smallRoute, small.headers);
+    const result = await load(site, route, large.headers);
     row(label, result, base);
     console.log(rows.at(-1));
   }
@@ -202,13 +217,15 @@ async function main(): Promise<void> {
   ];
   for (const [label, body] of charts) {
     if (ONLY && !label.includes(ONLY)) continue;
-    row(label, await load(server, '/xapi/v1/timeseries/query', large.headers, body));
+    row(label, await load(site, '/xapi/v1/timeseries/query', large.headers, body));
     console.log(rows.at(-1));
   }
   console.log(
     `\n${DEVICES.toLocaleString('en')} devices, ${CLIENTS} clients, ${SECONDS} s per request; ratio = p99 against the ${BASELINE.toLocaleString('en')}-device account\n`,
   );
-  console.log('| request | req/s | p50 | p99 | p99 vs 2k |\n|---|---|---|---|---|');
+  console.log(
+    '| request | req/s | p50 | p99 | p99 vs 2k | CPU ms per request: server + PostgreSQL |\n|---|---|---|---|---|---|',
+  );
   for (const line of rows) console.log(line);
   if (HOLD) await new Promise((resolve) => process.once('SIGINT', resolve));
 }

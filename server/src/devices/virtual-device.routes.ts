@@ -8,7 +8,7 @@ import { parseListQuery } from '../platform/http/list.js';
 import { acceptStreamedBody, StreamedBody, streamedBodyParser } from '../platform/http/streamed-body.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
 import { parseDeviceFilter } from './virtual-device.filter.js';
-import type { VirtualDevice } from './virtual-device.entity.js';
+import type { DeviceFields } from './virtual-device.rows.js';
 import {
   BulkDeleteTagsBody,
   BulkEditBody,
@@ -38,7 +38,7 @@ const MANAGE = 'virtualDevice.manage';
  */
 const IMPORT_BODY_LIMIT = 32 * 1024 * 1024;
 
-export const virtualDeviceDto = (d: VirtualDevice) => ({
+export const virtualDeviceDto = (d: DeviceFields) => ({
   id: d.id,
   accountId: d.account.id,
   device_id: d.deviceId,

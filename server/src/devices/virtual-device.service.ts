@@ -30,6 +30,7 @@ import {
 import { deviceFilterSql, deviceSearchSql, type DeviceCondition } from './virtual-device.filter.js';
 import { DELETING, reactivate } from './device-lifecycle.js';
 import { VirtualDevice, type ActivationMethod } from './virtual-device.entity.js';
+import { DEVICE_COLUMNS, deviceFromRow, type DeviceFields } from './virtual-device.rows.js';
 
 export const VIRTUAL_DEVICE_SORTABLE = [
   'title',
@@ -121,7 +122,7 @@ export class VirtualDeviceService {
     params: ListParams,
     filter: DeviceListFilter,
     after?: string,
-  ): Promise<ListResult<VirtualDevice>> {
+  ): Promise<ListResult<DeviceFields>> {
     const account = await this.accounts.actingAccount(principal, filter.accountId);
     const where = this.whereSql(principal, account, filter, params.search);
     const execute: Execute = async <T>(sql: string, values: unknown[]) =>
@@ -141,27 +142,19 @@ export class VirtualDeviceService {
       : 'NULL';
     const [count, idRows] = await Promise.all([
       cappedCount(execute, `FROM virtual_devices d WHERE ${where.sql}`, where.params),
-      execute<Array<{ id: string; k: string | null }>>(
-        `SELECT d.id, ${keyText} AS k FROM virtual_devices d WHERE ${page.sql}
+      execute<Array<Record<string, unknown> & { id: string; k: string | null }>>(
+        `SELECT ${DEVICE_COLUMNS}, ${keyText} AS k FROM virtual_devices d WHERE ${page.sql}
           ORDER BY ${orderSql(params, SORT_COLUMNS, 'd.id')} LIMIT ? OFFSET ?`,
         [...page.params, params.pageSize, page.offset],
       ),
     ]);
-    const ids = idRows.map((r) => r.id);
-    const rows = ids.length ? await this.em().find(VirtualDevice, { id: { $in: ids } }) : [];
-    const byId = new Map(rows.map((r) => [r.id, r]));
     const last = idRows.at(-1);
-    return listResult(
-      ids.map((id) => byId.get(id)!),
-      count.total,
-      params,
-      {
-        ...(count.estimated ? { totalEstimated: true } : {}),
-        ...(last?.k != null && idRows.length === params.pageSize
-          ? { nextCursor: encodeCursor(last.k, last.id) }
-          : {}),
-      },
-    );
+    return listResult(idRows.map(deviceFromRow), count.total, params, {
+      ...(count.estimated ? { totalEstimated: true } : {}),
+      ...(last?.k != null && idRows.length === params.pageSize
+        ? { nextCursor: encodeCursor(last.k, last.id) }
+        : {}),
+    });
   }
 
   /** The visible devices of `account` that match the filter, as parameterised SQL on alias `d`. */
