@@ -122,7 +122,7 @@ describe('device lists at scale', () => {
 
   it('searches title, device id, EUI and external id as one substring search, never across two fields', async () => {
     const one = async (search: string) =>
-      (await page(`accountId=${accountId}&searchItems=${encodeURIComponent(search)}`)).data.map(
+      (await page(`accountId=${accountId}&pageSize=500&searchItems=${encodeURIComponent(search)}`)).data.map(
         (d) => d.device_id,
       );
     const euiOf = (n: number) => (n * 7919).toString(16).padStart(16, '0');

@@ -143,8 +143,14 @@ export class VirtualDeviceService {
     const [count, idRows] = await Promise.all([
       cappedCount(execute, `FROM virtual_devices d WHERE ${where.sql}`, where.params),
       execute<Array<Record<string, unknown> & { id: string; k: string | null }>>(
-        `SELECT ${DEVICE_COLUMNS}, ${keyText} AS k FROM virtual_devices d WHERE ${page.sql}
-          ORDER BY ${orderSql(params, SORT_COLUMNS, 'd.id')} LIMIT ? OFFSET ?`,
+        // The page's ids first, from the order index alone (an index-only scan even deep into the
+        // list), then their rows: selecting the rows in the ordered scan made a deep page sort the account.
+        `SELECT ${DEVICE_COLUMNS}, p.k
+           FROM (SELECT s.*, row_number() OVER () AS n
+                   FROM (SELECT d.id, ${keyText} AS k FROM virtual_devices d WHERE ${page.sql}
+                          ORDER BY ${orderSql(params, SORT_COLUMNS, 'd.id')} LIMIT ? OFFSET ?) s) p
+           JOIN virtual_devices d ON d.id = p.id
+          ORDER BY p.n`,
         [...page.params, params.pageSize, page.offset],
       ),
     ]);
