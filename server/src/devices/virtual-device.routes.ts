@@ -111,6 +111,7 @@ export async function virtualDeviceRoutes(
         ...(q.deviceTemplateId ? { deviceTemplateId: q.deviceTemplateId } : {}),
         ...(q.deviceDriverId ? { deviceDriverId: q.deviceDriverId } : {}),
         ...(q.parentId ? { parentId: q.parentId } : {}),
+        ...(q.healthState ? { healthState: q.healthState } : {}),
         conditions: parseDeviceFilter(q),
       });
       return { data: result.data.map(virtualDeviceDto), meta: result.meta };
