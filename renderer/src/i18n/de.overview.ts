@@ -13,7 +13,7 @@ export const deOverview: typeof enOverview = {
   ingest: 'Empfang, letzte Stunde',
   ingestStored: 'Pakete gespeichert',
   ingestFailed: '{count} abgewiesen',
-  ingestRate: 'jetzt {count} pro Minute',
+  ingestRate: '{count} in der laufenden Minute',
   ingestChart: 'Pakete pro Minute in der letzten Stunde, von {from} bis {to}; höchste Minute {max}.',
   alarms: 'Offene Alarme',
   recentAlarms: 'Neueste Alarme',

@@ -11,7 +11,7 @@ export const enOverview = {
   ingest: 'Ingest, last hour',
   ingestStored: 'packets stored',
   ingestFailed: '{count} refused',
-  ingestRate: '{count} per minute now',
+  ingestRate: '{count} in the current minute',
   ingestChart: 'Packets per minute over the last hour, from {from} to {to}; highest minute {max}.',
   alarms: 'Open alarms',
   recentAlarms: 'Recent alarms',
