@@ -13,7 +13,11 @@ import { SystemSettingSchema } from './setup/system-setting.entity.js';
 import { FederatedIdentitySchema, RecoveryCodeSchema, UserSchema } from './users/user.entity.js';
 import { UserInvitationSchema } from './users/invitation.entity.js';
 
-import { ConnectorLogSchema, ConnectorSchema } from './connectors/connector.entity.js';
+import {
+  ConnectorLogSchema,
+  ConnectorPacketMinuteSchema,
+  ConnectorSchema,
+} from './connectors/connector.entity.js';
 import { DeviceStateSchema, VirtualDeviceSchema } from './devices/virtual-device.entity.js';
 import { DeviceDriverSchema } from './drivers/device-driver.entity.js';
 import { DownlinkSchema } from './downlinks/downlink.entity.js';
@@ -40,6 +44,7 @@ import {
 export const ENTITIES = [
   ConnectorSchema,
   ConnectorLogSchema,
+  ConnectorPacketMinuteSchema,
   DeviceDriverSchema,
   DeviceTemplateSchema,
   VirtualDeviceSchema,

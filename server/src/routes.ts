@@ -37,6 +37,7 @@ import { flowScriptRoutes } from './flows/flow-script.routes.js';
 import { mailOAuthRoutes } from './outgoing/mail-oauth.routes.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { gatewayRoutes } from './gateways/gateway.routes.js';
+import { overviewRoutes } from './overview/overview.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -76,6 +77,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await mailOAuthRoutes(app, ctx, services);
   await auditRoutes(app, ctx, services);
   await gatewayRoutes(app, ctx, services);
+  await overviewRoutes(app, ctx, services);
   await consoleRoutes(app, ctx);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);

@@ -62,6 +62,7 @@ import { DialOut } from './outgoing/dial/dial-out.js';
 import { TargetGuard } from './outgoing/target-guard.js';
 import { createDeviceHealth } from './devices/health/device-health.module.js';
 import { createGateways } from './gateways/gateways.module.js';
+import { OverviewService } from './overview/overview.service.js';
 import { createDownlinks } from './downlinks/downlinks.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
@@ -329,7 +330,16 @@ export function createServices(ctx: AppContext) {
     dial,
     monitoring: alarmsAndRules.monitoringEvaluator,
   });
+  const overview = new OverviewService(
+    ctx.em,
+    accounts,
+    virtualDevices,
+    alarmsAndRules.alarmLogs,
+    gatewayParts.gateways,
+    ctx.clock,
+  );
   return {
+    overview,
     ...downlinkParts,
     ...alarmsAndRules,
     ...gatewayParts,

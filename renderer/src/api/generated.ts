@@ -1017,6 +1017,7 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       type?: string;
+      active?: boolean;
     };
     body: never;
     reply: {
@@ -2929,6 +2930,59 @@ export interface ApiOperations {
     body: { connectorId: string };
     reply: { authorizationUrl: string; redirectUri: string };
   };
+  /** The state of an account: devices by health, connectors, ingest rate, alarms, gateways */
+  'GET /xapi/v1/overview': {
+    path: never;
+    query: { accountId?: string };
+    body: never;
+    reply: {
+      accountId: string;
+      generatedAt: string;
+      devices?: { total: number; byHealth: { state: string; count: number }[] };
+      connectors?: { total: number; active: number; inactive: number };
+      ingest?: {
+        minutes: { minute: string; packetsIn: number; packetsFailed: number }[];
+        packetsIn: number;
+        packetsFailed: number;
+      };
+      alarms?: {
+        open: number;
+        bySeverity: { info: number; warning: number; minor: number; major: number; critical: number };
+        recent: {
+          id: string;
+          accountId: string;
+          category: string;
+          message: string;
+          reference: { type: string; id: string } | null;
+          source: { kind: string; id: string } | null;
+          status: 'open' | 'acknowledged' | 'closed';
+          severity: 'info' | 'warning' | 'minor' | 'major' | 'critical';
+          occurrenceCount: number;
+          lastSeenAt: string;
+          acknowledgedAt: string | null;
+          acknowledgedBy: string | null;
+          closedAt: string | null;
+          closedBy: string | null;
+          closeReason: 'manual' | 'cleared' | 'merged' | null;
+          clearedBy: { kind: string; id: string } | null;
+          details: Record<string, unknown>;
+          createdAt: string;
+          updatedAt: string;
+        }[];
+      };
+      gateways?: {
+        total: number;
+        offline: number;
+        offlineList: {
+          id: string;
+          title: string;
+          eui: string;
+          lastSeenAt: string | null;
+          statusChangedAt: string | null;
+        }[];
+      };
+    };
+  };
   /** Permission scopes (access areas) of an account; restricted users see only their own */
   'GET /xapi/v1/permission-scopes': {
     path: never;
@@ -3737,6 +3791,7 @@ export interface ApiOperations {
       deviceTemplateId?: string;
       deviceDriverId?: string;
       parentId?: string;
+      healthState?: string;
     };
     body: never;
     reply: {

@@ -18,13 +18,27 @@ interface Pending {
 
 export type PacketResult = 'in' | 'failed';
 
+/** Minute buckets the overview reads (the last hour); older ones go with the next minute's flush. */
+export const MINUTES_KEPT = 120;
+const MINUTE_MS = 60_000;
+
+// One statement: the counters on the connector row and the current minute's bucket. Buckets are only
+// written for connectors the UPDATE found, so a connector deleted meanwhile breaks no foreign key.
 const FLUSH_SQL = `
-  UPDATE connectors c
-     SET packets_in = c.packets_in + v.i,
-         packets_failed = c.packets_failed + v.f,
-         last_packet_at = greatest(c.last_packet_at, v.l)
-    FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, i bigint, f bigint, l timestamptz)
-   WHERE c.id = v.id`;
+  WITH v AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, i bigint, f bigint, l timestamptz)),
+  counted AS (
+    UPDATE connectors c
+       SET packets_in = c.packets_in + v.i,
+           packets_failed = c.packets_failed + v.f,
+           last_packet_at = greatest(c.last_packet_at, v.l)
+      FROM v
+     WHERE c.id = v.id
+    RETURNING c.id)
+  INSERT INTO connector_packet_minutes AS m (connector_id, minute, packets_in, packets_failed)
+  SELECT v.id, ?::timestamptz, v.i, v.f FROM v JOIN counted ON counted.id = v.id
+  ON CONFLICT (connector_id, minute) DO UPDATE
+     SET packets_in = m.packets_in + excluded.packets_in,
+         packets_failed = m.packets_failed + excluded.packets_failed`;
 
 const LOG_SQL = `
   INSERT INTO connector_logs (id, connector_id, level, message, details, created_at)
@@ -40,13 +54,15 @@ const PRUNE_SQL = `
 /**
  * Per-connector packet counters and the connector log, written from every front door (broker,
  * webhooks, mqtt-in). Counters are kept in memory and added to the `connectors` row every
- * FLUSH_EVERY_MS in one statement, never one write per packet; a crash loses at most that window
+ * FLUSH_EVERY_MS in one statement, never one write per packet, together with the minute bucket
+ * the overview's ingest rate reads; a crash loses at most that window
  * of counts (never packets). Prometheus gets them at once.
  */
 export class ConnectorTelemetry implements Lifecycle {
   readonly name = 'connector-telemetry';
   private pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | undefined;
+  private lastPruneMinute = 0;
   private flushing: Promise<void> | undefined;
   private readonly packets;
   /** Prometheus children per connector: labelling once, not hashing labels per packet. */
@@ -136,11 +152,13 @@ export class ConnectorTelemetry implements Lifecycle {
       f: p.failed,
       l: p.lastMs ? new Date(p.lastMs).toISOString() : null,
     }));
-    this.flushing = this.orm.em
-      .getConnection()
-      .execute(FLUSH_SQL, [JSON.stringify(rows)], 'run')
+    // A flush counts its packets in the minute it runs: at most FLUSH_EVERY_MS late, never lost.
+    const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS;
+    const connection = this.orm.em.getConnection();
+    this.flushing = connection
+      .execute(FLUSH_SQL, [JSON.stringify(rows), new Date(minute)], 'run')
       .then(
-        () => undefined,
+        () => this.prune(minute),
         (error: unknown) => {
           this.log.warn({ err: error }, 'connector counter flush failed; retrying');
           for (const [id, p] of batch) {
@@ -157,6 +175,23 @@ export class ConnectorTelemetry implements Lifecycle {
         this.flushing = undefined;
       });
     await this.flushing;
+  }
+
+  /** Once a minute per node: buckets older than MINUTES_KEPT go (a failure waits for the next minute). */
+  private async prune(minute: number): Promise<void> {
+    if (minute === this.lastPruneMinute) return;
+    this.lastPruneMinute = minute;
+    try {
+      await this.orm.em
+        .getConnection()
+        .execute(
+          `DELETE FROM connector_packet_minutes WHERE minute < ?`,
+          [new Date(minute - MINUTES_KEPT * MINUTE_MS)],
+          'run',
+        );
+    } catch (error) {
+      this.log.warn({ err: error }, 'connector minute buckets prune failed');
+    }
   }
 
   private arm(): void {

@@ -77,3 +77,27 @@ export const ConnectorLogSchema = new EntitySchema<ConnectorLog>({
     createdAt: { type: 'datetime', columnType: 'timestamptz' },
   },
 });
+
+/**
+ * Packets of a connector in one minute (UTC), added by every node's counter flush
+ * (connector-telemetry.ts): the overview's ingest rate reads at most 60 rows per connector
+ * instead of counting the packet store. Rows older than MINUTES_KEPT are deleted by the flush.
+ */
+export class ConnectorPacketMinute {
+  connector!: Connector;
+  minute!: Date;
+  packetsIn = 0;
+  packetsFailed = 0;
+}
+
+export const ConnectorPacketMinuteSchema = new EntitySchema<ConnectorPacketMinute>({
+  class: ConnectorPacketMinute,
+  tableName: 'connector_packet_minutes',
+  indexes: [{ properties: ['minute'] }],
+  properties: {
+    connector: { kind: 'm:1', entity: () => Connector, primary: true, deleteRule: 'cascade' },
+    minute: { type: 'datetime', columnType: 'timestamptz', primary: true },
+    packetsIn: { type: 'integer', default: 0 },
+    packetsFailed: { type: 'integer', default: 0 },
+  },
+});

@@ -93,7 +93,14 @@ export const connectorBodyValidator: FastifySchemaCompiler<unknown> = (route) =>
 };
 
 export const ConnectorListQuery = Type.Object(
-  { ...ListQuery, accountId: Type.Optional(Uuid), type: Type.Optional(Type.String({ maxLength: 40 })) },
+  {
+    ...ListQuery,
+    accountId: Type.Optional(Uuid),
+    type: Type.Optional(Type.String({ maxLength: 40 })),
+    active: Type.Optional(
+      Type.Boolean({ description: 'Only active (`true`) or deactivated (`false`) connectors' }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -86,11 +86,12 @@ export class ConnectorService {
   async list(
     principal: Principal,
     params: ListParams,
-    filter: { accountId?: string; type?: string },
+    filter: { accountId?: string; type?: string; active?: boolean },
   ): Promise<ListResult<Connector>> {
     const account = await this.accounts.actingAccount(principal, filter.accountId);
     const where: FilterQuery<Connector> = { account };
     if (filter.type) where.type = filter.type;
+    if (filter.active !== undefined) where.active = filter.active;
     if (params.search) where.title = { $ilike: likePattern(params.search) };
     const [rows, total] = await this.em().findAndCount(Connector, where, {
       orderBy: [...params.orderBy.map((o) => ({ [o.field]: o.direction })), { id: 'asc' }],

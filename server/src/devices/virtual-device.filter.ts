@@ -59,6 +59,10 @@ export function deviceFilterSql(
   return filterSql(alias, conditions, 'key_value_data');
 }
 
+/** A device's health as shown: no packet yet means `Unknown` (spec, States and transitions). */
+export const HEALTH_STATE_SQL = (alias: string): string =>
+  `(CASE WHEN ${alias}.last_seen IS NULL THEN 'Unknown' ELSE ${alias}.health_state END)`;
+
 /**
  * The list's free-text search (`searchItems`): a device matches when its title, `device_id`, EUI or
  * external id contains the text, ignoring case, so whatever identifier an operator holds finds it.

@@ -114,6 +114,7 @@ export async function virtualDeviceRoutes(
           ...(q.deviceTemplateId ? { deviceTemplateId: q.deviceTemplateId } : {}),
           ...(q.deviceDriverId ? { deviceDriverId: q.deviceDriverId } : {}),
           ...(q.parentId ? { parentId: q.parentId } : {}),
+          ...(q.healthState ? { healthState: q.healthState } : {}),
           conditions: parseDeviceFilter(q),
         },
         q.after,

@@ -130,6 +130,13 @@ export const VirtualDeviceListQuery = Type.Object(
     deviceTemplateId: Type.Optional(Uuid),
     deviceDriverId: Type.Optional(Uuid),
     parentId: Type.Optional(Uuid),
+    healthState: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: 'Devices in this health state (`Unknown`: also every device without a packet yet).',
+      }),
+    ),
   },
   {
     // Kept (not stripped), so a misspelt filter[…] reaches parseDeviceFilter and is refused with 400.

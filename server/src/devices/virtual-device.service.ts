@@ -27,7 +27,12 @@ import {
   applyIdentityRules,
   identityRulesOf,
 } from './device-references.js';
-import { deviceFilterSql, deviceSearchSql, type DeviceCondition } from './virtual-device.filter.js';
+import {
+  deviceFilterSql,
+  deviceSearchSql,
+  HEALTH_STATE_SQL,
+  type DeviceCondition,
+} from './virtual-device.filter.js';
 import { DELETING, reactivate } from './device-lifecycle.js';
 import { VirtualDevice, type ActivationMethod } from './virtual-device.entity.js';
 import { DEVICE_COLUMNS, deviceFromRow, type DeviceFields } from './virtual-device.rows.js';
@@ -88,6 +93,8 @@ export interface DeviceListFilter {
   deviceTemplateId?: string;
   deviceDriverId?: string;
   parentId?: string;
+  /** As the device shows it: `Unknown` until its first packet (HEALTH_STATE_SQL). */
+  healthState?: string;
   conditions: DeviceCondition[];
 }
 
@@ -178,6 +185,7 @@ export class VirtualDeviceService {
     if (filter.deviceTemplateId) parts.push({ sql: 'd.template_id = ?', params: [filter.deviceTemplateId] });
     if (filter.deviceDriverId) parts.push({ sql: 'd.driver_id = ?', params: [filter.deviceDriverId] });
     if (filter.parentId) parts.push({ sql: 'd.parent_id = ?', params: [filter.parentId] });
+    if (filter.healthState) parts.push({ sql: `${HEALTH_STATE_SQL('d')} = ?`, params: [filter.healthState] });
     parts.push(...deviceFilterSql('d', filter.conditions));
     if (search) parts.push(deviceSearchSql('d', search));
     return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), params: parts.flatMap((p) => p.params) };

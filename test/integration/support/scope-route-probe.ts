@@ -125,6 +125,7 @@ export const ID_LESS: Record<string, string> = {
   'POST /xapi/v1/gateways': 'gateways',
   'POST /xapi/v1/gateways/import': 'gateways of a connector (sampled: an unknown connector)',
   'GET /xapi/v1/gateways/unknown': 'gateway EUIs heard, naming no device',
+  'GET /xapi/v1/overview': 'counts of devices, connectors, alarms and gateways the caller sees',
 };
 
 /** Where the restricted user gets another status than success, and why (`skip`: not called). */

@@ -1,0 +1,28 @@
+/** English texts of the overview (home) page (German: de.overview.ts, same keys). */
+export const enOverview = {
+  heading: 'State of the site',
+  updated: 'Updated {time}',
+  refresh: 'Refresh',
+  devices: 'Devices',
+  devicesEmpty: 'No devices yet.',
+  connectors: 'Connectors',
+  active: 'Active',
+  inactive: 'Deactivated',
+  ingest: 'Ingest, last hour',
+  ingestStored: 'packets stored',
+  ingestFailed: '{count} refused',
+  ingestRate: '{count} in the current minute',
+  ingestChart: 'Packets per minute over the last hour, from {from} to {to}; highest minute {max}.',
+  alarms: 'Open alarms',
+  recentAlarms: 'Recent alarms',
+  noRecentAlarms: 'No open or acknowledged alarms.',
+  gateways: 'Gateways offline',
+  gatewaysOffline: '{offline} of {total} offline',
+  noGatewaysOffline: 'Every gateway is online.',
+  noGateways: 'No gateways registered.',
+  lastSeen: 'last seen {time}',
+  neverSeen: 'never seen',
+  /** Filters of the lists the overview links to. */
+  listFilters: { allHealth: 'All health states', allStatuses: 'All statuses' },
+  nothing: 'Your role shows no parts of the overview. Ask an administrator for read permissions.',
+};
