@@ -11,6 +11,7 @@ import { deDeviceOps } from './de.device-ops';
 import { deTwins } from './de.twins';
 import { deServerErrors } from './de.server-errors';
 import { deTerms } from './de.terms';
+import { deConsole } from './de.console';
 
 export const de: Messages = {
   app: {
@@ -115,4 +116,5 @@ export const de: Messages = {
   gateways: deGateways,
   serverErrors: deServerErrors,
   terms: deTerms,
+  console: deConsole,
 };

@@ -10,6 +10,7 @@ import { enDeviceOps } from './en.device-ops';
 import { enTwins } from './en.twins';
 import { enServerErrors } from './en.server-errors';
 import { enTerms } from './en.terms';
+import { enConsole } from './en.console';
 
 /** English texts. German (de.ts) must have the same keys: its type is this object's. */
 export const en = {
@@ -112,6 +113,7 @@ export const en = {
   gateways: enGateways,
   serverErrors: enServerErrors,
   terms: enTerms,
+  console: enConsole,
 };
 
 export type Messages = typeof en;
