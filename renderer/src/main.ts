@@ -1,6 +1,7 @@
 import { mount, type Component } from 'svelte';
 import App from './App.svelte';
 import './app.css';
+import './color-themes.css';
 
 const target = document.getElementById('app');
 if (!target) throw new Error('index.html has no #app element');

@@ -78,8 +78,16 @@ describe('console administration end to end (Chromium)', () => {
       (await xapi<{ retentionMonths: number }>('GET', `/xapi/v1/accounts/${accountId}`)).body.retentionMonths,
     ).toBe(12.5);
 
+    // The refused value is still unsaved in the form: leaving asks first, and the test leaves.
+    const leaving = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.accept();
+      }),
+    );
     // The parent cannot be deleted while it has the sub-account: the 409's message is shown.
     await nav(page, 'Accounts');
+    expect(await leaving).toContain('unsaved changes');
     const tree = page.getByTestId('account-tree');
     await tree.getByRole('link', { name: 'Plant North' }).waitFor();
     await page.getByRole('button', { name: 'New sub-account of Plant North' }).click();

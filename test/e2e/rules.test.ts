@@ -283,6 +283,8 @@ describe('console rules and alarms end to end (Chromium)', () => {
 
     // German and dark: the alarm log and the rule list read well too.
     await page.locator('#language').selectOption('de');
+    // The example rule is not saved: leaving the editor asks first, and the test leaves.
+    page.once('dialog', (dialog) => void dialog.accept());
     await page.goto(`${h.server.baseUrl}/#/alarms`);
     await page.getByLabel('Status').selectOption('all');
     await expect.poll(() => page.getByTestId('alarm-row').count()).toBe(2);

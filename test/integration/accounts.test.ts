@@ -86,15 +86,16 @@ describe('accounts', () => {
     expect(byId.data.map((a) => a.id)).toEqual([account.id]);
   });
 
-  it('passes the color theme down to sub-accounts unless they set their own', async () => {
+  it('passes theme, colour theme and system fonts down to sub-accounts unless they set their own', async () => {
     const parent = await createAccount({
       title: 'Themed',
-      uiSettings: { colorTheme: 'teal', systemFonts: true },
+      uiSettings: { colorTheme: 'teal', systemFonts: true, systemUiTheme: 'dark' },
     });
-    const child = await createAccount({
-      title: 'Themed child',
-      parentId: parent.id,
-      uiSettings: { systemUiTheme: 'dark' },
+    const child = await createAccount({ title: 'Themed child', parentId: parent.id, uiSettings: {} });
+    const grandchild = await createAccount({
+      title: 'Themed grandchild',
+      parentId: child.id,
+      uiSettings: { systemUiTheme: 'light', systemFonts: false },
     });
     const own = await createAccount({
       title: 'Own theme',
@@ -102,10 +103,67 @@ describe('accounts', () => {
       uiSettings: { colorTheme: 'amber' },
     });
     const inherited = expectStatus<AccountBody>(await admin('GET', `/xapi/v1/accounts/${child.id}`), 200);
-    expect(inherited.uiSettings).toEqual({ systemUiTheme: 'dark' });
-    expect(inherited.effectiveUiSettings).toEqual({ systemUiTheme: 'dark', colorTheme: 'teal' });
+    expect(inherited.uiSettings).toEqual({});
+    expect(inherited.effectiveUiSettings).toEqual({
+      systemUiTheme: 'dark',
+      colorTheme: 'teal',
+      systemFonts: true,
+    });
+    // An explicit false is a setting of its own, not "unset".
+    const deeper = expectStatus<AccountBody>(await admin('GET', `/xapi/v1/accounts/${grandchild.id}`), 200);
+    expect(deeper.effectiveUiSettings).toEqual({
+      systemUiTheme: 'light',
+      colorTheme: 'teal',
+      systemFonts: false,
+    });
     const kept = expectStatus<AccountBody>(await admin('GET', `/xapi/v1/accounts/${own.id}`), 200);
-    expect(kept.effectiveUiSettings?.colorTheme).toBe('amber');
+    expect(kept.effectiveUiSettings).toMatchObject({ colorTheme: 'amber', systemUiTheme: 'dark' });
+
+    // A user of the sub-account gets the same effective settings with their session, but cannot
+    // read or change the parent's settings, nor see a sibling's.
+    const reader = await t.withContext(async () => t.services.roles.builtIn('AccountReader'));
+    const email = `themed-user-${Date.now()}@stellwerk.test`;
+    await t.withContext(() =>
+      t.services.users.create({
+        accountId: child.id,
+        email,
+        password: 'themed user password',
+        roleIds: [reader!.id],
+      }),
+    );
+    const childUser = caller(t, bearer(await login(t, email, 'themed user password')));
+    const me = expectStatus<{ uiSettings: Record<string, unknown> }>(
+      await childUser('GET', '/api/v1/user'),
+      200,
+    );
+    expect(me.uiSettings).toEqual(inherited.effectiveUiSettings);
+    expect((await childUser('GET', `/xapi/v1/accounts/${parent.id}`)).statusCode).toBe(404);
+    expect((await childUser('GET', `/xapi/v1/accounts/${own.id}`)).statusCode).toBe(404);
+    const write = await childUser('PUT', `/xapi/v1/accounts/${parent.id}`, { uiSettings: {} });
+    expect([403, 404]).toContain(write.statusCode);
+
+    for (const uiSettings of [
+      { systemFonts: 'yes' },
+      { systemUiTheme: 'dusk' },
+      { colorTheme: 'x'.repeat(51) },
+    ]) {
+      const response = await admin('PUT', `/xapi/v1/accounts/${child.id}`, { uiSettings });
+      expect(response.statusCode, JSON.stringify(uiSettings)).toBe(400);
+      expect(response.json<{ error: { code: string } }>().error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('keeps meta info as given and replaces it as a whole', async () => {
+    const account = await createAccount({ title: 'Meta', metaInfo: { site: 'Nord', operator: 'Team A' } });
+    expect(account.metaInfo).toEqual({ site: 'Nord', operator: 'Team A' });
+    const changed = expectStatus<AccountBody>(
+      await admin('PUT', `/xapi/v1/accounts/${account.id}`, { metaInfo: { site: 'Süd' } }),
+      200,
+    );
+    expect(changed.metaInfo).toEqual({ site: 'Süd' });
+    const tooMany = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 'v']));
+    const response = await admin('PUT', `/xapi/v1/accounts/${account.id}`, { metaInfo: tooMany });
+    expect(response.statusCode).toBe(400);
   });
 
   it('keeps a map basemap URL (http(s) or a path on this server), inherited by sub-accounts', async () => {

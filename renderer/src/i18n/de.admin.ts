@@ -66,7 +66,6 @@ export const deAdmin: Messages['admin'] = {
     themeSystem: 'Dem Betriebssystem folgen',
     themeLight: 'Hell',
     themeDark: 'Dunkel',
-    inheritedTheme: 'Das Farbschema {name} wird von einem übergeordneten Konto geerbt.',
     mapStyle: 'Grundkarte',
     mapStyleHint:
       'Eine MapLibre-Style-URL oder ein .pmtiles-Archiv: https://… oder ein Pfad auf diesem Server wie /maps/site.pmtiles (Dateien im Datenordner des Servers unter maps/). Leer: die eingebaute Offline-Weltkarte. Unterkonten erben sie.',

@@ -12,6 +12,7 @@ import { deTwins } from './de.twins';
 import { deServerErrors } from './de.server-errors';
 import { deTerms } from './de.terms';
 import { deOverview } from './de.overview';
+import { deConsole } from './de.console';
 
 export const de: Messages = {
   app: {
@@ -117,4 +118,5 @@ export const de: Messages = {
   serverErrors: deServerErrors,
   terms: deTerms,
   overview: deOverview,
+  console: deConsole,
 };

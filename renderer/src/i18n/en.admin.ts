@@ -63,7 +63,6 @@ export const enAdmin = {
     themeSystem: 'Follow the operating system',
     themeLight: 'Light',
     themeDark: 'Dark',
-    inheritedTheme: 'Colour theme {name} is inherited from a parent account.',
     mapStyle: 'Map basemap',
     mapStyleHint:
       'A MapLibre style URL or a .pmtiles archive: https://… or a path on this server such as /maps/site.pmtiles (files in the server’s data folder under maps/). Empty: the built-in offline world map. Sub-accounts inherit it.',

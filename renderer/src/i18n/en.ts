@@ -11,6 +11,7 @@ import { enTwins } from './en.twins';
 import { enServerErrors } from './en.server-errors';
 import { enTerms } from './en.terms';
 import { enOverview } from './en.overview';
+import { enConsole } from './en.console';
 
 /** English texts. German (de.ts) must have the same keys: its type is this object's. */
 export const en = {
@@ -114,6 +115,7 @@ export const en = {
   serverErrors: enServerErrors,
   terms: enTerms,
   overview: enOverview,
+  console: enConsole,
 };
 
 export type Messages = typeof en;

@@ -1,4 +1,5 @@
 import type { Messages } from '../i18n/en';
+import type { PageAccess } from './page-permissions';
 
 /** The sidebar's entries, in order; a new page adds its line here and its route in App.svelte. */
 export interface NavItem {
@@ -7,6 +8,21 @@ export interface NavItem {
   icon: string;
   /** A live count shown next to the label (lib/rules/open-alarms.svelte.ts for `openAlarms`). */
   badge?: 'openAlarms';
+  /** The section's other pages: the entry links to the first one the user may open. */
+  also?: string[];
+}
+
+/** An entry the signed-in user may follow, linked to the first page of it they may open. */
+export interface VisibleNavItem extends NavItem {
+  href: string;
+}
+
+/** The entries `access` allows, in order (lib/page-permissions.ts says which page needs what). */
+export function visibleNavigation(items: readonly NavItem[], access: PageAccess): VisibleNavItem[] {
+  return items.flatMap((item) => {
+    const href = access.firstOpen([item.path, ...(item.also ?? [])]);
+    return href === null ? [] : [{ ...item, href }];
+  });
 }
 
 export const NAVIGATION: NavItem[] = [
@@ -58,6 +74,7 @@ export const NAVIGATION: NavItem[] = [
   },
   {
     path: '/access',
+    also: ['/access/roles', '/access/api-keys'],
     label: (t) => t.admin.nav.access,
     icon: 'M16 21v-2a4 4 0 0 0-4-4H6a4 4 0 0 0-4 4v2M9 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM22 21v-2a4 4 0 0 0-3-3.9M16 3.1a4 4 0 0 1 0 7.8',
   },
@@ -76,9 +93,11 @@ export const NAVIGATION: NavItem[] = [
     label: (t) => t.rules.nav.alarms,
     icon: 'M6 16V11a6 6 0 0 1 12 0v5l2 2H4zM10 21h4',
     badge: 'openAlarms',
+    also: ['/alarms/groups', '/alarms/reports'],
   },
   {
     path: '/flows',
+    also: ['/flows/filters', '/flows/transformers'],
     label: (t) => t.flows.nav,
     icon: 'M3 5h6v4H3zM15 15h6v4h-6zM9 7h3a2 2 0 0 1 2 2v6a2 2 0 0 0 1 1.7',
   },

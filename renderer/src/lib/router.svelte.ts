@@ -1,12 +1,23 @@
+import { unsavedChanges } from './unsaved-changes.svelte';
+
 /**
  * A hash router: `#/path` works from any URL the server answers with the console (and from a
  * file:// or Electron window), needs no server rewrite rules, and keeps the browser history.
+ * A page change while an editor holds unsaved changes asks first (lib/unsaved-changes.ts).
  */
 class Router {
   path = $state(currentPath());
 
   constructor() {
-    window.addEventListener('hashchange', () => (this.path = currentPath()));
+    window.addEventListener('hashchange', (event) => {
+      const next = currentPath();
+      if (!unsavedChanges.mayLeave(this.path, next)) {
+        // Stay: the editor's address comes back without a history entry or another hashchange.
+        history.replaceState(history.state, '', event.oldURL);
+        return;
+      }
+      this.path = next;
+    });
   }
 
   navigate(path: string): void {

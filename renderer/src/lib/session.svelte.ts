@@ -1,5 +1,6 @@
 import { api, ApiError } from '../api/client';
 import type { Reply } from '../api/generated';
+import { PageAccess } from './page-permissions';
 import { router } from './router.svelte';
 import { theme } from './theme.svelte';
 import { timeZone } from './format/time-zone.svelte';
@@ -12,6 +13,8 @@ class Session {
   status = $state<SessionStatus>('starting');
   user = $state<CurrentUser | null>(null);
   startError = $state<ApiError | null>(null);
+  /** What the user's roles allow: the navigation and the pages follow it. */
+  access = $derived(new PageAccess(this.user?.permissions ?? []));
 
   async start(): Promise<void> {
     api.onUnauthorized = () => this.signedOut();

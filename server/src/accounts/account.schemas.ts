@@ -5,11 +5,23 @@ const Json = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxP
 
 export const UiSettings = Type.Object(
   {
-    colorTheme: Type.Optional(Type.String({ maxLength: 50 })),
-    systemUiTheme: Type.Optional(
-      Type.Union([Type.Literal('light'), Type.Literal('dark'), Type.Literal('system')]),
+    colorTheme: Type.Optional(
+      Type.String({
+        maxLength: 50,
+        description:
+          'Accent palette of the console (blue, teal, violet, amber, green; other names show the default). Inherited by sub-accounts.',
+      }),
     ),
-    systemFonts: Type.Optional(Type.Boolean()),
+    systemUiTheme: Type.Optional(
+      Type.Union([Type.Literal('light'), Type.Literal('dark'), Type.Literal('system')], {
+        description: 'Light or dark console (a user may override it). Inherited by sub-accounts.',
+      }),
+    ),
+    systemFonts: Type.Optional(
+      Type.Boolean({
+        description: "true: the console uses the operating system's fonts. Inherited by sub-accounts.",
+      }),
+    ),
     mapStyleUrl: Type.Optional(
       Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], {
         description:
@@ -98,7 +110,12 @@ export const AccountReply = Type.Object({
   retentionMonths: Type.Number(),
   timeZone: Type.String(),
   uiSettings: Type.Record(Type.String(), Type.Unknown()),
-  effectiveUiSettings: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  effectiveUiSettings: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'uiSettings with colorTheme, systemUiTheme, systemFonts and mapStyleUrl taken from the nearest account that sets them (the account itself first); sub-accounts take them over',
+    }),
+  ),
   metaInfo: Type.Record(Type.String(), Type.Unknown()),
   modules: Type.Record(Type.String(), Type.Unknown()),
   oauthConfig: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),

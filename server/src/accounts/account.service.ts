@@ -163,16 +163,19 @@ export class AccountService {
     return account.path.map((id) => rows.find((r) => r.id === id)).filter((a): a is Account => !!a);
   }
 
-  /** Settings the account takes over from its ancestors: the color theme and the map's basemap. */
+  /**
+   * The UI settings a client applies: each inherited key comes from the nearest account, itself
+   * first, that sets it (spec: sub-accounts take over the colour theme). Resolved here so the console,
+   * the desktop shell and API clients all see the same result.
+   */
   async effectiveUiSettings(account: Account): Promise<UiSettings> {
-    const lineage = [...(await this.lineage(account))].reverse();
-    const colorTheme = lineage.find((a) => a.uiSettings.colorTheme)?.uiSettings.colorTheme;
-    const mapStyleUrl = lineage.find((a) => a.uiSettings.mapStyleUrl)?.uiSettings.mapStyleUrl;
-    return {
-      ...account.uiSettings,
-      ...(colorTheme ? { colorTheme } : {}),
-      ...(mapStyleUrl ? { mapStyleUrl } : {}),
-    };
+    const nearestFirst = [...(await this.lineage(account))].reverse();
+    const effective: UiSettings = { ...account.uiSettings };
+    for (const key of INHERITED_UI_SETTINGS) {
+      const setter = nearestFirst.find((a) => isSet(a.uiSettings[key]));
+      if (setter) Object.assign(effective, { [key]: setter.uiSettings[key] });
+    }
+    return effective;
   }
 
   /** Reply form of the OAuth configuration: the client secret is never returned. */
@@ -226,6 +229,11 @@ export class AccountService {
     await this.audit.recordAll(events, this.em());
   }
 }
+
+/** Keys a sub-account takes over from its parent while it does not set them itself. */
+export const INHERITED_UI_SETTINGS = ['colorTheme', 'systemUiTheme', 'systemFonts', 'mapStyleUrl'] as const;
+
+const isSet = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
 
 function requireTitle(title: string | undefined): string {
   const trimmed = title?.trim();

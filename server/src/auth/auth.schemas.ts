@@ -43,7 +43,7 @@ export const CurrentUser = Type.Object({
   }),
   uiSettings: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      "The account's UI settings with the inherited color theme (the console's theme follows them)",
+      "The account's effective UI settings: colorTheme, systemUiTheme, systemFonts and mapStyleUrl come from the nearest account that sets them, the account itself first (the console follows them)",
   }),
 });
 
