@@ -2060,6 +2060,7 @@ export interface ApiOperations {
       accountId?: string;
       parentId?: string;
       referenceId?: string;
+      'filter[status]'?: ('active' | 'inactive') | ('active' | 'inactive')[];
     };
     body: never;
     reply: {
