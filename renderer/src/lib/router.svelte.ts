@@ -1,12 +1,19 @@
+import { routeQuery } from './route-match';
+
 /**
  * A hash router: `#/path` works from any URL the server answers with the console (and from a
  * file:// or Electron window), needs no server rewrite rules, and keeps the browser history.
  */
 class Router {
   path = $state(currentPath());
+  /** The route's query (`#/twins/map?pitch=30`): view parameters a page may read. */
+  query = $state(currentQuery());
 
   constructor() {
-    window.addEventListener('hashchange', () => (this.path = currentPath()));
+    window.addEventListener('hashchange', () => {
+      this.path = currentPath();
+      this.query = currentQuery();
+    });
   }
 
   navigate(path: string): void {
@@ -19,6 +26,8 @@ function currentPath(): string {
   const hash = window.location.hash.replace(/^#/, '');
   return hash.startsWith('/') ? hash.split('?')[0]! : '/';
 }
+
+const currentQuery = () => routeQuery(window.location.hash);
 
 export const router = new Router();
 
