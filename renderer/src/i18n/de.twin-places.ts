@@ -10,14 +10,13 @@ export const deTwinPlaces: typeof enTwinPlaces = {
   country: 'Land',
   noAddress: 'Keine Adresse',
   picker: 'Standort auf der Karte',
-  pickerLabel:
-    'Standortwahl: in die Karte klicken oder die Markierung ziehen, um Breiten- und Längengrad zu setzen',
   pickerHint:
     'In die Karte klicken oder die Markierung ziehen; die Felder oben ändern sich mit und bleiben editierbar.',
   pickerMarker: 'Standort des Zwillings (zum Verschieben ziehen)',
   pickerClear: 'Standort entfernen',
   location: 'Standort',
+  latitudeRange: 'Der Breitengrad liegt zwischen −90 und 90.',
+  longitudeRange: 'Der Längengrad liegt zwischen −180 und 180.',
   statusFilter: 'Nach Status filtern',
   clearFilters: 'Alle Zwillinge zeigen',
-  matching: '{count} Zwilling passt zum Filter|{count} Zwillinge passen zum Filter',
 };
