@@ -284,6 +284,29 @@ describe('digital twins', () => {
     expect(errorCode(await call('GET', `/xapi/v1/digital-twins?sort=device_id`))).toBe('VALIDATION_ERROR');
   });
 
+  it('filters the list by status, alone or with tags, and refuses an unknown status', async () => {
+    const accountId = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/accounts', { title: 'Statuses', parentId: t.rootAccountId }),
+      201,
+    ).id;
+    await create({ title: 'Pump on', tags: ['pump'], accountId });
+    await create({ title: 'Pump off', tags: ['pump'], status: 'inactive', accountId });
+    await create({ title: 'Valve off', tags: ['valve'], status: 'inactive', accountId });
+    const titles = async (query: string) => (await list(query, accountId)).data.map((d) => d.title);
+    expect(await titles('filter[status]=inactive')).toEqual(['Pump off', 'Valve off']);
+    expect(await titles('filter[status]=active')).toEqual(['Pump on']);
+    expect(await titles('filter[status]=inactive&filter[tag]=pump')).toEqual(['Pump off']);
+    expect(await titles('filter[status]=active&filter[status]=inactive&filter[tag]=pump')).toEqual([
+      'Pump off',
+      'Pump on',
+    ]);
+    expect((await list('filter[status]=inactive&pageSize=1', accountId)).meta.total).toBe(2);
+    for (const bad of ['filter[status]=broken', 'filter[status][not]=active', 'filter[status]=']) {
+      const r = await call('GET', `/xapi/v1/digital-twins?accountId=${accountId}&${bad}`);
+      expect(errorCode(r), bad).toBe('VALIDATION_ERROR');
+    }
+  });
+
   it('hides twins of other tenants (404) from reads, changes and lists', async () => {
     const foreign = expectStatus<Twin>(
       await caller(t, { authorization: `Bearer ${world.rootToken}` })('POST', '/xapi/v1/digital-twins', {
@@ -299,6 +322,7 @@ describe('digital twins', () => {
       ['DELETE', `/xapi/v1/digital-twins/${foreign.id}/address`],
       ['DELETE', `/xapi/v1/digital-twins/${foreign.id}`],
       ['GET', `/xapi/v1/digital-twins?accountId=${world.accounts.sibling}`],
+      ['GET', `/xapi/v1/digital-twins?accountId=${world.accounts.sibling}&filter[status]=active`],
       ['GET', `/xapi/v1/digital-twins/statistics?accountId=${world.accounts.sibling}`],
     ] as const) {
       const r = await own(method, url, method === 'PUT' ? { title: 'taken over' } : undefined);

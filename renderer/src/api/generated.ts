@@ -2062,6 +2062,7 @@ export interface ApiOperations {
       accountId?: string;
       parentId?: string;
       referenceId?: string;
+      'filter[status]'?: ('active' | 'inactive') | ('active' | 'inactive')[];
     };
     body: never;
     reply: {

@@ -9,6 +9,7 @@ import { dePublicDashboards } from './de.public-dashboards';
 import { deDevices } from './de.devices';
 import { deDeviceOps } from './de.device-ops';
 import { deTwins } from './de.twins';
+import { deTwinPlaces } from './de.twin-places';
 import { deServerErrors } from './de.server-errors';
 import { deTerms } from './de.terms';
 import { deOverview } from './de.overview';
@@ -106,6 +107,7 @@ export const de: Messages = {
     done: 'Die Zwei-Faktor-Authentifizierung ist jetzt aktiv.',
   },
   twins: deTwins,
+  twinPlaces: deTwinPlaces,
   devices: deDevices,
   deviceOps: deDeviceOps,
   admin: deAdmin,

@@ -8,6 +8,7 @@ import { enPublicDashboards } from './en.public-dashboards';
 import { enDevices } from './en.devices';
 import { enDeviceOps } from './en.device-ops';
 import { enTwins } from './en.twins';
+import { enTwinPlaces } from './en.twin-places';
 import { enServerErrors } from './en.server-errors';
 import { enTerms } from './en.terms';
 import { enOverview } from './en.overview';
@@ -103,6 +104,7 @@ export const en = {
     done: 'Two-factor authentication is now active.',
   },
   twins: enTwins,
+  twinPlaces: enTwinPlaces,
   devices: enDevices,
   deviceOps: enDeviceOps,
   admin: enAdmin,

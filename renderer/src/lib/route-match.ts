@@ -24,3 +24,9 @@ export function matchRoute<T>(
   }
   return undefined;
 }
+
+/** The query of a console route: the hash router keeps it after the path (`#/twins/map?pitch=30`). */
+export function routeQuery(hash: string): string {
+  const start = hash.indexOf('?');
+  return start < 0 ? '' : hash.slice(start + 1);
+}

@@ -1,3 +1,4 @@
+import { routeQuery } from './route-match';
 import { unsavedChanges } from './unsaved-changes.svelte';
 
 /**
@@ -7,6 +8,8 @@ import { unsavedChanges } from './unsaved-changes.svelte';
  */
 class Router {
   path = $state(currentPath());
+  /** The route's query (`#/twins/map?pitch=30`): view parameters a page may read. */
+  query = $state(currentQuery());
 
   constructor() {
     window.addEventListener('hashchange', (event) => {
@@ -17,6 +20,7 @@ class Router {
         return;
       }
       this.path = next;
+      this.query = currentQuery();
     });
   }
 
@@ -30,6 +34,8 @@ function currentPath(): string {
   const hash = window.location.hash.replace(/^#/, '');
   return hash.startsWith('/') ? hash.split('?')[0]! : '/';
 }
+
+const currentQuery = () => routeQuery(window.location.hash);
 
 export const router = new Router();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseDeviceFilter } from '../devices/virtual-device.filter.js';
-import { twinFilterSql } from './digital-twin.filter.js';
+import { splitStatusFilter, statusFilterSql, twinFilterSql } from './digital-twin.filter.js';
 
 describe('twin filter SQL', () => {
   it('reads kv conditions from the custom properties, with NOT, and keeps values out of the text', () => {
@@ -20,5 +20,21 @@ describe('twin filter SQL', () => {
     expect(twinFilterSql('t', parseDeviceFilter({ 'filter[kv.a][not]': 'x' }))).toEqual([
       { sql: '(t.custom_properties ->> ?) IS DISTINCT FROM ?', params: ['a', 'x'] },
     ]);
+  });
+});
+
+describe('twin status filter', () => {
+  it('takes filter[status] out of the shared syntax and binds the statuses as parameters', () => {
+    const { statuses, rest } = splitStatusFilter({
+      'filter[status]': ['inactive', 'active'],
+      'filter[tag]': 'a',
+    });
+    expect(statuses).toEqual(['active', 'inactive']);
+    expect(parseDeviceFilter(rest)).toEqual([{ field: 'tag', not: false, value: 'a' }]);
+    expect(statusFilterSql('t', statuses)).toEqual({
+      sql: 't.status IN (?)',
+      params: [['active', 'inactive']],
+    });
+    expect(statusFilterSql('t', splitStatusFilter({}).statuses)).toBeNull();
   });
 });

@@ -1,4 +1,5 @@
 import { filterSql, type DeviceCondition } from '../devices/virtual-device.filter.js';
+import type { TwinStatus } from './digital-twin.entity.js';
 
 /**
  * Twins take the device filter syntax unchanged (`parseDeviceFilter`, docs/virtual-devices.md), so a
@@ -13,4 +14,30 @@ export function twinFilterSql(
   conditions: DeviceCondition[],
 ): Array<{ sql: string; params: unknown[] }> {
   return filterSql(alias, conditions, 'custom_properties');
+}
+
+export const TWIN_STATUSES: readonly TwinStatus[] = ['active', 'inactive'];
+export const STATUS_FILTER = 'filter[status]';
+
+/**
+ * `filter[status]=active` (repeated: any of them) is the twins' own filter; it is taken out before
+ * the shared syntax reads the rest, which would refuse it as unknown. The route's schema has
+ * already refused any other value.
+ */
+export function splitStatusFilter(params: Record<string, unknown>): {
+  statuses: TwinStatus[];
+  rest: Record<string, unknown>;
+} {
+  const { [STATUS_FILTER]: raw, ...rest } = params;
+  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const statuses = TWIN_STATUSES.filter((status) => values.includes(status));
+  return { statuses, rest };
+}
+
+/** Parameterised SQL for the status filter (knex expands the array binding into `IN`'s list). */
+export function statusFilterSql(
+  alias: string,
+  statuses: TwinStatus[],
+): { sql: string; params: unknown[] } | null {
+  return statuses.length > 0 ? { sql: `${alias}.status IN (?)`, params: [statuses] } : null;
 }

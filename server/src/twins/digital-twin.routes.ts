@@ -14,6 +14,7 @@ import {
   TwinStatisticsQuery,
   TwinStatisticsReply,
 } from './digital-twin.schemas.js';
+import { splitStatusFilter } from './digital-twin.filter.js';
 import { DIGITAL_TWIN_SORTABLE, type TwinView } from './digital-twin.service.js';
 
 const tags = ['digital-twins'];
@@ -66,6 +67,7 @@ export async function digitalTwinRoutes(
     async (request) => {
       const q = request.query;
       const params = parseListQuery(q, DIGITAL_TWIN_SORTABLE, 'title');
+      const { statuses, rest } = splitStatusFilter(q);
       const result = await digitalTwins.list(
         principal(request),
         params,
@@ -73,7 +75,8 @@ export async function digitalTwinRoutes(
           ...(q.accountId ? { accountId: q.accountId } : {}),
           ...(q.parentId ? { parentId: q.parentId } : {}),
           ...(q.referenceId !== undefined ? { referenceId: q.referenceId } : {}),
-          conditions: parseDeviceFilter(q),
+          statuses,
+          conditions: parseDeviceFilter(rest),
         },
         q.after,
       );

@@ -122,6 +122,8 @@ export const DigitalTwinReply = Type.Object({
   updatedAt: Timestamp,
 });
 
+const TwinStatusValue = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
+
 const FilterValue = Type.Union([
   Type.String({ maxLength: 200 }),
   Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 }),
@@ -134,13 +136,18 @@ export const DigitalTwinListQuery = Type.Object(
     accountId: Type.Optional(Uuid),
     parentId: Type.Optional(Uuid),
     referenceId: Type.Optional(Type.String({ maxLength: 200 })),
+    'filter[status]': Type.Optional(
+      Type.Union([TwinStatusValue, Type.Array(TwinStatusValue, { maxItems: 2 })], {
+        description: 'Only twins with this status; repeated: with any of them.',
+      }),
+    ),
   },
   {
     // Kept (not stripped), so a misspelt filter[…] reaches the parser and is refused with 400.
     additionalProperties: true,
     patternProperties: { [FILTER_PARAM_PATTERN]: FilterValue },
     description:
-      'Filters: `filter[title]`, `filter[tag]`, `filter[kv.<custom property>]`, each also as `…[not]`.',
+      'Filters: `filter[title]`, `filter[tag]`, `filter[kv.<custom property>]`, each also as `…[not]`; `filter[status]`.',
   },
 );
 

@@ -16,7 +16,7 @@ import {
 } from '../platform/http/list-sql.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { DigitalTwin, type TwinAddress, type TwinStatus } from './digital-twin.entity.js';
-import { twinFilterSql } from './digital-twin.filter.js';
+import { statusFilterSql, twinFilterSql } from './digital-twin.filter.js';
 import { locate, type Geocoder } from './geocoder.js';
 import { TwinHierarchy } from './twin-hierarchy.js';
 import { TwinScopes, visibleTwinSql } from './twin-scopes.js';
@@ -49,6 +49,8 @@ export interface TwinListFilter {
   accountId?: string;
   parentId?: string;
   referenceId?: string;
+  /** Any of these statuses; empty: every status. */
+  statuses?: TwinStatus[];
   conditions: DeviceCondition[];
 }
 
@@ -117,6 +119,8 @@ export class DigitalTwinService {
     if (filter.parentId) parts.push({ sql: 't.parent_id = ?', params: [filter.parentId] });
     if (filter.referenceId !== undefined)
       parts.push({ sql: 't.reference_id = ?', params: [filter.referenceId] });
+    const status = statusFilterSql('t', filter.statuses ?? []);
+    if (status) parts.push(status);
     const conditions = [...filter.conditions];
     if (params.search) conditions.push({ field: 'title', not: false, value: params.search });
     parts.push(...twinFilterSql('t', conditions));

@@ -1,4 +1,6 @@
 import type { Body } from '../../api/generated';
+import { coordinateNumber, coordinateProblem, type CoordinateProblem } from '../../lib/twins/location-picker';
+import { addressDraftOf, addressOf, type AddressDraft } from '../../lib/twins/twin-address';
 import type { Twin } from '../../lib/twins/twin-api';
 
 export interface PropertyRow {
@@ -16,6 +18,9 @@ export interface TwinDraft {
   parentId: string;
   referenceId: string;
   tags: string;
+  address: AddressDraft['address'];
+  /** Address lines the form does not show (district, building …), sent back unchanged. */
+  otherAddressLines: AddressDraft['otherAddressLines'];
   latitude: string;
   longitude: string;
   status: 'active' | 'inactive';
@@ -25,12 +30,15 @@ export interface TwinDraft {
 }
 
 export function draftOf(twin?: Twin, parentId = ''): TwinDraft {
+  const { address, otherAddressLines } = addressDraftOf(twin?.address ?? null);
   return {
     title: twin?.title ?? '',
     description: twin?.description ?? '',
     parentId: twin ? (twin.parentId ?? '') : parentId,
     referenceId: twin?.referenceId ?? '',
     tags: twin?.tags.join(', ') ?? '',
+    address,
+    otherAddressLines,
     latitude: twin?.latitude === null || twin?.latitude === undefined ? '' : String(twin.latitude),
     longitude: twin?.longitude === null || twin?.longitude === undefined ? '' : String(twin.longitude),
     status: twin?.status === 'inactive' ? 'inactive' : 'active',
@@ -48,16 +56,23 @@ export const splitTags = (text: string) => [
   ),
 ];
 
-const toNumber = (text: string) => (text.trim() === '' ? null : Number(text.replace(',', '.')));
+const toNumber = coordinateNumber;
+
+export interface DraftProblems {
+  latitude?: CoordinateProblem | 'together';
+  longitude?: CoordinateProblem;
+}
 
 /** Problems the form can see itself; the server checks the rest and its message is shown. */
-export function draftProblems(draft: TwinDraft): { latitude?: 'number' | 'together'; longitude?: 'number' } {
-  const latitude = toNumber(draft.latitude);
-  const longitude = toNumber(draft.longitude);
-  if (latitude !== null && Number.isNaN(latitude)) return { latitude: 'number' };
-  if (longitude !== null && Number.isNaN(longitude)) return { longitude: 'number' };
-  if ((latitude === null) !== (longitude === null)) return { latitude: 'together' };
-  return {};
+export function draftProblems(draft: TwinDraft): DraftProblems {
+  const problems: DraftProblems = {};
+  const latitude = coordinateProblem(draft.latitude, 'latitude');
+  const longitude = coordinateProblem(draft.longitude, 'longitude');
+  if (latitude) problems.latitude = latitude;
+  if (longitude) problems.longitude = longitude;
+  if (!latitude && !longitude && (toNumber(draft.latitude) === null) !== (toNumber(draft.longitude) === null))
+    problems.latitude = 'together';
+  return problems;
 }
 
 export function bodyOf(draft: TwinDraft): TwinBody {
@@ -69,6 +84,7 @@ export function bodyOf(draft: TwinDraft): TwinBody {
     parentId: draft.parentId || null,
     referenceId: draft.referenceId.trim() || null,
     tags: splitTags(draft.tags),
+    address: addressOf(draft),
     latitude: toNumber(draft.latitude),
     longitude: toNumber(draft.longitude),
     status: draft.status,

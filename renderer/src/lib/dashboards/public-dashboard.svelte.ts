@@ -2,21 +2,15 @@ import { api } from '../../api/client';
 import type { Reply } from '../../api/generated';
 import type { Language } from '../i18n.svelte';
 import { LiveTwins, publicDashboardLive } from '../twins/live-twins';
+import { parseMapView, type MapView } from '../twins/map-view';
 import type { Twin, TwinState } from '../twins/twin-api';
 import type { DashboardSource } from './dashboard-data.svelte';
 
 export type PublicDashboard = Reply<'GET /hub/api/v1/public-dashboards/{id}'>;
 
-/** The spec's public view parameters (query string): `zoomlock`, `pitch`, `language`, `mapstyle`. */
-export interface PublicViewOptions {
-  /** Default false. */
-  zoomLock: boolean;
-  /** Map tilt in degrees, 0–85; default 0. */
-  pitch: number;
-  /** English unless `language=de`. */
+/** The spec's public view parameters (query string), as the console reads them too; English unless `language=de`. */
+export interface PublicViewOptions extends MapView {
   language: Language;
-  /** `light` or `dark` map colours; default: the viewer's system theme. */
-  mapStyle: 'light' | 'dark' | null;
 }
 
 /** What a widget of a public view needs besides the dashboard's data. */
@@ -33,28 +27,18 @@ export interface PublicLocation {
 
 const PUBLIC_PATH = /^\/public\/dashboards\/([0-9a-fA-F-]{36})\/?$/;
 
-const TRUE = new Set(['true', '1', 'yes', '']);
-
 /** Reads the dashboard id, its key and the view parameters from the page's address. */
 export function parsePublicLocation(location: {
   pathname: string;
   search: string;
   hash: string;
 }): PublicLocation {
-  const query = new URLSearchParams(location.search);
   const fragment = new URLSearchParams(location.hash.replace(/^#/, ''));
-  const pitch = Number(query.get('pitch') ?? 0);
-  const style = query.get('mapstyle');
-  const zoomlock = query.get('zoomlock');
+  const view = parseMapView(new URLSearchParams(location.search));
   return {
     dashboardId: PUBLIC_PATH.exec(location.pathname)?.[1]?.toLowerCase() ?? null,
     key: fragment.get('key') || null,
-    options: {
-      zoomLock: zoomlock !== null && TRUE.has(zoomlock.toLowerCase()),
-      pitch: Number.isFinite(pitch) ? Math.min(85, Math.max(0, pitch)) : 0,
-      language: query.get('language')?.toLowerCase() === 'de' ? 'de' : 'en',
-      mapStyle: style === 'light' || style === 'dark' ? style : null,
-    },
+    options: { ...view, language: view.language ?? 'en' },
   };
 }
 

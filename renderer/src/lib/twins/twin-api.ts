@@ -5,13 +5,21 @@ export type Twin = Reply<'GET /xapi/v1/digital-twins/{id}'>;
 export type TwinState = Reply<'GET /xapi/v1/states/{id}'>;
 export type TwinListReply = Reply<'GET /xapi/v1/digital-twins'>;
 
+export type TwinStatus = 'active' | 'inactive';
+
 /** The list query plus the filter parameters the typed query does not name (`filter[tag]`, docs/digital-twins.md). */
 export interface TwinListQuery extends NonNullable<Query<'GET /xapi/v1/digital-twins'>> {
+  /** Twins carrying every one of these tags. */
   tags?: string[];
+  /** Twins with any of these statuses (empty: every status). */
+  statuses?: TwinStatus[];
 }
 
-export function listTwins({ tags, ...query }: TwinListQuery): Promise<TwinListReply> {
-  const filters = tags && tags.length > 0 ? { 'filter[tag]': tags } : {};
+export function listTwins({ tags, statuses, ...query }: TwinListQuery): Promise<TwinListReply> {
+  const filters = {
+    ...(tags && tags.length > 0 ? { 'filter[tag]': tags } : {}),
+    ...(statuses && statuses.length > 0 ? { 'filter[status]': statuses } : {}),
+  };
   return api.call('GET /xapi/v1/digital-twins', {
     query: { ...query, ...filters },
   });
@@ -21,15 +29,15 @@ const PAGE = 500;
 /** The tree loads at most this many twins; beyond it, search narrows the list. */
 export const TREE_LIMIT = 5000;
 
-/** Every twin (up to TREE_LIMIT), page by page; `onProgress(loaded, total)` after each page. */
+/** Every twin (up to TREE_LIMIT) matching the filter, page by page; `onProgress(loaded, total)` after each page. */
 export async function loadAllTwins(
   onProgress?: (loaded: number, total: number) => void,
-  tags: string[] = [],
+  filter: Pick<TwinListQuery, 'tags' | 'statuses'> = {},
 ): Promise<{ twins: TwinListReply['data']; total: number }> {
   const twins: TwinListReply['data'] = [];
   let total: number;
   for (let page = 1; ; page++) {
-    const reply = await listTwins({ page, pageSize: PAGE, sort: 'title', tags });
+    const reply = await listTwins({ page, pageSize: PAGE, sort: 'title', ...filter });
     twins.push(...reply.data);
     total = reply.meta.total;
     onProgress?.(twins.length, total);
