@@ -193,7 +193,7 @@ export async function exportPlanRoutes(
   app.get(
     '/xapi/v1/jobs/:id/file',
     {
-      config: { auth: 'principal', permission: 'exportPlan.read', resource: 'job' },
+      config: { auth: 'principal', permission: 'exportPlan.read', resource: 'exportJob' },
       schema: {
         tags,
         summary: 'The file of a finished export job (HTTP ranges: resumable)',
