@@ -28,6 +28,7 @@ import { BACKUP_VARIABLES } from './config-variables.backup.js';
 import { LOGGING_VARIABLES } from './config-variables.logging.js';
 import { WEBHOOK_VARIABLES } from './config-variables.webhooks.js';
 import { DASHBOARD_VARIABLES } from './config-variables.dashboards.js';
+import { EXPORT_VARIABLES } from './config-variables.exports.js';
 import { GATEWAY_VARIABLES } from './config-variables.gateways.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
@@ -159,6 +160,7 @@ export const ENV_VARIABLES = [
   }),
   ...WEBHOOK_VARIABLES,
   ...DASHBOARD_VARIABLES,
+  ...EXPORT_VARIABLES,
   variable({
     name: 'STELLWERK_AUTH_FAILURES_PER_ADDRESS',
     key: 'authFailuresPerAddress',

@@ -68,6 +68,9 @@ export interface Config {
   webhookRateLimit: number;
   /** Requests per minute, client address and public dashboard (config-variables.dashboards.ts). */
   publicDashboardRateLimit: number;
+  /** Export e-mails: attachment size limit and link lifetime (config-variables.exports.ts). */
+  exportMailAttachmentMaxBytes: number;
+  exportLinkHours: number;
   authFailuresPerAddress: number;
   ingestMaxPending: number;
   spoolDir: string;

@@ -31,6 +31,7 @@ import { DataStateSchema } from './states/data-state.entity.js';
 import { DigitalTwinSchema } from './twins/digital-twin.entity.js';
 import { AlarmLogSchema } from './alarms/alarm-log.entity.js';
 import { AlarmReportSchema, SmartGroupSchema } from './alarms/smart-group.entity.js';
+import { ExportPlanSchema } from './exports/export-plan.entity.js';
 import { ConnectorMonitoringRuleSchema } from './connector-monitoring/connector-monitoring-rule.entity.js';
 import { RuleSchema, RuleTwinStateSchema } from './rules/rule.entity.js';
 import {
@@ -60,6 +61,7 @@ export const ENTITIES = [
   AlarmLogSchema,
   SmartGroupSchema,
   AlarmReportSchema,
+  ExportPlanSchema,
   ConnectorMonitoringRuleSchema,
   RuleSchema,
   RuleTwinStateSchema,

@@ -30,6 +30,7 @@ import { dataStateRoutes } from './states/data-state.routes.js';
 import { timeseriesQueryRoutes } from './timeseries/query/query.routes.js';
 import { alarmLogRoutes } from './alarms/alarm-log.routes.js';
 import { alarmReportRoutes } from './alarms/alarm-report.routes.js';
+import { exportPlanRoutes } from './exports/export-plan.routes.js';
 import { connectorMonitoringRoutes } from './connector-monitoring/connector-monitoring.routes.js';
 import { ruleRoutes } from './rules/rule.routes.js';
 import { integrationFlowRoutes } from './flows/integration-flow.routes.js';
@@ -70,6 +71,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await timeseriesQueryRoutes(app, ctx, services);
   await alarmLogRoutes(app, ctx, services);
   await alarmReportRoutes(app, ctx, services);
+  await exportPlanRoutes(app, ctx, services);
   await connectorMonitoringRoutes(app, ctx, services);
   await ruleRoutes(app, ctx, services);
   await integrationFlowRoutes(app, ctx, services);

@@ -64,6 +64,7 @@ import { createDeviceHealth } from './devices/health/device-health.module.js';
 import { createGateways } from './gateways/gateways.module.js';
 import { OverviewService } from './overview/overview.service.js';
 import { createDownlinks } from './downlinks/downlinks.module.js';
+import { createExports } from './exports/exports.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
@@ -314,6 +315,17 @@ export function createServices(ctx: AppContext) {
   alarmsAndRules.outgoing.use(outgoingAndFlows.outgoingDispatcher);
   // Consoles following alarms hear of each committed change (docs/live.md).
   alarmsAndRules.alarmLogs.onChanged((entries) => void live.publishAlarms(entries));
+  // Export plans: the resource, `export` jobs, their schedule and e-mails (docs/exports.md).
+  const exportParts = createExports(ctx, {
+    accounts,
+    audit,
+    connectors,
+    jobs,
+    jobRunner,
+    reads: timeseries.store,
+    query: timeseriesQuery,
+    outgoing: outgoingAndFlows.outgoingDispatcher,
+  });
   // Device health: default rules in each device's daily slot, own rules on their schedule, Unknown devices promptly.
   const deviceHealthParts = createDeviceHealth(ctx, {
     virtualDevices,
@@ -345,6 +357,7 @@ export function createServices(ctx: AppContext) {
     ...gatewayParts,
     ...outgoingAndFlows,
     ...deviceHealthParts,
+    ...exportParts,
     packets,
     driverParsing,
     drivers,

@@ -182,6 +182,16 @@ const FIXTURES: Record<string, Fixture> = {
     const r = await asRoot('POST', '/xapi/v1/smart-groups', { title: `fixture ${uniq()}`, accountId });
     return created(r.statusCode, r.body);
   },
+  exportPlan: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/export-plans', { title: `fixture ${uniq()}`, accountId });
+    return created(r.statusCode, r.body);
+  },
+  exportJob: async (accountId) => {
+    const plan = await asRoot('POST', '/xapi/v1/export-plans', { title: `fixture ${uniq()}`, accountId });
+    const r = await asRoot('POST', `/xapi/v1/export-plans/${created(plan.statusCode, plan.body)}/run`, {});
+    await t.services.jobs.runner.runOnce();
+    return created(r.statusCode, r.body);
+  },
   alarmReport: async (accountId) => {
     const group = await asRoot('POST', '/xapi/v1/smart-groups', { title: `fixture ${uniq()}`, accountId });
     const r = await asRoot(
@@ -238,6 +248,22 @@ const BODIES: Record<string, () => Record<string, unknown>> = {
   'POST /xapi/v1/virtual-devices/:id/downlinks': () => ({ fPort: 1, bytes: '01' }),
   'POST /xapi/v1/timeseries/query': () => ({ query: 'SELECT twin.title, count(*)' }),
   'POST /xapi/v1/gateways': () => ({ eui: randomBytes(8).toString('hex') }),
+  'POST /xapi/v1/export-plans': () => ({ title: `probe ${uniq()}` }),
+  'PUT /xapi/v1/export-plans/:id': () => ({ title: `probe ${uniq()}` }),
+  'POST /xapi/v1/export-plans/preview': () => ({
+    selection: { operator: 'and', conditions: [], states: [] },
+    range: { relative: 'lastDay' },
+    timeZone: 'UTC',
+    shape: { layout: 'points', average: null, address: false, geolocation: false, customProperties: [] },
+    format: {
+      delimiter: ',',
+      decimalSeparator: '.',
+      bom: false,
+      headerNames: {},
+      escapeFormulas: true,
+      gzip: false,
+    },
+  }),
   // Another tenant's ids are covered in alarm-operations.test.ts; here an id naming nothing.
   'POST /xapi/v1/alarm-logs/acknowledge': () => ({ ids: [randomUUID()] }),
   'POST /xapi/v1/alarm-logs/close': () => ({ ids: [randomUUID()] }),

@@ -2388,6 +2388,433 @@ export interface ApiOperations {
       updatedAt: string;
     };
   };
+  /** An export file by the time-limited link of its e-mail (HTTP ranges: resumable) */
+  'GET /xapi/v1/export-files/{token}': {
+    path: { token: string };
+    query: never;
+    body: never;
+    reply: string;
+  };
+  /** Export plans with their last run (status, progress, queue position) and next run */
+  'GET /xapi/v1/export-plans': {
+    path: never;
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        title: string;
+        selection: {
+          operator: 'and' | 'or';
+          conditions: {
+            field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+            key?: string;
+            value: string;
+            not?: boolean;
+          }[];
+          states: string[];
+        };
+        range:
+          | {
+              relative:
+                'lastDay' | 'lastWeek' | 'lastMonth' | 'previousDay' | 'previousWeek' | 'previousMonth';
+            }
+          | { from: string; to: string };
+        timeZone: string;
+        shape: {
+          layout: 'points' | 'clusterPerPacket';
+          average: ('hour' | 'day' | 'week') | null;
+          address: boolean;
+          geolocation: boolean;
+          customProperties: string[];
+        };
+        format: {
+          delimiter: ',' | ';' | '\t' | '|';
+          decimalSeparator: '.' | ',';
+          bom: boolean;
+          headerNames: Record<string, string>;
+          escapeFormulas: boolean;
+          gzip: boolean;
+        };
+        mailConnectorId: string | null;
+        mailTo: string[];
+        schedule: string | null;
+        permissionScopeIds: string[] | null;
+        nextRunAt: string | null;
+        lastRunAt: string | null;
+        lastJob: {
+          id: string;
+          accountId: string;
+          type: string;
+          status: 'queued' | 'running' | 'finished' | 'failed';
+          queuePosition: number | null;
+          subjectId: string | null;
+          total: number;
+          progress: number;
+          succeeded: number;
+          failed: number;
+          errors: { row?: number; itemId?: string; code: string; message: string }[];
+          result: Record<string, unknown>;
+          createdAt: string;
+          startedAt: string | null;
+          finishedAt: string | null;
+          updatedAt: string;
+        } | null;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number };
+    };
+  };
+  /** Create an export plan */
+  'POST /xapi/v1/export-plans': {
+    path: never;
+    query: never;
+    body: {
+      title: string;
+      accountId?: string;
+      selection?: {
+        operator: 'and' | 'or';
+        conditions: {
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          key?: string;
+          value: string;
+          not?: boolean;
+        }[];
+        states: string[];
+      };
+      range?:
+        | {
+            relative: 'lastDay' | 'lastWeek' | 'lastMonth' | 'previousDay' | 'previousWeek' | 'previousMonth';
+          }
+        | { from: string; to: string };
+      timeZone?: string;
+      shape?: {
+        layout: 'points' | 'clusterPerPacket';
+        average: ('hour' | 'day' | 'week') | null;
+        address: boolean;
+        geolocation: boolean;
+        customProperties: string[];
+      };
+      format?: {
+        delimiter: ',' | ';' | '\t' | '|';
+        decimalSeparator: '.' | ',';
+        bom: boolean;
+        headerNames: Record<string, string>;
+        escapeFormulas: boolean;
+        gzip: boolean;
+      };
+      mailConnectorId?: string | null;
+      mailTo?: string[];
+      schedule?: string | null;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      selection: {
+        operator: 'and' | 'or';
+        conditions: {
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          key?: string;
+          value: string;
+          not?: boolean;
+        }[];
+        states: string[];
+      };
+      range:
+        | {
+            relative: 'lastDay' | 'lastWeek' | 'lastMonth' | 'previousDay' | 'previousWeek' | 'previousMonth';
+          }
+        | { from: string; to: string };
+      timeZone: string;
+      shape: {
+        layout: 'points' | 'clusterPerPacket';
+        average: ('hour' | 'day' | 'week') | null;
+        address: boolean;
+        geolocation: boolean;
+        customProperties: string[];
+      };
+      format: {
+        delimiter: ',' | ';' | '\t' | '|';
+        decimalSeparator: '.' | ',';
+        bom: boolean;
+        headerNames: Record<string, string>;
+        escapeFormulas: boolean;
+        gzip: boolean;
+      };
+      mailConnectorId: string | null;
+      mailTo: string[];
+      schedule: string | null;
+      permissionScopeIds: string[] | null;
+      nextRunAt: string | null;
+      lastRunAt: string | null;
+      lastJob: {
+        id: string;
+        accountId: string;
+        type: string;
+        status: 'queued' | 'running' | 'finished' | 'failed';
+        queuePosition: number | null;
+        subjectId: string | null;
+        total: number;
+        progress: number;
+        succeeded: number;
+        failed: number;
+        errors: { row?: number; itemId?: string; code: string; message: string }[];
+        result: Record<string, unknown>;
+        createdAt: string;
+        startedAt: string | null;
+        finishedAt: string | null;
+        updatedAt: string;
+      } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** The first 20 rows a definition exports now, over the caller’s own twins */
+  'POST /xapi/v1/export-plans/preview': {
+    path: never;
+    query: never;
+    body: {
+      accountId?: string;
+      selection: {
+        operator: 'and' | 'or';
+        conditions: {
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          key?: string;
+          value: string;
+          not?: boolean;
+        }[];
+        states: string[];
+      };
+      range:
+        | {
+            relative: 'lastDay' | 'lastWeek' | 'lastMonth' | 'previousDay' | 'previousWeek' | 'previousMonth';
+          }
+        | { from: string; to: string };
+      timeZone: string;
+      shape: {
+        layout: 'points' | 'clusterPerPacket';
+        average: ('hour' | 'day' | 'week') | null;
+        address: boolean;
+        geolocation: boolean;
+        customProperties: string[];
+      };
+      format: {
+        delimiter: ',' | ';' | '\t' | '|';
+        decimalSeparator: '.' | ',';
+        bom: boolean;
+        headerNames: Record<string, string>;
+        escapeFormulas: boolean;
+        gzip: boolean;
+      };
+    };
+    reply: { columns: string[]; rows: string[][]; from: string; to: string };
+  };
+  /** One export plan */
+  'GET /xapi/v1/export-plans/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      selection: {
+        operator: 'and' | 'or';
+        conditions: {
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          key?: string;
+          value: string;
+          not?: boolean;
+        }[];
+        states: string[];
+      };
+      range:
+        | {
+            relative: 'lastDay' | 'lastWeek' | 'lastMonth' | 'previousDay' | 'previousWeek' | 'previousMonth';
+          }
+        | { from: string; to: string };
+      timeZone: string;
+      shape: {
+        layout: 'points' | 'clusterPerPacket';
+        average: ('hour' | 'day' | 'week') | null;
+        address: boolean;
+        geolocation: boolean;
+        customProperties: string[];
+      };
+      format: {
+        delimiter: ',' | ';' | '\t' | '|';
+        decimalSeparator: '.' | ',';
+        bom: boolean;
+        headerNames: Record<string, string>;
+        escapeFormulas: boolean;
+        gzip: boolean;
+      };
+      mailConnectorId: string | null;
+      mailTo: string[];
+      schedule: string | null;
+      permissionScopeIds: string[] | null;
+      nextRunAt: string | null;
+      lastRunAt: string | null;
+      lastJob: {
+        id: string;
+        accountId: string;
+        type: string;
+        status: 'queued' | 'running' | 'finished' | 'failed';
+        queuePosition: number | null;
+        subjectId: string | null;
+        total: number;
+        progress: number;
+        succeeded: number;
+        failed: number;
+        errors: { row?: number; itemId?: string; code: string; message: string }[];
+        result: Record<string, unknown>;
+        createdAt: string;
+        startedAt: string | null;
+        finishedAt: string | null;
+        updatedAt: string;
+      } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change an export plan (the fields given) */
+  'PUT /xapi/v1/export-plans/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      title?: string;
+      selection?: {
+        operator: 'and' | 'or';
+        conditions: {
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          key?: string;
+          value: string;
+          not?: boolean;
+        }[];
+        states: string[];
+      };
+      range?:
+        | {
+            relative: 'lastDay' | 'lastWeek' | 'lastMonth' | 'previousDay' | 'previousWeek' | 'previousMonth';
+          }
+        | { from: string; to: string };
+      timeZone?: string;
+      shape?: {
+        layout: 'points' | 'clusterPerPacket';
+        average: ('hour' | 'day' | 'week') | null;
+        address: boolean;
+        geolocation: boolean;
+        customProperties: string[];
+      };
+      format?: {
+        delimiter: ',' | ';' | '\t' | '|';
+        decimalSeparator: '.' | ',';
+        bom: boolean;
+        headerNames: Record<string, string>;
+        escapeFormulas: boolean;
+        gzip: boolean;
+      };
+      mailConnectorId?: string | null;
+      mailTo?: string[];
+      schedule?: string | null;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      selection: {
+        operator: 'and' | 'or';
+        conditions: {
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          key?: string;
+          value: string;
+          not?: boolean;
+        }[];
+        states: string[];
+      };
+      range:
+        | {
+            relative: 'lastDay' | 'lastWeek' | 'lastMonth' | 'previousDay' | 'previousWeek' | 'previousMonth';
+          }
+        | { from: string; to: string };
+      timeZone: string;
+      shape: {
+        layout: 'points' | 'clusterPerPacket';
+        average: ('hour' | 'day' | 'week') | null;
+        address: boolean;
+        geolocation: boolean;
+        customProperties: string[];
+      };
+      format: {
+        delimiter: ',' | ';' | '\t' | '|';
+        decimalSeparator: '.' | ',';
+        bom: boolean;
+        headerNames: Record<string, string>;
+        escapeFormulas: boolean;
+        gzip: boolean;
+      };
+      mailConnectorId: string | null;
+      mailTo: string[];
+      schedule: string | null;
+      permissionScopeIds: string[] | null;
+      nextRunAt: string | null;
+      lastRunAt: string | null;
+      lastJob: {
+        id: string;
+        accountId: string;
+        type: string;
+        status: 'queued' | 'running' | 'finished' | 'failed';
+        queuePosition: number | null;
+        subjectId: string | null;
+        total: number;
+        progress: number;
+        succeeded: number;
+        failed: number;
+        errors: { row?: number; itemId?: string; code: string; message: string }[];
+        result: Record<string, unknown>;
+        createdAt: string;
+        startedAt: string | null;
+        finishedAt: string | null;
+        updatedAt: string;
+      } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete an export plan (its finished files stay until their jobs expire) */
+  'DELETE /xapi/v1/export-plans/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** Run the plan now: queues an export job */
+  'POST /xapi/v1/export-plans/{id}/run': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      type: string;
+      status: 'queued' | 'running' | 'finished' | 'failed';
+      queuePosition: number | null;
+      subjectId: string | null;
+      total: number;
+      progress: number;
+      succeeded: number;
+      failed: number;
+      errors: { row?: number; itemId?: string; code: string; message: string }[];
+      result: Record<string, unknown>;
+      createdAt: string;
+      startedAt: string | null;
+      finishedAt: string | null;
+      updatedAt: string;
+    };
+  };
   /** Filters of an account: search in the title, sort (title, createdAt, updatedAt), paging */
   'GET /xapi/v1/filters': {
     path: never;
@@ -2916,6 +3343,13 @@ export interface ApiOperations {
       finishedAt: string | null;
       updatedAt: string;
     };
+  };
+  /** The file of a finished export job (HTTP ranges: resumable) */
+  'GET /xapi/v1/jobs/{id}/file': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: string;
   };
   /** Live device packets, twin state changes and alarm changes over WebSocket */
   'GET /xapi/v1/live': {

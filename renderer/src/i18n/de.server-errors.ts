@@ -33,6 +33,7 @@ export const deServerErrors: Messages['serverErrors'] = {
   DUPLICATE_STATE_KEY: 'Der digitale Zwilling hat schon einen Datenpunkt mit diesem Schlüssel.',
   EMAIL_TAKEN: 'Einen Benutzer mit dieser E-Mail-Adresse gibt es schon.',
   EVENT_MISSING: 'Der Ereignistyp fehlt.',
+  EXPORT_TOO_DENSE: 'Der Export enthält mehr Datenpunkte in einer Sekunde, als er lesen kann.',
   FEDERATED_EMAIL_MISSING: 'Der Identitätsanbieter hat keine E-Mail-Adresse gesendet.',
   FEDERATED_EMAIL_UNVERIFIED: 'Der Identitätsanbieter hat die E-Mail-Adresse nicht bestätigt.',
   FEDERATED_LOGIN_NOT_ALLOWED:

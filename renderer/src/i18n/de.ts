@@ -2,6 +2,7 @@ import { deDrivers } from './de.drivers';
 import { deRules } from './de.rules';
 import { deFlows } from './de.flows';
 import { deGateways } from './de.gateways';
+import { deExports } from './de.exports';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
@@ -117,6 +118,7 @@ export const de: Messages = {
   rules: deRules,
   flows: deFlows,
   gateways: deGateways,
+  exports: deExports,
   serverErrors: deServerErrors,
   terms: deTerms,
   overview: deOverview,

@@ -36,6 +36,7 @@ export const enServerErrors = {
   DUPLICATE_STATE_KEY: 'The digital twin has a data state with this key already.',
   EMAIL_TAKEN: 'A user with this e-mail address exists already.',
   EVENT_MISSING: 'The event type is missing.',
+  EXPORT_TOO_DENSE: 'The export holds more data points within one second than it can read.',
   FEDERATED_EMAIL_MISSING: 'The identity provider did not send an e-mail address.',
   FEDERATED_EMAIL_UNVERIFIED: 'The identity provider has not verified the e-mail address.',
   FEDERATED_LOGIN_NOT_ALLOWED: 'Login through the identity provider is not allowed for this user.',

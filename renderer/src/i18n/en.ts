@@ -2,6 +2,7 @@ import { enDrivers } from './en.drivers';
 import { enRules } from './en.rules';
 import { enFlows } from './en.flows';
 import { enGateways } from './en.gateways';
+import { enExports } from './en.exports';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enPublicDashboards } from './en.public-dashboards';
@@ -114,6 +115,7 @@ export const en = {
   rules: enRules,
   flows: enFlows,
   gateways: enGateways,
+  exports: enExports,
   serverErrors: enServerErrors,
   terms: enTerms,
   overview: enOverview,

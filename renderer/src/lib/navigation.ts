@@ -53,6 +53,11 @@ export const NAVIGATION: NavItem[] = [
     icon: 'M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM16.5 13v7M13 16.5h7',
   },
   {
+    path: '/exports',
+    label: (t) => t.exports.nav,
+    icon: 'M12 3v12M7 10l5 5 5-5M5 21h14',
+  },
+  {
     path: '/security',
     label: (t) => t.nav.security,
     icon: 'M12 2 4 5v6c0 5 3.4 9.4 8 11 4.6-1.6 8-6 8-11V5z',

@@ -7,7 +7,7 @@
 
 /** Who asked for an outgoing message; shown in connector logs and counted in `/metrics`. */
 export interface OutgoingOrigin {
-  kind: 'rule' | 'flow' | 'connector-monitoring' | 'alarm-report';
+  kind: 'rule' | 'flow' | 'connector-monitoring' | 'alarm-report' | 'export-plan';
   id: string;
 }
 
@@ -16,7 +16,8 @@ export interface OutgoingOrigin {
  * - webhook-out: `body` (JSON-encoded unless a string), extra `headers`;
  * - mqtt-out: `body`, `topic` (else the connector's default topic);
  * - kafka-out: `body`, `topic`, `key`;
- * - smtp-mail: `subject`, `body` as the text part, `to` (else the connector's default recipients).
+ * - smtp-mail: `subject`, `body` as the text part, `to` (else the connector's default recipients),
+ *   `attachments` (files read when the mail is sent).
  */
 export interface OutgoingMessage {
   body: unknown;
@@ -25,6 +26,7 @@ export interface OutgoingMessage {
   topic?: string;
   key?: string;
   headers?: Record<string, string>;
+  attachments?: Array<{ filename: string; path: string; contentType?: string }>;
 }
 
 export type OutgoingSendResult =

@@ -111,6 +111,23 @@ export class JobService {
     return view!;
   }
 
+  /**
+   * Jobs by id for another domain that has checked access to what they are about (an export
+   * plan's runs); missing ids are left out.
+   */
+  async views(ids: string[]): Promise<JobView[]> {
+    if (ids.length === 0) return [];
+    const jobs = await this.em().find(Job, { id: { $in: ids } }, { populate: ['account'] });
+    return this.withPositions(jobs);
+  }
+
+  /** Which of `ids` still name a job (housekeeping of files kept by job id). */
+  async existing(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const jobs = await this.em().find(Job, { id: { $in: ids } }, { fields: ['id'] });
+    return new Set(jobs.map((j) => j.id));
+  }
+
   private async withPositions(jobs: Job[]): Promise<JobView[]> {
     const queued = jobs.filter((j) => j.status === 'queued').map((j) => j.id);
     const positions = new Map<string, number>();

@@ -86,6 +86,25 @@ export const SCOPE_FIXTURES: Record<string, ScopeFixture> = {
         title: `fx ${uniq()}`,
       }),
     ),
+  exportPlan: async (_t, w, hidden) =>
+    created(
+      await savedBy(w, hidden)('POST', '/xapi/v1/export-plans', {
+        title: `fx ${uniq()}`,
+        accountId: w.accountId,
+      }),
+    ),
+  // A finished run of a plan saved by the restricted user (visible) or by the unrestricted admin (hidden).
+  exportJob: async (t, w, hidden) => {
+    const plan = created(
+      await savedBy(w, hidden)('POST', '/xapi/v1/export-plans', {
+        title: `fx ${uniq()}`,
+        accountId: w.accountId,
+      }),
+    );
+    const job = created(await w.admin('POST', `/xapi/v1/export-plans/${plan}/run`));
+    await t.services.jobs.runner.runOnce();
+    return job;
+  },
   integrationFlow: async (_t, w, hidden) =>
     created(
       await savedBy(w, hidden)('POST', '/xapi/v1/integration-flows', {

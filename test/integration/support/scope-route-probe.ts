@@ -27,6 +27,8 @@ export const SCOPED: Record<string, string> = {
   rule: 'the scopes recorded from its saver, and its twin',
   alarmLog: 'the twin or device it references',
   alarmReport: 'the scopes recorded from its saver',
+  exportPlan: 'the scopes recorded from its saver',
+  exportJob: 'the scopes recorded from its plan’s saver when it ran',
   integrationFlow: 'the scopes recorded from its saver',
   permissionScope: 'a restricted user sees only its own scopes',
   gateway: 'its scope; its devices heard are those the reader may see',
@@ -107,6 +109,9 @@ export const ID_LESS: Record<string, string> = {
     'alarm entries (listed ids or a filter, each checked like a single read)',
   'POST /xapi/v1/alarm-logs/close': 'alarm entries (listed ids or a filter, each checked like a single read)',
   'GET /xapi/v1/smart-groups': 'smart groups',
+  'GET /xapi/v1/export-plans': 'export plans',
+  'POST /xapi/v1/export-plans': 'export plans',
+  'POST /xapi/v1/export-plans/preview': 'the first rows of an export over the caller’s own twins',
   'POST /xapi/v1/smart-groups': 'smart groups',
   'GET /xapi/v1/alarm-reports': 'alarm reports',
   'GET /xapi/v1/connector-monitoring-rules': 'monitoring rules',
@@ -157,7 +162,24 @@ export const EXPECT: Record<string, { status: number | 'skip'; why: string }> = 
 };
 
 /** Bodies and query strings the schema alone cannot make valid. */
+const EXPORT_DEFINITION = {
+  selection: { operator: 'or', conditions: [], states: [] },
+  range: { relative: 'lastWeek' },
+  timeZone: 'Europe/Berlin',
+  shape: { layout: 'points', average: null, address: true, geolocation: true, customProperties: [] },
+  format: {
+    delimiter: ',',
+    decimalSeparator: '.',
+    bom: false,
+    headerNames: {},
+    escapeFormulas: true,
+    gzip: false,
+  },
+};
 const BODIES: Record<string, (w: ScopeWorld) => Record<string, unknown>> = {
+  'POST /xapi/v1/export-plans': () => ({ title: `probe ${uniq()}`, ...EXPORT_DEFINITION }),
+  'PUT /xapi/v1/export-plans/:id': () => ({ title: `probe ${uniq()}`, ...EXPORT_DEFINITION }),
+  'POST /xapi/v1/export-plans/preview': () => EXPORT_DEFINITION,
   'POST /xapi/v1/connectors/:id/monitoring-rules': () => ({
     title: `probe ${uniq()}`,
     type: 'no-data',

@@ -193,6 +193,7 @@ function sender(ctx: DeliveryContext): OutgoingSender {
           subject: message.subject ?? 'Stellwerk',
           text,
           ...(message.headers ? { headers: message.headers } : {}),
+          ...(message.attachments ? { attachments: message.attachments } : {}),
         });
       } catch (error) {
         await release(connector.id);

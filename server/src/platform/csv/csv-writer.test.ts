@@ -62,4 +62,22 @@ describe('CSV writer', () => {
     expect(pieces).toHaveLength(4);
     expect(turns).toBeGreaterThanOrEqual(2);
   });
+
+  it('writes German Excel CSV: semicolons, decimal commas, quoting by the chosen delimiter', () => {
+    const excel = { delimiter: ';' as const, decimalSeparator: ',' as const };
+    expect(
+      toCsv(
+        ['a;b', 'c,d'],
+        [
+          [1.5, -2],
+          ['x;y', '=1'],
+        ],
+        excel,
+      ),
+    ).toBe(`"a;b";c,d\r\n1,5;-2\r\n"x;y";'=1\r\n`);
+    expect(csvField(1.5, { decimalSeparator: ',' })).toBe('"1,5"');
+    expect(csvField(1.5, { delimiter: '\t', decimalSeparator: ',' })).toBe('1,5');
+    expect(csvField('a\tb', { delimiter: '\t' })).toBe('"a\tb"');
+    expect(csvField('a,b', { delimiter: '|' })).toBe('a,b');
+  });
 });

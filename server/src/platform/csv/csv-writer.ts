@@ -9,6 +9,9 @@
  * `'` (OWASP "CSV injection"), which spreadsheets show as text. Numbers the server writes as numbers
  * are data and stay as they are (`-3.5` stays `-3.5`); a text that merely looks like a number is
  * still text and is escaped (`'-3.5`). `escapeFormulas: false` writes every cell unaltered.
+ *
+ * Export plans choose the delimiter (`,` `;` tab `|`) and the decimal separator of numbers; a field
+ * is then quoted when it holds that delimiter instead of a comma.
  */
 
 import { Readable } from 'node:stream';
@@ -19,11 +22,28 @@ export type CsvValue = string | number | boolean | null | undefined;
 export interface CsvOptions {
   /** Prefix string cells that a spreadsheet would run as a formula with `'` (default true). */
   escapeFormulas?: boolean;
+  /** Field separator (default `,`); German Excel reads `;`. */
+  delimiter?: CsvDelimiter;
+  /** Written in place of the `.` of numbers (default `.`); German Excel reads `,`. */
+  decimalSeparator?: '.' | ',';
 }
+
+export const CSV_DELIMITERS = [',', ';', '\t', '|'] as const;
+export type CsvDelimiter = (typeof CSV_DELIMITERS)[number];
+
+/** The byte order mark some spreadsheets (Excel) need to read a CSV file as UTF-8. */
+export const UTF8_BOM = '\uFEFF';
 
 /** The characters OWASP lists as starting a formula: `=`, `+`, `-`, `@`, tab and CR. */
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
+/** Quoting rules per delimiter other than the comma, built once. */
+const QUOTE_RULES: Record<CsvDelimiter, RegExp> = {
+  ',': NEEDS_QUOTES,
+  ';': /[";\r\n]|^\s|\s$/,
+  '\t': /["\t\r\n]|^\s|\s$/,
+  '|': /["|\r\n]|^\s|\s$/,
+};
 
 export function toCsv(
   header: readonly string[],
@@ -63,12 +83,23 @@ export function csvStream(
 
 /** One record with its CRLF, for writers that stream rows. */
 export function csvLine(row: ReadonlyArray<CsvValue>, options: CsvOptions = {}): string {
-  return `${row.map((value) => csvField(value, options)).join(',')}\r\n`;
+  return `${row.map((value) => csvField(value, options)).join(options.delimiter ?? ',')}\r\n`;
 }
 
+/**
+ * One field. A number with a decimal comma is text to the CSV layer: with `,` as the delimiter too
+ * it is quoted (`"1,5"`), which every reader takes as one field.
+ */
 export function csvField(value: CsvValue, options: CsvOptions = {}): string {
   if (value === null || value === undefined) return '';
+  const quote = QUOTE_RULES[options.delimiter ?? ','];
+  if (typeof value === 'number') {
+    const text = String(value);
+    if (options.decimalSeparator !== ',') return text;
+    const comma = text.replace('.', ',');
+    return quote.test(comma) ? `"${comma}"` : comma;
+  }
   if (typeof value !== 'string') return String(value);
   const text = options.escapeFormulas !== false && FORMULA_START.test(value) ? `'${value}` : value;
-  return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return quote.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

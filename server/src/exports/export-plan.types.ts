@@ -1,0 +1,96 @@
+import type { CsvDelimiter } from '../platform/csv/csv-writer.js';
+
+/**
+ * What an export plan says (docs/exports.md): which twins and states, which time range, which
+ * shape and which CSV format. The engine takes only this, so the preview, plan runs and the
+ * console's "Download CSV" share one code path.
+ */
+
+/** A twin condition; `not` negates it. Title and hierarchy match parts, ignoring case. */
+export interface ExportCondition {
+  field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+  /** The custom property's name (field `property`). */
+  key?: string;
+  /** Tag, text part, property value, permission scope id or twin id (its subtree: `twin`). */
+  value: string;
+  not?: boolean;
+}
+
+export interface ExportSelection {
+  operator: 'and' | 'or';
+  conditions: ExportCondition[];
+  /** State keys to export, in this column order; empty: every state of the selected twins. */
+  states: string[];
+}
+
+export const RELATIVE_RANGES = [
+  'lastDay',
+  'lastWeek',
+  'lastMonth',
+  'previousDay',
+  'previousWeek',
+  'previousMonth',
+] as const;
+export type RelativeRange = (typeof RELATIVE_RANGES)[number];
+
+/**
+ * A time range in the plan's time zone. Relative ones are resolved when the job starts; absolute
+ * ones are local wall-clock times (`2026-10-01T00:00`), `to` exclusive.
+ */
+export type ExportRange = { relative: RelativeRange } | { from: string; to: string };
+
+export const AVERAGES = ['hour', 'day', 'week'] as const;
+export type ExportAverage = (typeof AVERAGES)[number];
+
+export interface ExportShape {
+  /** `points`: one row per data point; `clusterPerPacket`: one row per twin and time, a column per state. */
+  layout: 'points' | 'clusterPerPacket';
+  /** Mean per hour, day or week of the time zone instead of the raw points. */
+  average: ExportAverage | null;
+  address: boolean;
+  geolocation: boolean;
+  /** Custom properties written as columns, in this order. */
+  customProperties: string[];
+}
+
+export interface ExportFormat {
+  delimiter: CsvDelimiter;
+  decimalSeparator: '.' | ',';
+  bom: boolean;
+  /** Own header names by column id (`time`, `twin`, `state`, `value`, `state:<key>`, `property:<name>` …). */
+  headerNames: Record<string, string>;
+  escapeFormulas: boolean;
+  gzip: boolean;
+}
+
+/** German Excel opens this by double-click: semicolons, decimal commas, a BOM for UTF-8. */
+export const EXCEL_DE: Pick<ExportFormat, 'delimiter' | 'decimalSeparator' | 'bom'> = {
+  delimiter: ';',
+  decimalSeparator: ',',
+  bom: true,
+};
+
+export const DEFAULT_FORMAT: ExportFormat = {
+  delimiter: ',',
+  decimalSeparator: '.',
+  bom: false,
+  headerNames: {},
+  escapeFormulas: true,
+  gzip: false,
+};
+
+export const DEFAULT_SHAPE: ExportShape = {
+  layout: 'points',
+  average: null,
+  address: false,
+  geolocation: false,
+  customProperties: [],
+};
+
+export interface ExportDefinition {
+  selection: ExportSelection;
+  range: ExportRange;
+  timeZone: string;
+  shape: ExportShape;
+  format: ExportFormat;
+}

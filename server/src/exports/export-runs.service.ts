@@ -1,0 +1,320 @@
+import path from 'node:path';
+import { RequestContext, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Principal } from '../auth/principal.js';
+import type { AccountService } from '../accounts/account.service.js';
+import type { JobService } from '../jobs/job.service.js';
+import type { JobHandler } from '../jobs/job.types.js';
+import type { OutgoingDispatch } from '../integration/ports.js';
+import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
+import { seesRecorded } from '../permission-scopes/recorded-scopes.js';
+import { scopeFilter } from '../permission-scopes/scope-filter.js';
+import { randomToken, safeEqual, sha256 } from '../platform/crypto/tokens.js';
+import { errors } from '../platform/errors.js';
+import { nextRun } from '../platform/schedule.js';
+import { statesOfTwins } from '../states/state-selection.queries.js';
+import type { TimeSeriesQueryService } from '../timeseries/query/query.service.js';
+import type { TimeSeriesReads } from '../timeseries/timeseries.types.js';
+import { selectTwins } from '../twins/twin-selection.queries.js';
+import { estimateAverageRows, type ExportReads, type ExportSource } from './export-engine.js';
+import { exportCsv, exportPreview } from './export-csv.js';
+import { exportFileName, writeExportFile } from './export-files.js';
+import { ExportPlan } from './export-plan.entity.js';
+import type { ExportDefinition } from './export-plan.types.js';
+import { checkDefinition, type ExportPlanService } from './export-plan.service.js';
+import { resolveRange } from './export-range.js';
+
+export const EXPORT_JOB = 'export';
+
+export interface ExportRunsOptions {
+  /** Where finished files live (`<data dir>/exports`). */
+  dir: string;
+  /** A file up to this size is attached to the e-mail; a larger one is sent as a link. */
+  mailAttachmentMaxBytes: number;
+  /** How long a mailed download link works. */
+  linkValidMs: number;
+  publicUrl: string;
+}
+
+/** What an export job records as its result (GET /jobs shows it). */
+export interface ExportJobResult {
+  planId: string;
+  file: string;
+  bytes: number;
+  rows: number;
+  from: string;
+  to: string;
+  mail: 'none' | 'attached' | 'link';
+  linkExpiresAt?: string;
+  /** sha256 of the mailed link's secret part; the link itself is only in the mail. */
+  linkHash?: string;
+}
+
+/**
+ * Runs export plans: on demand and by schedule each run is an `export` job (queue position,
+ * progress rows written of an estimated total, `failed` with its reason), whose file is written to
+ * the data directory and downloaded with HTTP ranges, or e-mailed through the plan's `smtp-mail`
+ * connector (attached up to a size, else a time-limited link). Also the live preview.
+ */
+export class ExportRunsService {
+  constructor(
+    private readonly deps: {
+      em: () => EntityManager;
+      orm: MikroORM;
+      accounts: AccountService;
+      plans: ExportPlanService;
+      jobs: JobService;
+      reads: TimeSeriesReads;
+      query: TimeSeriesQueryService;
+      outgoing: OutgoingDispatch;
+      clock: () => Date;
+      log: FastifyBaseLogger;
+      options: ExportRunsOptions;
+    },
+  ) {}
+
+  /** The first 20 rows of a definition over the caller's own twins (the plan editor's preview). */
+  async preview(principal: Principal, input: ExportDefinition & { accountId?: string }) {
+    checkDefinition(input);
+    const account = await this.deps.accounts.actingAccount(principal, input.accountId);
+    const scopes = scopeFilter(principal);
+    const scopeIds = scopes.restricted ? [...scopes.scopeIds] : null;
+    const range = resolveRange(input.range, input.timeZone, this.deps.clock());
+    const source = await this.source(this.deps.em(), input, account.id, scopeIds);
+    const preview = await exportPreview(input, source, this.reads(account.id, scopeIds), range);
+    return { ...preview, from: range.from.toISOString(), to: range.to.toISOString() };
+  }
+
+  /** Queues a run now (on demand). */
+  async run(principal: Principal, id: string) {
+    const plan = await this.deps.plans.get(principal, id);
+    return this.enqueue(
+      plan,
+      this.deps.em(),
+      'manual',
+      this.deps.clock(),
+      principal.kind === 'user' ? principal.id : null,
+    );
+  }
+
+  /** Queues a run of every scheduled plan due at `now` (the scheduler; tests call it with their clock). */
+  async runDue(now: Date): Promise<string[]> {
+    const em = this.deps.orm.em.fork();
+    // Outside a request: the job service's `em()` reads this context.
+    return RequestContext.create(em, () => this.queueDue(em, now));
+  }
+
+  private async queueDue(em: EntityManager, now: Date): Promise<string[]> {
+    const due = await em.find(
+      ExportPlan,
+      { nextRunAt: { $lte: now } },
+      { populate: ['account'], limit: 100, orderBy: { nextRunAt: 'asc' } },
+    );
+    const queued: string[] = [];
+    for (const plan of due) {
+      // The range is resolved at the scheduled time, so a late round exports the same period.
+      const at = plan.nextRunAt!;
+      plan.nextRunAt = plan.schedule ? nextRun({ cron: plan.schedule }, plan.timeZone, now, now) : null;
+      await em.flush();
+      try {
+        await this.enqueue(plan, em, 'schedule', at, null);
+        queued.push(plan.id);
+      } catch (error) {
+        this.deps.log.warn({ err: error, planId: plan.id }, 'scheduled export could not be queued');
+      }
+    }
+    return queued;
+  }
+
+  private async enqueue(
+    plan: ExportPlan,
+    em: EntityManager,
+    trigger: string,
+    at: Date,
+    userId: string | null,
+  ) {
+    const job = await this.deps.jobs.enqueue({
+      account: plan.account,
+      type: EXPORT_JOB,
+      subjectId: plan.id,
+      input: { planId: plan.id, trigger, at: at.toISOString() },
+      createdByUserId: userId,
+    });
+    plan.lastJobId = job.id;
+    plan.lastRunAt = this.deps.clock();
+    await em.flush();
+    return job;
+  }
+
+  /**
+   * An export job's file for a reader of its plan: only a finished job of a plan the reader sees
+   * (404 otherwise, as for a missing one).
+   */
+  async file(principal: Principal, jobId: string): Promise<{ path: string; name: string }> {
+    const view = await this.deps.jobs.get(principal, jobId).catch(() => null);
+    const job = view?.job;
+    const scopes = (job?.input.scopes as RecordedScopes | undefined) ?? null;
+    if (!job || job.type !== EXPORT_JOB || job.status !== 'finished' || !seesRecorded(principal, scopes))
+      throw errors.notFound('Export file', jobId);
+    const result = job.result as unknown as ExportJobResult;
+    return { path: path.join(this.deps.options.dir, result.file), name: result.file };
+  }
+
+  /** The file a mailed link names, while the link is valid (404 otherwise). */
+  async fileByLink(token: string): Promise<{ path: string; name: string }> {
+    const [jobId, secret] = token.split('.');
+    const [view] = jobId && secret ? await this.deps.jobs.views([jobId]).catch(() => []) : [];
+    const result = view?.job.result as unknown as ExportJobResult | undefined;
+    const valid =
+      view?.job.status === 'finished' &&
+      result?.linkHash !== undefined &&
+      safeEqual(result.linkHash, sha256(secret!)) &&
+      Date.parse(result.linkExpiresAt ?? '') > this.deps.clock().getTime();
+    if (!valid) throw errors.notFound('Export file');
+    return { path: path.join(this.deps.options.dir, result.file), name: result.file };
+  }
+
+  /** The `export` job kind. Not retryable: a rerun would mail twice. */
+  handler(): JobHandler {
+    return {
+      type: EXPORT_JOB,
+      retryable: false,
+      run: async (ctx) => {
+        const planId = String(ctx.job.input.planId);
+        const plan = await ctx.em.findOne(
+          ExportPlan,
+          { id: planId },
+          { populate: ['account', 'mailConnector'] },
+        );
+        if (!plan) throw new Error(`The export plan ${planId} no longer exists`);
+        const accountId = plan.account.id;
+        const scopes = plan.permissionScopeIds;
+        // Recorded so downloads check the plan's scopes as they were when the file was written.
+        ctx.job.input = { ...ctx.job.input, scopes };
+        await ctx.em.flush();
+        const range = resolveRange(plan.range, plan.timeZone, new Date(String(ctx.job.input.at)));
+        const source = await this.source(ctx.em, plan, accountId, scopes);
+        const reads = this.reads(accountId, scopes);
+        ctx.setTotal(await this.estimate(plan, source, reads, range));
+        await ctx.flush();
+        let rows = 0;
+        const written = await writeExportFile(
+          this.deps.options.dir,
+          ctx.job.id,
+          plan.format.gzip,
+          exportCsv(plan, source, reads, range, (count) => {
+            rows += count;
+            ctx.advance(count);
+          }),
+        );
+        const result: ExportJobResult = {
+          planId,
+          file: exportFileName(ctx.job.id, plan.format.gzip),
+          bytes: written.bytes,
+          rows,
+          from: range.from.toISOString(),
+          to: range.to.toISOString(),
+          mail: 'none',
+        };
+        if (plan.mailConnector) await this.mail(plan, written.file, result, ctx.job.id);
+        ctx.setTotal(rows);
+        return result as unknown as Record<string, unknown>;
+      },
+    };
+  }
+
+  private async mail(plan: ExportPlan, file: string, result: ExportJobResult, jobId: string): Promise<void> {
+    const { options } = this.deps;
+    const attach = result.bytes <= options.mailAttachmentMaxBytes;
+    const lines = [
+      `Export plan: ${plan.title}`,
+      `Period: ${result.from} – ${result.to} (${plan.timeZone})`,
+      `Rows: ${result.rows}`,
+    ];
+    const message = { subject: `Export "${plan.title}"`, ...(plan.mailTo.length ? { to: plan.mailTo } : {}) };
+    let body: string;
+    let attachments: Array<{ filename: string; path: string }> | undefined;
+    if (attach) {
+      result.mail = 'attached';
+      attachments = [
+        { filename: `${safeName(plan.title)}${result.file.slice(result.file.indexOf('.'))}`, path: file },
+      ];
+      body = [...lines, '', 'The file is attached.'].join('\n');
+    } else {
+      const secret = randomToken();
+      const expires = new Date(this.deps.clock().getTime() + options.linkValidMs);
+      result.mail = 'link';
+      result.linkHash = sha256(secret);
+      result.linkExpiresAt = expires.toISOString();
+      const url = `${options.publicUrl.replace(/\/$/, '')}/xapi/v1/export-files/${jobId}.${secret}`;
+      body = [
+        ...lines,
+        '',
+        `The file (${result.bytes} bytes) is too large to attach. Download it until ${result.linkExpiresAt}:`,
+        url,
+      ].join('\n');
+    }
+    const sent = await this.deps.outgoing.send(
+      plan.account.id,
+      plan.mailConnector!.id,
+      { ...message, body, ...(attachments ? { attachments } : {}) },
+      { kind: 'export-plan', id: plan.id },
+    );
+    // The file exists, but the plan promised a mail: a run that cannot send it has not done its work.
+    if (!sent.queued)
+      throw new Error(`The e-mail could not be queued (${sent.reason}); the file is ${result.file}`);
+  }
+
+  private async source(
+    em: EntityManager,
+    def: ExportDefinition,
+    accountId: string,
+    scopes: RecordedScopes,
+  ): Promise<ExportSource> {
+    const twins = await selectTwins(em, {
+      accountId,
+      scopes,
+      operator: def.selection.operator,
+      conditions: def.selection.conditions,
+    });
+    const states = await statesOfTwins(
+      em,
+      twins.map((t) => t.id),
+      def.selection.states,
+    );
+    return { twins, states };
+  }
+
+  private reads(accountId: string, scopes: RecordedScopes): ExportReads {
+    return {
+      readPoints: (filter) => this.deps.reads.readPoints(filter),
+      query: (text) =>
+        this.deps.query.runIn({ accountId, includeSubAccounts: false, permissionScopeIds: scopes }, text),
+    };
+  }
+
+  /** Rows to expect: exact for averages, the points of the range for raw exports (counted by PostgreSQL only). */
+  private async estimate(
+    def: ExportDefinition,
+    source: ExportSource,
+    reads: ExportReads,
+    range: { from: Date; to: Date },
+  ) {
+    if (source.states.length === 0) return 0;
+    if (def.shape.average) return estimateAverageRows(def, source, range);
+    const target = await this.deps.reads.servingTarget().catch(() => null);
+    if (target?.kind !== 'postgres' || source.states.length > 1000) return 0;
+    const ids = source.states.map((s) => `'${s.id}'`).join(', ');
+    const answer = await reads.query(
+      `SELECT count(*) WHERE state.id IN (${ids}) AND time >= '${range.from.toISOString()}' AND time < '${range.to.toISOString()}'`,
+    );
+    const points = Number(answer.rows[0]?.[0] ?? 0);
+    if (def.shape.layout === 'points') return points;
+    // One row per twin and instant: as many as the points when each packet carries one state.
+    const perTwin = source.states.length / Math.max(1, new Set(source.states.map((s) => s.twinId)).size);
+    return Math.round(points / perTwin);
+  }
+}
+
+/** A plan title as a file name: letters, digits, dot, dash and underscore. */
+const safeName = (title: string) => title.replace(/[^\p{L}\p{N}._-]+/gu, '_').slice(0, 80) || 'export';
