@@ -135,5 +135,4 @@ export const deDashboards: typeof enDashboards = {
     map: 'Zwillinge mit Koordinaten auf der Offline-Karte',
     dashboard: 'Eine Kachel, die ein anderes Dashboard öffnet',
   },
-  ranges: { '1h': '1 Std.', '6h': '6 Std.', '24h': '24 Std.', '7d': '7 Tage', '30d': '30 Tage' },
 };

@@ -5,6 +5,7 @@ import { deGateways } from './de.gateways';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
+import { deCharts } from './de.charts';
 import { dePublicDashboards } from './de.public-dashboards';
 import { deDevices } from './de.devices';
 import { deDeviceOps } from './de.device-ops';
@@ -108,6 +109,7 @@ export const de: Messages = {
   deviceOps: deDeviceOps,
   admin: deAdmin,
   dashboards: deDashboards,
+  charts: deCharts,
   publicDashboards: dePublicDashboards,
   drivers: deDrivers,
   rules: deRules,

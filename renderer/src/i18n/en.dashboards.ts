@@ -131,5 +131,4 @@ export const enDashboards = {
     map: 'Twins with coordinates on the offline map',
     dashboard: 'A tile that opens another dashboard',
   },
-  ranges: { '1h': '1 h', '6h': '6 h', '24h': '24 h', '7d': '7 days', '30d': '30 days' },
 };

@@ -10,6 +10,7 @@ import { enDeviceOps } from './en.device-ops';
 import { enTwins } from './en.twins';
 import { enServerErrors } from './en.server-errors';
 import { enTerms } from './en.terms';
+import { enCharts } from './en.charts';
 
 /** English texts. German (de.ts) must have the same keys: its type is this object's. */
 export const en = {
@@ -105,6 +106,7 @@ export const en = {
   deviceOps: enDeviceOps,
   admin: enAdmin,
   dashboards: enDashboards,
+  charts: enCharts,
   publicDashboards: enPublicDashboards,
   drivers: enDrivers,
   rules: enRules,
