@@ -21,7 +21,7 @@ export const deCharts: Messages['charts'] = {
   badWindow: 'Der Beginn muss vor dem Ende liegen.',
   loading: 'Verlauf wird geladen…',
   empty: 'In diesem Zeitraum gibt es noch keine Werte. Neue Werte erscheinen hier, sobald sie eintreffen.',
-  points: '{count} Punkt|{count} Punkte',
+  points: '{count} Wert|{count} Werte',
   means: 'Mittelwert je {bucket}, Band von Minimum bis Maximum',
   raw: 'Jeder Punkt',
   band: 'Min.–Max.',
