@@ -47,18 +47,16 @@ describe('line charts with several states, zoom and CSV download (Chromium)', ()
       // Distinct receive times, so the order of the points is the order of publishing.
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    // Stored: both states have all their points before the page reads them.
-    await expect
-      .poll(
-        async () =>
-          (
-            await xapi<{ rows: unknown[][] }>('POST', '/xapi/v1/timeseries/query', {
-              query: `SELECT count(*) WHERE twin.id = '${ids.twin}' AND time >= now() - 1h`,
-            })
-          ).rows[0]![0],
-        { timeout: 15_000 },
-      )
-      .toBe(FLOW.length * 2);
+    // Stored: both states have all their points before the page reads them (bounded wait).
+    const stored = async () =>
+      (
+        await xapi<{ rows: number[][] }>('POST', '/xapi/v1/timeseries/query', {
+          query: `SELECT count(*) WHERE twin.id = '${ids.twin}' AND time >= now() - 1h`,
+        })
+      ).rows[0]?.[0] ?? 0;
+    for (let attempt = 0; attempt < 150 && (await stored()) < FLOW.length * 2; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await stored()).toBe(FLOW.length * 2);
     ids.board = (
       await xapi('POST', '/xapi/v1/dashboards', {
         title: 'Pump station',

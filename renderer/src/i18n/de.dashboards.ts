@@ -126,7 +126,7 @@ export const deDashboards: typeof enDashboards = {
     dashboard: 'Verschachteltes Dashboard',
   },
   typeHints: {
-    'line-chart': 'Verlauf eines Datenpunkts, Live-Werte werden angehängt',
+    'line-chart': 'Verlauf eines oder mehrerer Datenpunkte, Live-Werte werden angehängt',
     gauge: 'Letzter Wert zwischen Minimum und Maximum',
     donut: 'Anteile eines oder mehrerer Werte',
     boolean: 'Ob ein Datenpunkt an oder aus ist',

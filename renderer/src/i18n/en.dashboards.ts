@@ -122,7 +122,7 @@ export const enDashboards = {
     dashboard: 'Nested dashboard',
   },
   typeHints: {
-    'line-chart': 'History of a state, live values appended',
+    'line-chart': 'History of one or more states, live values appended',
     gauge: 'Latest value between a minimum and maximum',
     donut: 'Share of one or more values',
     boolean: 'Whether a state is on or off',
