@@ -299,7 +299,9 @@ async function dashboardStep(page: Page): Promise<void> {
     const dialog = page.getByRole('dialog', { name: 'Add a widget' });
     await dialog.getByRole('radio', { name: new RegExp(`^${type}`) }).check();
     await dialog.getByLabel('Twin', { exact: true }).selectOption({ label: 'Boiler house' });
-    await dialog.getByLabel('Data state').selectOption({ label: 'Flow temperature (temperature, °C)' });
+    // A line chart takes several states (checkboxes), a gauge one (a select).
+    if (type === 'Line chart') await dialog.getByRole('checkbox', { name: /^Flow temperature/ }).check();
+    else await dialog.getByLabel('Data state').selectOption({ label: 'Flow temperature (temperature, °C)' });
     await dialog.getByRole('button', { name: 'Add widget' }).click();
     await dialog.waitFor({ state: 'hidden' });
   }

@@ -135,7 +135,7 @@ describe('dashboards', () => {
     await refusedAt([{ ...gauge, type: 'spreadsheet' }], '/layout/widgets/0/type');
     await refusedAt([{ ...gauge, stateIds: ['state-1'] }], '/layout/widgets/0/stateIds/0');
     await refusedAt([{ ...gauge, min: 10, max: 5 }], '/layout/widgets/0/min');
-    await refusedAt([{ ...gauge, range: '1y' }], '/layout/widgets/0/range');
+    await refusedAt([{ ...gauge, range: '2y' }], '/layout/widgets/0/range');
     await refusedAt(
       Array.from({ length: 101 }, (_, i) => ({ ...gauge, id: `w${i}` })),
       '/layout/widgets',

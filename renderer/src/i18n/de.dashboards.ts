@@ -126,7 +126,7 @@ export const deDashboards: typeof enDashboards = {
     dashboard: 'Verschachteltes Dashboard',
   },
   typeHints: {
-    'line-chart': 'Verlauf eines Datenpunkts, Live-Werte werden angehängt',
+    'line-chart': 'Verlauf eines oder mehrerer Datenpunkte, Live-Werte werden angehängt',
     gauge: 'Letzter Wert zwischen Minimum und Maximum',
     donut: 'Anteile eines oder mehrerer Werte',
     boolean: 'Ob ein Datenpunkt an oder aus ist',
@@ -135,5 +135,4 @@ export const deDashboards: typeof enDashboards = {
     map: 'Zwillinge mit Koordinaten auf der Offline-Karte',
     dashboard: 'Eine Kachel, die ein anderes Dashboard öffnet',
   },
-  ranges: { '1h': '1 Std.', '6h': '6 Std.', '24h': '24 Std.', '7d': '7 Tage', '30d': '30 Tage' },
 };

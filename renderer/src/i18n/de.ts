@@ -6,6 +6,7 @@ import { deExports } from './de.exports';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
+import { deCharts } from './de.charts';
 import { dePublicDashboards } from './de.public-dashboards';
 import { deDevices } from './de.devices';
 import { deDeviceOps } from './de.device-ops';
@@ -113,6 +114,7 @@ export const de: Messages = {
   deviceOps: deDeviceOps,
   admin: deAdmin,
   dashboards: deDashboards,
+  charts: deCharts,
   publicDashboards: dePublicDashboards,
   drivers: deDrivers,
   rules: deRules,

@@ -162,19 +162,6 @@ export const deTwins: Messages['twins'] = {
   },
   chart: {
     title: 'Verlauf von {key}',
-    range: 'Zeitraum',
-    ranges: {
-      '1h': '1 Std.',
-      '6h': '6 Std.',
-      '24h': '24 Std.',
-      '7d': '7 Tage',
-      '30d': '30 Tage',
-      '90d': '90 Tage',
-    },
-    loading: 'Verlauf wird geladen…',
-    empty: 'Noch keine Werte in diesem Zeitraum. Neue Werte erscheinen hier, sobald sie eintreffen.',
-    means: 'Mittelwerte je {bucket}',
-    points: '{count} Wert|{count} Werte',
     close: 'Diagramm schließen',
     notNumeric:
       'Dieser Datenpunkt enthält Text oder Objekte; das Diagramm zeigt nur Zahlen und boolesche Werte.',

@@ -122,7 +122,7 @@ export const enDashboards = {
     dashboard: 'Nested dashboard',
   },
   typeHints: {
-    'line-chart': 'History of a state, live values appended',
+    'line-chart': 'History of one or more states, live values appended',
     gauge: 'Latest value between a minimum and maximum',
     donut: 'Share of one or more values',
     boolean: 'Whether a state is on or off',
@@ -131,5 +131,4 @@ export const enDashboards = {
     map: 'Twins with coordinates on the offline map',
     dashboard: 'A tile that opens another dashboard',
   },
-  ranges: { '1h': '1 h', '6h': '6 h', '24h': '24 h', '7d': '7 days', '30d': '30 days' },
 };

@@ -14,6 +14,7 @@ import { enServerErrors } from './en.server-errors';
 import { enTerms } from './en.terms';
 import { enOverview } from './en.overview';
 import { enConsole } from './en.console';
+import { enCharts } from './en.charts';
 
 /** English texts. German (de.ts) must have the same keys: its type is this object's. */
 export const en = {
@@ -110,6 +111,7 @@ export const en = {
   deviceOps: enDeviceOps,
   admin: enAdmin,
   dashboards: enDashboards,
+  charts: enCharts,
   publicDashboards: enPublicDashboards,
   drivers: enDrivers,
   rules: enRules,

@@ -23,7 +23,8 @@ export const WIDGET_TYPES = [
   'map',
   'dashboard',
 ] as const;
-const RANGES = ['1h', '6h', '24h', '7d', '30d'];
+// The console's chart ranges (renderer/src/lib/charts/chart-range.ts).
+const RANGES = ['5m', '15m', '1h', '6h', '24h', '7d', '30d', '90d', '1y'];
 
 const fail = (path: string, message: string) =>
   errors.validation(`layout${path.replaceAll('/', '.')}: ${message}`, [

@@ -9,7 +9,7 @@ export type WidgetSettings = Omit<Widget, 'id' | 'x' | 'y' | 'w' | 'h'>;
 /** Types bound to a twin and data states; the map and the nested dashboard are not. */
 export const STATE_TYPES: Widget['type'][] = ['line-chart', 'gauge', 'donut', 'boolean', 'raw-values'];
 /** Types that show several states. */
-export const MULTI_STATE_TYPES: Widget['type'][] = ['donut', 'raw-values'];
+export const MULTI_STATE_TYPES: Widget['type'][] = ['line-chart', 'donut', 'raw-values'];
 
 export const statesOf = (widget: Widget, data: DashboardData): TwinState[] =>
   (widget.stateIds ?? []).map((id) => data.states[id]).filter((state): state is TwinState => Boolean(state));

@@ -2,7 +2,7 @@ import { api, ApiError } from '../../api/client';
 import { LiveTwins, type LiveStateChange, type LiveStatus } from '../twins/live-twins';
 import type { Twin, TwinState } from '../twins/twin-api';
 import { applyChange, withNewerLive } from '../twins/live-merge';
-import { historyQuery, type HistoryRange } from '../twins/history-query';
+import { consoleChartSource, type ChartSource } from '../charts/chart-source';
 
 type ValueListener = (timestamp: string, value: unknown) => void;
 
@@ -12,8 +12,8 @@ export interface DashboardSource {
   read(twinIds: string[]): Promise<{ twins: Record<string, Twin | null>; states: TwinState[] }>;
   /** The page's one live connection. */
   live: LiveTwins;
-  /** A state's history for a line chart: `[time, value]` rows, oldest first (history-query.ts). */
-  history(state: TwinState, range: HistoryRange): Promise<unknown[][]>;
+  /** Where line charts read their points (and their CSV, where the viewer may download). */
+  chart: ChartSource;
 }
 
 /** The signed-in console: each twin and its states through the XAPI, live over `/xapi/v1/live`. */
@@ -32,12 +32,7 @@ export function consoleSource(): DashboardSource {
   };
   return {
     live: new LiveTwins(),
-    async history(state, range) {
-      const query = historyQuery(state.id, range);
-      return (
-        await api.call('POST /xapi/v1/timeseries/query', { body: { query, accountId: state.accountId } })
-      ).rows;
-    },
+    chart: consoleChartSource,
     async read(twinIds) {
       const replies = await Promise.all(twinIds.map(readTwin));
       return {

@@ -3,6 +3,7 @@
  * and the pure placement rules of the editor: widgets never overlap; whoever is in the way of a moved
  * or resized widget is pushed down.
  */
+import { CHART_RANGES, type ChartRange } from '../charts/chart-range';
 
 export const GRID_COLUMNS = 12;
 export const MAX_ROWS = 200;
@@ -20,8 +21,7 @@ export const WIDGET_TYPES = [
 ] as const;
 export type WidgetType = (typeof WIDGET_TYPES)[number];
 
-export const CHART_RANGES = ['1h', '6h', '24h', '7d', '30d'] as const;
-export type ChartRange = (typeof CHART_RANGES)[number];
+export { CHART_RANGES, type ChartRange };
 
 export interface Widget {
   id: string;

@@ -1,6 +1,7 @@
 import { api } from '../../api/client';
 import type { Reply } from '../../api/generated';
 import type { Language } from '../i18n.svelte';
+import type { ChartAnswer } from '../charts/chart-query';
 import { LiveTwins, publicDashboardLive } from '../twins/live-twins';
 import { parseMapView, type MapView } from '../twins/map-view';
 import type { Twin, TwinState } from '../twins/twin-api';
@@ -71,13 +72,30 @@ export function publicSource(
   return {
     fetch,
     live: new LiveTwins(publicDashboardLive(dashboardId, key)),
-    async history(state, range) {
-      const reply = await api.call('GET /hub/api/v1/public-dashboards/{id}/history', {
-        path: { id: dashboardId },
-        query: { stateId: state.id, range: range === '90d' ? '30d' : range },
-        apiKey: key,
-      });
-      return reply.points.map((point) => [point.time, point.value]);
+    chart: {
+      // The public history route serves fixed ranges per state (no query text from a viewer): the
+      // shortest that reaches back to the window's start, cut to the window; no CSV download.
+      async run(query): Promise<ChartAnswer> {
+        const range = publicHistoryRange(query.from, Date.now());
+        const replies = await Promise.all(
+          query.stateIds.map((stateId) =>
+            api.call('GET /hub/api/v1/public-dashboards/{id}/history', {
+              path: { id: dashboardId },
+              query: { stateId, range },
+              apiKey: key,
+            }),
+          ),
+        );
+        const rows = replies.flatMap((reply, index) =>
+          reply.points
+            .filter((point) => {
+              const at = Date.parse(point.time);
+              return at >= query.from && at <= query.to;
+            })
+            .map((point) => [point.time, query.stateIds[index], point.value]),
+        );
+        return { columns: [{ name: 'time' }, { name: 'state_id' }, { name: 'value' }], rows };
+      },
     },
     async read(twinIds) {
       const view = await fetch();
@@ -94,4 +112,17 @@ export function publicSource(
       return { twins, states: view.states as unknown as TwinState[] };
     },
   };
+}
+
+const PUBLIC_RANGES = [
+  ['1h', 3_600_000],
+  ['6h', 6 * 3_600_000],
+  ['24h', 24 * 3_600_000],
+  ['7d', 7 * 86_400_000],
+  ['30d', 30 * 86_400_000],
+] as const;
+
+/** The public history route's shortest range that reaches back to `from` (at most 30 days). */
+export function publicHistoryRange(from: number, now: number): (typeof PUBLIC_RANGES)[number][0] {
+  return (PUBLIC_RANGES.find(([, ms]) => now - ms <= from) ?? PUBLIC_RANGES[PUBLIC_RANGES.length - 1]!)[0];
 }

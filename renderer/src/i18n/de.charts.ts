@@ -1,0 +1,41 @@
+import type { Messages } from './en';
+
+/** German texts of the shared line chart. */
+export const deCharts: Messages['charts'] = {
+  range: 'Zeitraum',
+  ranges: {
+    '5m': '5 Min.',
+    '15m': '15 Min.',
+    '1h': '1 Std.',
+    '6h': '6 Std.',
+    '24h': '24 Std.',
+    '7d': '7 Tage',
+    '30d': '30 Tage',
+    '90d': '90 Tage',
+    '1y': '1 Jahr',
+    custom: 'Eigener',
+  },
+  from: 'Von',
+  to: 'Bis',
+  apply: 'Anzeigen',
+  badWindow: 'Der Beginn muss vor dem Ende liegen.',
+  loading: 'Verlauf wird geladen…',
+  empty: 'In diesem Zeitraum gibt es noch keine Werte. Neue Werte erscheinen hier, sobald sie eintreffen.',
+  points: '{count} Wert|{count} Werte',
+  means: 'Mittelwert je {bucket}, Band von Minimum bis Maximum',
+  raw: 'Jeder Punkt',
+  band: 'Min.–Max.',
+  truncated:
+    'Nur die ersten {count} Zeilen werden gezeigt; vergrößern Sie den Ausschnitt oder wählen Sie einen kürzeren Zeitraum.',
+  omitted: 'Nicht gezeichnet (höchstens vier Einheiten je Diagramm): {names}',
+  resetZoom: 'Zoom zurücksetzen',
+  zoomHint: 'Zum Zoomen über dem Diagramm scrollen, zum Verschieben ziehen.',
+  download: 'CSV herunterladen',
+  downloading: 'Datei wird vorbereitet…',
+  states: 'Datenpunkte in diesem Diagramm',
+  addState: 'Datenpunkt hinzufügen',
+  addStatePlaceholder: 'Datenpunkt hinzufügen…',
+  remove: '{name} aus dem Diagramm entfernen',
+  noUnit: 'ohne Einheit',
+  durations: { s: '{n} s', m: '{n} Min.', h: '{n} Std.', d: '{n} T.', w: '{n} Wo.' },
+};
