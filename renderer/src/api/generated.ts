@@ -235,7 +235,14 @@ export interface ApiOperations {
   /** List the accounts the caller may reach (own and sub-accounts) */
   'GET /xapi/v1/accounts': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; parentId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      parentId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -440,6 +447,7 @@ export interface ApiOperations {
       category?: string;
       referenceType?: string;
       referenceId?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -589,7 +597,14 @@ export interface ApiOperations {
   /** Alarm reports of an account */
   'GET /xapi/v1/alarm-reports': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -757,7 +772,14 @@ export interface ApiOperations {
   /** API keys of an account (without the keys themselves) */
   'GET /xapi/v1/api-keys': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -847,6 +869,7 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       action?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -917,6 +940,7 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       connectorId?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -1017,6 +1041,7 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       type?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -1588,7 +1613,14 @@ export interface ApiOperations {
   /** Dashboards of an account: search in the title, sort, paging */
   'GET /xapi/v1/dashboards': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -1679,7 +1711,14 @@ export interface ApiOperations {
   /** Drivers usable in an account: its own and the shared drivers of its parent accounts */
   'GET /xapi/v1/device-drivers': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -1878,7 +1917,14 @@ export interface ApiOperations {
   /** Device templates of an account */
   'GET /xapi/v1/device-templates': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -2060,6 +2106,7 @@ export interface ApiOperations {
       accountId?: string;
       parentId?: string;
       referenceId?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -2328,7 +2375,7 @@ export interface ApiOperations {
   /** Data states of a twin (sort by key, title, createdAt, updatedAt; searchItems on key and title) */
   'GET /xapi/v1/digital-twins/{id}/states': {
     path: { id: string };
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string };
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -2388,7 +2435,14 @@ export interface ApiOperations {
   /** Filters of an account: search in the title, sort (title, createdAt, updatedAt), paging */
   'GET /xapi/v1/filters': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -2488,6 +2542,7 @@ export interface ApiOperations {
       accountId?: string;
       connectorId?: string;
       status?: 'online' | 'offline';
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -2646,7 +2701,7 @@ export interface ApiOperations {
   /** Devices the gateway heard, newest first, with their last RSSI and SNR */
   'GET /xapi/v1/gateways/{id}/devices': {
     path: { id: string };
-    query: { page?: number; pageSize?: number };
+    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -2690,7 +2745,14 @@ export interface ApiOperations {
   /** Integration flows of an account: search in the title, sort (title, createdAt, updatedAt), paging */
   'GET /xapi/v1/integration-flows': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -2866,6 +2928,7 @@ export interface ApiOperations {
       accountId?: string;
       status?: 'queued' | 'running' | 'finished' | 'failed';
       type?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -2931,7 +2994,14 @@ export interface ApiOperations {
   /** Permission scopes (access areas) of an account; restricted users see only their own */
   'GET /xapi/v1/permission-scopes': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3004,7 +3074,14 @@ export interface ApiOperations {
   /** Roles usable in an account: built-in, its own and its parent accounts’ */
   'GET /xapi/v1/roles': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3086,6 +3163,7 @@ export interface ApiOperations {
       accountId?: string;
       twinId?: string;
       triggerType?: 'event' | 'time' | 'location';
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -3229,7 +3307,14 @@ export interface ApiOperations {
   /** Smart groups (saved device/twin filters) */
   'GET /xapi/v1/smart-groups': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3437,7 +3522,14 @@ export interface ApiOperations {
   /** Transformers of an account: search in the title, sort (title, createdAt, updatedAt), paging */
   'GET /xapi/v1/transformers': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3514,7 +3606,14 @@ export interface ApiOperations {
   /** Users of an account; searchItems looks at name and e-mail */
   'GET /xapi/v1/users': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3735,6 +3834,7 @@ export interface ApiOperations {
       deviceTemplateId?: string;
       deviceDriverId?: string;
       parentId?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -4081,7 +4181,7 @@ export interface ApiOperations {
   /** The device's downlinks with their status, newest first */
   'GET /xapi/v1/virtual-devices/{id}/downlinks': {
     path: { id: string };
-    query: { page?: number; pageSize?: number };
+    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -4231,7 +4331,7 @@ export interface ApiOperations {
   /** Packet history, newest first, bounded; meta.maximumReached when older packets exist */
   'GET /xapi/v1/virtual-devices/{id}/packets': {
     path: { id: string };
-    query: { page?: number; pageSize?: number };
+    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -4276,7 +4376,7 @@ export interface ApiOperations {
   /** Current device states (`_raw`, `_parsed`, target variables) */
   'GET /xapi/v1/virtual-devices/{id}/states': {
     path: { id: string };
-    query: never;
+    query: { format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: { key: string; value: unknown; timestamp: string; packetId: string | null }[];
