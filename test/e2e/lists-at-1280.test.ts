@@ -63,7 +63,7 @@ describe('lists at 1280 px (Chromium)', () => {
     xapi = await loginXapi(h.server.baseUrl, EMAIL, PASSWORD);
     const connector = await xapi('POST', '/xapi/v1/connectors', {
       title: `${LONG} connector`,
-      type: 'mqtt-in',
+      type: 'webhook-in',
     });
     for (const [index, title] of [`${LONG} meter`, '=SUM(A1:A9) meter', 'Cellar meter'].entries())
       await xapi('POST', '/xapi/v1/virtual-devices', {
@@ -102,7 +102,7 @@ describe('lists at 1280 px (Chromium)', () => {
       await page.goto(`${h.server.baseUrl}/#${path}`);
       await page.locator('main h1').first().waitFor();
       // The list has answered once the loading note is gone.
-      await page.waitForFunction('!document.querySelector(\'[aria-busy="true"], .list-toolbar-loading\')');
+      await page.waitForSelector('[aria-busy="true"], .list-toolbar-loading', { state: 'detached' });
       const found = await page.evaluate<string[]>(OVERFLOWS);
       for (const problem of found) problems.push(`${path}: ${problem}`);
       await h.shot(`lists-1280${path.replace(/\//g, '-')}`);
@@ -116,8 +116,8 @@ describe('lists at 1280 px (Chromium)', () => {
     await page.getByTestId('device-row').first().waitFor();
     // The default sort is by title ascending: one click sorts descending.
     await page.getByRole('button', { name: 'Title', exact: true }).click();
-    await page.waitForFunction('document.querySelector(\'th[aria-sort="descending"]\')');
-    await page.waitForFunction('!document.querySelector(\'[aria-busy="true"]\')');
+    await page.waitForSelector('th[aria-sort="descending"]');
+    await page.waitForSelector('[aria-busy="true"]', { state: 'detached' });
     const shown = await page.getByTestId('device-row').locator('td:nth-child(2)').allTextContents();
     const [download] = await Promise.all([
       page.waitForEvent('download'),
