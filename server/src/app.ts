@@ -20,6 +20,7 @@ import { registerTransport, trustProxyOption } from './platform/http/transport.j
 import { assertSafeInput } from './platform/http/input-guard.js';
 import { ErrorBody } from './platform/http/schemas.js';
 import { registerValidation } from './platform/http/validation.js';
+import { registerListCsv } from './platform/http/list-csv.js';
 import { registerCompression } from './platform/http/compression.js';
 import { logRequestsAtDebug } from './platform/http/request-log.js';
 import { Metrics } from './platform/metrics.js';
@@ -108,6 +109,7 @@ export async function buildServer(
   // like form and multipart bodies, is what a cross-site form or no-cors fetch can send: 415.
   app.removeContentTypeParser('text/plain');
   registerValidation(app);
+  registerListCsv(app);
   registerTransport(app, config);
   logRequestsAtDebug(app);
   registerErrorHandling(app, database);

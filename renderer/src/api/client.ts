@@ -42,6 +42,18 @@ export class ApiClient {
 
   constructor(private readonly baseUrl = '') {}
 
+  /**
+   * The URL of a GET route for a link the browser follows itself (a list's CSV download): the session
+   * cookie authenticates it, and the browser streams the file to disk.
+   */
+  href<K extends OperationKey>(operation: K, ...[args]: ArgsTuple<K>): string {
+    const { path, query } = (args ?? {}) as {
+      path?: Record<string, string | number>;
+      query?: Record<string, unknown>;
+    };
+    return this.baseUrl + expandPath(operation.split(' ')[1]!, path) + queryString(query);
+  }
+
   async call<K extends OperationKey>(operation: K, ...[args]: ArgsTuple<K>): Promise<Reply<K>> {
     const { path, query, body, bearer, apiKey, contentType } = (args ?? {}) as {
       path?: Record<string, string | number>;

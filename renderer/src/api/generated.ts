@@ -235,7 +235,14 @@ export interface ApiOperations {
   /** List the accounts the caller may reach (own and sub-accounts) */
   'GET /xapi/v1/accounts': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; parentId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      parentId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -440,6 +447,7 @@ export interface ApiOperations {
       category?: string;
       referenceType?: string;
       referenceId?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -589,7 +597,14 @@ export interface ApiOperations {
   /** Alarm reports of an account */
   'GET /xapi/v1/alarm-reports': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -757,7 +772,14 @@ export interface ApiOperations {
   /** API keys of an account (without the keys themselves) */
   'GET /xapi/v1/api-keys': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -847,6 +869,7 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       action?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -917,6 +940,7 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       connectorId?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -1018,6 +1042,7 @@ export interface ApiOperations {
       accountId?: string;
       type?: string;
       active?: boolean;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -1589,7 +1614,14 @@ export interface ApiOperations {
   /** Dashboards of an account: search in the title, sort, paging */
   'GET /xapi/v1/dashboards': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -1680,7 +1712,14 @@ export interface ApiOperations {
   /** Drivers usable in an account: its own and the shared drivers of its parent accounts */
   'GET /xapi/v1/device-drivers': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -1879,7 +1918,14 @@ export interface ApiOperations {
   /** Device templates of an account */
   'GET /xapi/v1/device-templates': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -2063,6 +2109,7 @@ export interface ApiOperations {
       parentId?: string;
       referenceId?: string;
       'filter[status]'?: ('active' | 'inactive') | ('active' | 'inactive')[];
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -2331,7 +2378,7 @@ export interface ApiOperations {
   /** Data states of a twin (sort by key, title, createdAt, updatedAt; searchItems on key and title) */
   'GET /xapi/v1/digital-twins/{id}/states': {
     path: { id: string };
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string };
+    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -2398,7 +2445,14 @@ export interface ApiOperations {
   /** Export plans with their last run (status, progress, queue position) and next run */
   'GET /xapi/v1/export-plans': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -2464,7 +2518,7 @@ export interface ApiOperations {
         createdAt: string;
         updatedAt: string;
       }[];
-      meta: { page: number; pageSize: number; total: number };
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };
   /** Create an export plan */
@@ -2818,7 +2872,14 @@ export interface ApiOperations {
   /** Filters of an account: search in the title, sort (title, createdAt, updatedAt), paging */
   'GET /xapi/v1/filters': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -2918,6 +2979,7 @@ export interface ApiOperations {
       accountId?: string;
       connectorId?: string;
       status?: 'online' | 'offline';
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -3076,7 +3138,7 @@ export interface ApiOperations {
   /** Devices the gateway heard, newest first, with their last RSSI and SNR */
   'GET /xapi/v1/gateways/{id}/devices': {
     path: { id: string };
-    query: { page?: number; pageSize?: number };
+    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -3120,7 +3182,14 @@ export interface ApiOperations {
   /** Integration flows of an account: search in the title, sort (title, createdAt, updatedAt), paging */
   'GET /xapi/v1/integration-flows': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3296,6 +3365,7 @@ export interface ApiOperations {
       accountId?: string;
       status?: 'queued' | 'running' | 'finished' | 'failed';
       type?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -3421,7 +3491,14 @@ export interface ApiOperations {
   /** Permission scopes (access areas) of an account; restricted users see only their own */
   'GET /xapi/v1/permission-scopes': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3494,7 +3571,14 @@ export interface ApiOperations {
   /** Roles usable in an account: built-in, its own and its parent accounts’ */
   'GET /xapi/v1/roles': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3576,6 +3660,7 @@ export interface ApiOperations {
       accountId?: string;
       twinId?: string;
       triggerType?: 'event' | 'time' | 'location';
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -3719,7 +3804,14 @@ export interface ApiOperations {
   /** Smart groups (saved device/twin filters) */
   'GET /xapi/v1/smart-groups': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -3927,7 +4019,14 @@ export interface ApiOperations {
   /** Transformers of an account: search in the title, sort (title, createdAt, updatedAt), paging */
   'GET /xapi/v1/transformers': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -4004,7 +4103,14 @@ export interface ApiOperations {
   /** Users of an account; searchItems looks at name and e-mail */
   'GET /xapi/v1/users': {
     path: never;
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; accountId?: string };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
     body: never;
     reply: {
       data: {
@@ -4227,6 +4333,7 @@ export interface ApiOperations {
       deviceDriverId?: string;
       parentId?: string;
       healthState?: string;
+      format?: 'json' | 'csv';
     };
     body: never;
     reply: {
@@ -4573,7 +4680,7 @@ export interface ApiOperations {
   /** The device's downlinks with their status, newest first */
   'GET /xapi/v1/virtual-devices/{id}/downlinks': {
     path: { id: string };
-    query: { page?: number; pageSize?: number };
+    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -4723,7 +4830,7 @@ export interface ApiOperations {
   /** Packet history, newest first, bounded; meta.maximumReached when older packets exist */
   'GET /xapi/v1/virtual-devices/{id}/packets': {
     path: { id: string };
-    query: { page?: number; pageSize?: number };
+    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: {
@@ -4768,7 +4875,7 @@ export interface ApiOperations {
   /** Current device states (`_raw`, `_parsed`, target variables) */
   'GET /xapi/v1/virtual-devices/{id}/states': {
     path: { id: string };
-    query: never;
+    query: { format?: 'json' | 'csv' };
     body: never;
     reply: {
       data: { key: string; value: unknown; timestamp: string; packetId: string | null }[];

@@ -12,6 +12,11 @@ export const deDevices: Messages['devices'] = {
     pageSize: 'Pro Seite',
     pageOf: 'Seite {page} von {pages}',
     range: '{first}–{last} von {total}',
+    downloadCsv: 'CSV herunterladen',
+    downloadCsvHint:
+      'Alle Zeilen, die zu Suche und Filtern passen, in dieser Reihenfolge (höchstens 100.000)',
+    selectAll: 'Alle Zeilen dieser Seite auswählen',
+    selectRow: '{title} auswählen',
   },
   connectors: {
     heading: 'Konnektoren',

@@ -10,6 +10,10 @@ export const enDevices = {
     pageSize: 'Per page',
     pageOf: 'Page {page} of {pages}',
     range: '{first}–{last} of {total}',
+    downloadCsv: 'Download CSV',
+    downloadCsvHint: 'All rows that match the search and filters, in this order (at most 100,000)',
+    selectAll: 'Select all rows on this page',
+    selectRow: 'Select {title}',
   },
   connectors: {
     heading: 'Connectors',

@@ -52,3 +52,13 @@ export class ListState<R extends ListReply<{ id: string }>> implements ListField
     this.rows = this.rows.map((row) => (row.id === updated.id ? updated : row));
   };
 }
+
+/** A list's CSV download parameters: its search and sort (the server reads every page itself). */
+export function csvQuery(list: { sort: string; search: string }): {
+  format: 'csv';
+  sort: string;
+  searchItems?: string;
+} {
+  const search = list.search.trim();
+  return { format: 'csv', sort: list.sort, ...(search ? { searchItems: search } : {}) };
+}

@@ -76,15 +76,19 @@ export async function startConsoleHarness(
   while (mqttPort === httpPort) mqttPort = await freePort();
   const [, server] = await Promise.all([
     Promise.resolve().then(() => buildConsole(consoleDir, options.precompressed)),
-    startServer({
-      DATABASE_URL: db.url,
-      STELLWERK_DATA_DIR: dataDir,
-      STELLWERK_CONSOLE_DIR: consoleDir,
-      STELLWERK_HTTP_PORT: String(httpPort),
-      STELLWERK_MQTT_PORT: String(mqttPort),
-      STELLWERK_PUBLIC_URL: `http://127.0.0.1:${httpPort}`,
-      ...env,
-    }),
+    // The console build runs beside the server's start: on a busy machine both together take minutes.
+    startServer(
+      {
+        DATABASE_URL: db.url,
+        STELLWERK_DATA_DIR: dataDir,
+        STELLWERK_CONSOLE_DIR: consoleDir,
+        STELLWERK_HTTP_PORT: String(httpPort),
+        STELLWERK_MQTT_PORT: String(mqttPort),
+        STELLWERK_PUBLIC_URL: `http://127.0.0.1:${httpPort}`,
+        ...env,
+      },
+      180_000,
+    ),
   ]);
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
