@@ -26,6 +26,7 @@ export const PAGE_PERMISSIONS: Record<string, string> = {
   '/flows': 'integrationFlow.read',
   '/flows/filters': 'filter.read',
   '/flows/transformers': 'transformer.read',
+  '/exports': 'exportPlan.read',
 };
 
 /** The permission `path` needs, or null when every signed-in user may open it. */
