@@ -29,6 +29,7 @@ import { LOGGING_VARIABLES } from './config-variables.logging.js';
 import { WEBHOOK_VARIABLES } from './config-variables.webhooks.js';
 import { DASHBOARD_VARIABLES } from './config-variables.dashboards.js';
 import { GATEWAY_VARIABLES } from './config-variables.gateways.js';
+import { MAP_VARIABLES } from './config-variables.maps.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -71,6 +72,7 @@ export const ENV_VARIABLES = [
   ...HTTP_VARIABLES,
   ...MQTT_VARIABLES,
   ...GATEWAY_VARIABLES,
+  ...MAP_VARIABLES,
   variable({
     name: 'STELLWERK_PG_PORT',
     key: 'pgPort',

@@ -37,6 +37,8 @@ import { flowScriptRoutes } from './flows/flow-script.routes.js';
 import { mailOAuthRoutes } from './outgoing/mail-oauth.routes.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { gatewayRoutes } from './gateways/gateway.routes.js';
+import { basemapRoutes } from './maps/basemap.routes.js';
+import { sitePlanRoutes } from './maps/site-plan.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -76,6 +78,8 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await mailOAuthRoutes(app, ctx, services);
   await auditRoutes(app, ctx, services);
   await gatewayRoutes(app, ctx, services);
+  await basemapRoutes(app, ctx, services);
+  await sitePlanRoutes(app, ctx, services);
   await consoleRoutes(app, ctx);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);

@@ -62,6 +62,7 @@ import { DialOut } from './outgoing/dial/dial-out.js';
 import { TargetGuard } from './outgoing/target-guard.js';
 import { createDeviceHealth } from './devices/health/device-health.module.js';
 import { createGateways } from './gateways/gateways.module.js';
+import { createMaps } from './maps/maps.module.js';
 import { createDownlinks } from './downlinks/downlinks.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
@@ -330,6 +331,7 @@ export function createServices(ctx: AppContext) {
     monitoring: alarmsAndRules.monitoringEvaluator,
   });
   return {
+    ...createMaps(ctx, { accounts, audit }),
     ...downlinkParts,
     ...alarmsAndRules,
     ...gatewayParts,

@@ -174,6 +174,8 @@ export const SCOPE_FIXTURES: Record<string, ScopeFixture> = {
     created(await w.admin('POST', '/xapi/v1/dashboards', { title: `fx ${uniq()}`, accountId: w.accountId })),
   publicDashboard: async (t, w) => (await publishedDashboard(t, w.adminToken, w.accountId)).dashboardId,
   smartGroup: (_t, w) => smartGroup(w),
+  sitePlan: async (_t, w) =>
+    created(await w.admin('POST', '/xapi/v1/site-plans', { title: `fx ${uniq()}`, accountId: w.accountId })),
   connectorMonitoringRule: async (_t, w) =>
     created(
       await w.admin('POST', `/xapi/v1/connectors/${await connector(w)}/monitoring-rules`, {
