@@ -171,9 +171,13 @@ const FIXTURES: Record<string, Fixture> = {
     );
     return created(r.statusCode, r.body);
   },
+  // With its image, so that reading the image can succeed.
   sitePlan: async (accountId) => {
     const r = await asRoot('POST', '/xapi/v1/site-plans', { title: `fixture ${uniq()}`, accountId });
-    return created(r.statusCode, r.body);
+    const id = created(r.statusCode, r.body);
+    const image = rawBodyOf('PUT /xapi/v1/site-plans/:id/image')!.payload.toString('base64');
+    const put = await asRoot('PUT', `/xapi/v1/site-plans/${id}/image`, { imageBase64: image });
+    return created(put.statusCode, put.body);
   },
   gateway: async (accountId) => {
     const r = await asRoot('POST', '/xapi/v1/gateways', { eui: randomBytes(8).toString('hex'), accountId });

@@ -2,6 +2,7 @@ import { deDrivers } from './de.drivers';
 import { deRules } from './de.rules';
 import { deFlows } from './de.flows';
 import { deGateways } from './de.gateways';
+import { deMaps } from './de.maps';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
@@ -113,6 +114,7 @@ export const de: Messages = {
   rules: deRules,
   flows: deFlows,
   gateways: deGateways,
+  maps: deMaps,
   serverErrors: deServerErrors,
   terms: deTerms,
 };

@@ -2,6 +2,7 @@ import { enDrivers } from './en.drivers';
 import { enRules } from './en.rules';
 import { enFlows } from './en.flows';
 import { enGateways } from './en.gateways';
+import { enMaps } from './en.maps';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enPublicDashboards } from './en.public-dashboards';
@@ -110,6 +111,7 @@ export const en = {
   rules: enRules,
   flows: enFlows,
   gateways: enGateways,
+  maps: enMaps,
   serverErrors: enServerErrors,
   terms: enTerms,
 };
