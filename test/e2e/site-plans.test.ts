@@ -92,12 +92,14 @@ describe('basemap upload and site plans (Chromium)', () => {
     await section.waitFor();
     expect(await page.getByTestId('basemap-current').textContent()).toMatch(/No basemap uploaded/);
 
-    // Hold the upload at the server's door until the progress bar was photographed.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.route('**/basemap', async (route) => {
-      if (route.request().method() === 'PUT') await held;
-      await route.continue();
+    // A slow uplink (256 KiB/s) so that the progress of the ~1 MiB upload can be watched and photographed.
+    const cdp = await h.context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: 256 * 1024,
     });
     const archive = pmtilesArchive(
       pyramid(0, 5, () => solidPng(BASE_RGB)),
@@ -110,11 +112,25 @@ describe('basemap upload and site plans (Chromium)', () => {
     });
     const progress = page.getByTestId('basemap-progress');
     await progress.waitFor();
+    // Part of the file sent, not all of it: the bar moves with the upload.
+    await expect
+      .poll(
+        async () =>
+          progress.locator('progress').evaluate((bar) => (bar as unknown as { value: number }).value),
+        { timeout: 20_000 },
+      )
+      .toBeGreaterThan(0);
     expect(await progress.textContent()).toMatch(/Uploading site\.pmtiles: \d+ %/);
     await h.shot('site-plans-01-basemap-progress');
-    release();
-    await page.getByTestId('basemap-message').waitFor();
-    await page.unroute('**/basemap');
+    await page.getByTestId('basemap-message').or(page.getByRole('alert')).waitFor({ timeout: 60_000 });
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: -1,
+    });
+    expect(archive.length).toBeGreaterThan(512 * 1024);
     expect(await page.getByTestId('basemap-current').textContent()).toMatch(/KiB, uploaded/);
 
     const account = await xapi<{ uiSettings: { mapStyleUrl?: string } }>(
