@@ -5,6 +5,7 @@ import { sendContainedFile } from '../platform/http/file-reply.js';
 import { errorResponses, IdParams, Timestamp } from '../platform/http/schemas.js';
 import type { Services } from '../services.js';
 import type { BasemapInfo } from './basemap.service.js';
+import { RawUpload } from './upload-file.js';
 
 const tags = ['accounts'];
 const BasemapReply = Type.Object({
@@ -77,7 +78,9 @@ export async function basemapRoutes(app: App, _ctx: AppContext, { basemaps }: Se
   // The raw archive is accepted here only, and handed over unread: it is streamed to disk.
   await app.register(async (instance) => {
     const scoped = instance as unknown as App;
-    scoped.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
+    scoped.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) =>
+      done(null, new RawUpload(payload)),
+    );
     scoped.put(
       base,
       {

@@ -8,13 +8,11 @@ import type { Principal } from '../auth/principal.js';
 import { AppError, errors } from '../platform/errors.js';
 import { openContainedFile, type ContainedFile } from '../platform/http/contained-file.js';
 import { pmtilesProblem, PMTILES_HEADER_BYTES } from './file-signatures.js';
-import { receiveFile } from './upload-file.js';
+import { RawUpload, receiveFile } from './upload-file.js';
 
 /** The folder under STELLWERK_DATA_DIR that holds uploaded basemaps (not served as a folder). */
 export const BASEMAPS_FOLDER = 'basemaps';
 export const BASEMAP_URL_PREFIX = '/xapi/v1/basemaps/';
-const isStream = (body: unknown): body is NodeJS.ReadableStream =>
-  typeof (body as { pipe?: unknown } | null)?.pipe === 'function';
 const FILE_NAME = /^([0-9a-f-]{36})\.pmtiles$/;
 
 export interface BasemapInfo {
@@ -73,14 +71,14 @@ export class BasemapService {
     declaredLength: number | undefined,
   ): Promise<BasemapInfo> {
     const account = await this.accounts.reachable(principal, accountId);
-    if (!isStream(body)) {
+    if (!(body instanceof RawUpload)) {
       throw new AppError(
         'UNSUPPORTED_MEDIA_TYPE',
         415,
         'Send the archive itself as the body, with Content-Type application/vnd.pmtiles',
       );
     }
-    const { tempPath, bytes } = await receiveFile(body, declaredLength, {
+    const { tempPath, bytes } = await receiveFile(body.stream(), declaredLength, {
       folder: this.folder,
       limit: this.maxBytes,
       headBytes: PMTILES_HEADER_BYTES,

@@ -6,6 +6,23 @@ import { pipeline } from 'node:stream/promises';
 import { AppError } from '../platform/errors.js';
 
 /**
+ * A request body handed over unread, for streaming to disk. The stream sits in a private field, so
+ * the input guard (which walks a body's own properties) sees an empty object instead of walking the
+ * socket behind it.
+ */
+export class RawUpload {
+  readonly #stream: NodeJS.ReadableStream;
+
+  constructor(stream: NodeJS.ReadableStream) {
+    this.#stream = stream;
+  }
+
+  stream(): NodeJS.ReadableStream {
+    return this.#stream;
+  }
+}
+
+/**
  * Streams an upload into a temporary file of `folder` and answers its path; the caller renames it
  * into place. Never more than `limit` bytes reach the disk: a declared content-length over the limit
  * is refused before reading, a longer stream when it passes the limit. `checkHead` sees the first
