@@ -30,6 +30,7 @@ import { WEBHOOK_VARIABLES } from './config-variables.webhooks.js';
 import { DASHBOARD_VARIABLES } from './config-variables.dashboards.js';
 import { EXPORT_VARIABLES } from './config-variables.exports.js';
 import { GATEWAY_VARIABLES } from './config-variables.gateways.js';
+import { MAP_VARIABLES } from './config-variables.maps.js';
 import { parseAllowList } from './outgoing/target-guard.js';
 import { parseMapOrigins } from './console/content-security-policy.js';
 
@@ -72,6 +73,7 @@ export const ENV_VARIABLES = [
   ...HTTP_VARIABLES,
   ...MQTT_VARIABLES,
   ...GATEWAY_VARIABLES,
+  ...MAP_VARIABLES,
   variable({
     name: 'STELLWERK_PG_PORT',
     key: 'pgPort',

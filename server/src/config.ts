@@ -45,6 +45,8 @@ export interface Config {
   mqttMaxPacketBytes: number;
   gatewayOfflineAfterSeconds: number;
   gatewayFiguresDays: number;
+  basemapMaxBytes: number;
+  sitePlanMaxBytes: number;
   mqttConnectTimeoutMs: number;
   mqttMaxConnectionsPerConnector: number;
   mqttMaxConnectionsPerAccount: number;

@@ -2,6 +2,7 @@ import { AccountSchema } from './accounts/account.entity.js';
 import { AnnouncementSchema, AnnouncementStateSchema } from './accounts/announcement.entity.js';
 import { ApiKeySchema } from './api-keys/api-key.entity.js';
 import { AuditEventSchema } from './audit/audit-event.entity.js';
+import { SitePlanImageSchema, SitePlanSchema } from './maps/site-plan.entity.js';
 import { GatewayDeviceSchema, GatewayReceptionHourSchema, GatewaySchema } from './gateways/gateway.entity.js';
 import { LoginThrottleSchema, SessionSchema } from './auth/session.entity.js';
 import { OAuthLoginStateSchema } from './auth/oidc/login-state.entity.js';
@@ -43,6 +44,8 @@ import {
 
 /** Every entity schema; MikroORM discovers exactly these. */
 export const ENTITIES = [
+  SitePlanSchema,
+  SitePlanImageSchema,
   ConnectorSchema,
   ConnectorLogSchema,
   ConnectorPacketMinuteSchema,

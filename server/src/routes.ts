@@ -39,6 +39,8 @@ import { mailOAuthRoutes } from './outgoing/mail-oauth.routes.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { gatewayRoutes } from './gateways/gateway.routes.js';
 import { overviewRoutes } from './overview/overview.routes.js';
+import { basemapRoutes } from './maps/basemap.routes.js';
+import { sitePlanRoutes } from './maps/site-plan.routes.js';
 
 /** Every domain's routes, registered in one place. */
 export async function registerDomains(app: App, ctx: AppContext): Promise<Services> {
@@ -80,6 +82,8 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await auditRoutes(app, ctx, services);
   await gatewayRoutes(app, ctx, services);
   await overviewRoutes(app, ctx, services);
+  await basemapRoutes(app, ctx, services);
+  await sitePlanRoutes(app, ctx, services);
   await consoleRoutes(app, ctx);
   // Last: the live WebSocket registers @fastify/websocket with its subprotocol choice first.
   await brokerRoutes(app, ctx, services);

@@ -63,6 +63,7 @@ import { TargetGuard } from './outgoing/target-guard.js';
 import { createDeviceHealth } from './devices/health/device-health.module.js';
 import { createGateways } from './gateways/gateways.module.js';
 import { OverviewService } from './overview/overview.service.js';
+import { createMaps } from './maps/maps.module.js';
 import { createDownlinks } from './downlinks/downlinks.module.js';
 import { createExports } from './exports/exports.module.js';
 
@@ -352,6 +353,7 @@ export function createServices(ctx: AppContext) {
   );
   return {
     overview,
+    ...createMaps(ctx, { accounts, audit }),
     ...downlinkParts,
     ...alarmsAndRules,
     ...gatewayParts,

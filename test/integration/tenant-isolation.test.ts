@@ -8,6 +8,7 @@ import {
   inheritedObjectLeaks,
 } from './support/identity-probes.js';
 import { isPublicDashboardRoute, publicDashboardKeyViolations } from './support/public-dashboard-probe.js';
+import { rawBodyOf } from './support/raw-bodies.js';
 import { sampleValue, type JsonSchema } from './support/schema-sample.js';
 import { buildTenancyWorld, RELATIONS, type Relation, type TenancyWorld } from './support/tenancy-world.js';
 import { createTestApp, json, type TestApp } from './support/test-app.js';
@@ -170,6 +171,14 @@ const FIXTURES: Record<string, Fixture> = {
     );
     return created(r.statusCode, r.body);
   },
+  // With its image, so that reading the image can succeed.
+  sitePlan: async (accountId) => {
+    const r = await asRoot('POST', '/xapi/v1/site-plans', { title: `fixture ${uniq()}`, accountId });
+    const id = created(r.statusCode, r.body);
+    const image = rawBodyOf('PUT /xapi/v1/site-plans/:id/image')!.payload.toString('base64');
+    const put = await asRoot('PUT', `/xapi/v1/site-plans/${id}/image`, { imageBase64: image });
+    return created(put.statusCode, put.body);
+  },
   gateway: async (accountId) => {
     const r = await asRoot('POST', '/xapi/v1/gateways', { eui: randomBytes(8).toString('hex'), accountId });
     return created(r.statusCode, r.body);
@@ -267,6 +276,9 @@ const BODIES: Record<string, () => Record<string, unknown>> = {
   // Another tenant's ids are covered in alarm-operations.test.ts; here an id naming nothing.
   'POST /xapi/v1/alarm-logs/acknowledge': () => ({ ids: [randomUUID()] }),
   'POST /xapi/v1/alarm-logs/close': () => ({ ids: [randomUUID()] }),
+  'PUT /xapi/v1/site-plans/:id/image': () => ({
+    imageBase64: rawBodyOf('PUT /xapi/v1/site-plans/:id/image')!.payload.toString('base64'),
+  }),
 };
 
 /** Query strings the schema alone cannot make valid. */
@@ -311,6 +323,15 @@ async function callRoute(
     if (selector.part === 'querystring') query[selector.name] = target.accountId;
     else body = { ...(body ?? {}), [selector.name]: target.accountId };
   }
+  const raw = rawBodyOf(key(route));
+  if (raw)
+    return t.app.inject({
+      method: route.method as 'PUT',
+      url,
+      query,
+      headers: { ...headers, 'content-type': raw.type },
+      payload: raw.payload,
+    });
   return t.app.inject({
     method: route.method as 'GET',
     url,

@@ -433,6 +433,27 @@ export interface ApiOperations {
       updatedAt: string;
     };
   };
+  /** The account’s uploaded basemap archive, if its basemap is one */
+  'GET /xapi/v1/accounts/{id}/basemap': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: { basemap: { url: string; bytes: number; uploadedAt: string } | null };
+  };
+  /** Upload a PMTiles v3 archive (body: the file, Content-Type application/vnd.pmtiles) as the account’s basemap */
+  'PUT /xapi/v1/accounts/{id}/basemap': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: { basemap: { url: string; bytes: number; uploadedAt: string } | null };
+  };
+  /** Remove the uploaded basemap; the map falls back to the inherited or offline basemap */
+  'DELETE /xapi/v1/accounts/{id}/basemap': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
   /** Alarm log entries of an account (newest first by default) */
   'GET /xapi/v1/alarm-logs': {
     path: never;
@@ -910,6 +931,13 @@ export interface ApiOperations {
     query: never;
     body: never;
     reply: null;
+  };
+  /** An uploaded basemap archive (byte ranges answered with 206) */
+  'GET /xapi/v1/basemaps/{file}': {
+    path: { file: string };
+    query: never;
+    body: never;
+    reply: unknown;
   };
   /** Every connector kind: direction, capabilities, settings schema and device rules */
   'GET /xapi/v1/connector-kinds': {
@@ -3800,6 +3828,126 @@ export interface ApiOperations {
     query: never;
     body: never;
     reply: null;
+  };
+  /** Site plans of an account */
+  'GET /xapi/v1/site-plans': {
+    path: never;
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      accountId?: string;
+      format?: 'json' | 'csv';
+    };
+    body: never;
+    reply: {
+      data: {
+        id: string;
+        accountId: string;
+        title: string;
+        corners: [[number, number], [number, number], [number, number], [number, number]] | null;
+        opacity: number;
+        minZoom: number;
+        image: { type: string; bytes: number; updatedAt: string; url: string } | null;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+      meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
+    };
+  };
+  /** Create a site plan (the image is uploaded to its /image) */
+  'POST /xapi/v1/site-plans': {
+    path: never;
+    query: never;
+    body: {
+      title: string;
+      corners?: [[number, number], [number, number], [number, number], [number, number]] | null;
+      opacity?: number;
+      minZoom?: number;
+      accountId?: string;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      corners: [[number, number], [number, number], [number, number], [number, number]] | null;
+      opacity: number;
+      minZoom: number;
+      image: { type: string; bytes: number; updatedAt: string; url: string } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** A site plan */
+  'GET /xapi/v1/site-plans/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      corners: [[number, number], [number, number], [number, number], [number, number]] | null;
+      opacity: number;
+      minZoom: number;
+      image: { type: string; bytes: number; updatedAt: string; url: string } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Change a site plan’s title, corners, opacity or minimum zoom */
+  'PATCH /xapi/v1/site-plans/{id}': {
+    path: { id: string };
+    query: never;
+    body: {
+      title?: string;
+      corners?: [[number, number], [number, number], [number, number], [number, number]] | null;
+      opacity?: number;
+      minZoom?: number;
+    };
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      corners: [[number, number], [number, number], [number, number], [number, number]] | null;
+      opacity: number;
+      minZoom: number;
+      image: { type: string; bytes: number; updatedAt: string; url: string } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
+  };
+  /** Delete a site plan and its image */
+  'DELETE /xapi/v1/site-plans/{id}': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: null;
+  };
+  /** The site plan’s image */
+  'GET /xapi/v1/site-plans/{id}/image': {
+    path: { id: string };
+    query: never;
+    body: never;
+    reply: unknown;
+  };
+  /** Upload the plan’s image: PNG, JPEG or WebP as the body (SVG is refused), or JSON {imageBase64} */
+  'PUT /xapi/v1/site-plans/{id}/image': {
+    path: { id: string };
+    query: never;
+    body: { imageBase64: string } | string;
+    reply: {
+      id: string;
+      accountId: string;
+      title: string;
+      corners: [[number, number], [number, number], [number, number], [number, number]] | null;
+      opacity: number;
+      minZoom: number;
+      image: { type: string; bytes: number; updatedAt: string; url: string } | null;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Smart groups (saved device/twin filters) */
   'GET /xapi/v1/smart-groups': {

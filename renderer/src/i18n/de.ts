@@ -3,6 +3,7 @@ import { deRules } from './de.rules';
 import { deFlows } from './de.flows';
 import { deGateways } from './de.gateways';
 import { deExports } from './de.exports';
+import { deMaps } from './de.maps';
 import { deAdmin } from './de.admin';
 import type { Messages } from './en';
 import { deDashboards } from './de.dashboards';
@@ -121,6 +122,7 @@ export const de: Messages = {
   flows: deFlows,
   gateways: deGateways,
   exports: deExports,
+  maps: deMaps,
   serverErrors: deServerErrors,
   terms: deTerms,
   overview: deOverview,

@@ -3,6 +3,7 @@ import { enRules } from './en.rules';
 import { enFlows } from './en.flows';
 import { enGateways } from './en.gateways';
 import { enExports } from './en.exports';
+import { enMaps } from './en.maps';
 import { enAdmin } from './en.admin';
 import { enDashboards } from './en.dashboards';
 import { enPublicDashboards } from './en.public-dashboards';
@@ -118,6 +119,7 @@ export const en = {
   flows: enFlows,
   gateways: enGateways,
   exports: enExports,
+  maps: enMaps,
   serverErrors: enServerErrors,
   terms: enTerms,
   overview: enOverview,

@@ -29,6 +29,7 @@ const RESOURCES = [
   'gateway',
   'job',
   'smartGroup',
+  'sitePlan',
 ] as const;
 
 export const PERMISSIONS: readonly string[] = [
@@ -54,8 +55,9 @@ const IMPLIES: Record<string, string[]> = {
   'integration.manage': ['connector.manage', 'integrationflow.manage', 'filter.manage', 'transformer.manage'],
   'iothub.manage': ['iothub.read'],
   'user.manage': ['usermanagement.create'],
-  'digitaltwin.manage': ['state.manage', 'timeseries.read'],
-  'digitaltwin.read': ['state.read', 'timeseries.read'],
+  // Site plans belong to the twins map: who manages or reads twins does so with their plans.
+  'digitaltwin.manage': ['state.manage', 'timeseries.read', 'siteplan.manage'],
+  'digitaltwin.read': ['state.read', 'timeseries.read', 'siteplan.read'],
 };
 
 export const canonicalPermission = (name: string): string | undefined => CANONICAL.get(name.toLowerCase());

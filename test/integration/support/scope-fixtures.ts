@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { publishedDashboard } from './public-dashboard-probe.js';
+import { rawBodyOf } from './raw-bodies.js';
 import { created, uniq, type Call, type ScopeWorld } from './scope-world.js';
 import type { TestApp } from './test-app.js';
 import { FIXTURE_CODEC_PARSER } from './ts013-codecs.js';
@@ -193,6 +194,14 @@ export const SCOPE_FIXTURES: Record<string, ScopeFixture> = {
     created(await w.admin('POST', '/xapi/v1/dashboards', { title: `fx ${uniq()}`, accountId: w.accountId })),
   publicDashboard: async (t, w) => (await publishedDashboard(t, w.adminToken, w.accountId)).dashboardId,
   smartGroup: (_t, w) => smartGroup(w),
+  // With its image, so that reading the image can succeed.
+  sitePlan: async (_t, w) => {
+    const id = created(
+      await w.admin('POST', '/xapi/v1/site-plans', { title: `fx ${uniq()}`, accountId: w.accountId }),
+    );
+    const image = rawBodyOf('PUT /xapi/v1/site-plans/:id/image')!.payload.toString('base64');
+    return created(await w.admin('PUT', `/xapi/v1/site-plans/${id}/image`, { imageBase64: image }));
+  },
   connectorMonitoringRule: async (_t, w) =>
     created(
       await w.admin('POST', `/xapi/v1/connectors/${await connector(w)}/monitoring-rules`, {

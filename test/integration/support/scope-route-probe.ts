@@ -1,6 +1,7 @@
 import type { RouteInfo } from '../../../server/src/context.js';
 import { randomEui, SCOPE_FIXTURES } from './scope-fixtures.js';
 import { uniq, type ScopeWorld } from './scope-world.js';
+import { rawBodyOf } from './raw-bodies.js';
 import { sampleValue, type JsonSchema } from './schema-sample.js';
 import type { TestApp } from './test-app.js';
 
@@ -51,6 +52,7 @@ export const UNSCOPED: Record<string, string> = {
   smartGroup: 'a saved filter without data',
   connectorMonitoringRule: 'watches a connector, not twins or devices',
   filter: 'code without data',
+  sitePlan: 'an image placed on the map; it names no twin or device',
   transformer: 'code without data',
 };
 
@@ -128,6 +130,9 @@ export const ID_LESS: Record<string, string> = {
   'GET /xapi/v1/audit-events': 'identity and access changes, which name no twin or device',
   'GET /xapi/v1/gateways': 'gateways',
   'POST /xapi/v1/gateways': 'gateways',
+  'GET /xapi/v1/basemaps/:file': 'an uploaded basemap archive (tiles of the site, no twin or device data)',
+  'GET /xapi/v1/site-plans': 'site plans (images on the map, no twin or device data)',
+  'POST /xapi/v1/site-plans': 'site plans',
   'POST /xapi/v1/gateways/import': 'gateways of a connector (sampled: an unknown connector)',
   'GET /xapi/v1/gateways/unknown': 'gateway EUIs heard, naming no device',
   'GET /xapi/v1/overview': 'counts of devices, connectors, alarms and gateways the caller sees',
@@ -234,6 +239,15 @@ async function callRoute(t: TestApp, w: ScopeWorld, route: RouteInfo, id?: strin
   if (selector === 'querystring') query.accountId = w.accountId;
   if (selector === 'body')
     body = { ...body, [route.url === '/xapi/v1/accounts' ? 'parentId' : 'accountId']: w.accountId };
+  const raw = rawBodyOf(key(route));
+  if (raw)
+    return t.app.inject({
+      method: 'PUT',
+      url,
+      query,
+      headers: { ...w.credentials, 'content-type': raw.type },
+      payload: raw.payload,
+    });
   return t.app.inject({
     method: route.method as 'GET',
     url: url.replace('*', ''),
