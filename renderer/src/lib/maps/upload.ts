@@ -24,7 +24,7 @@ export function uploadFile(
       if (event.lengthComputable && event.total > 0) onprogress(event.loaded / event.total);
     };
     request.onload = () => {
-      let body: unknown = null;
+      let body: unknown;
       try {
         body = request.responseText ? (JSON.parse(request.responseText) as unknown) : null;
       } catch {
