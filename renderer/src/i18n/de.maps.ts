@@ -46,7 +46,12 @@ export const deMaps: Messages['maps'] = {
     placeBy: 'Platzieren über',
     byCorners: 'Vier Ecken',
     byPoints: 'Drei Punkte',
-    corners: ['Ecke oben links', 'Ecke oben rechts', 'Ecke unten rechts', 'Ecke unten links'],
+    corners: {
+      topLeft: 'Ecke oben links',
+      topRight: 'Ecke oben rechts',
+      bottomRight: 'Ecke unten rechts',
+      bottomLeft: 'Ecke unten links',
+    },
     latitude: 'Breitengrad',
     longitude: 'Längengrad',
     pointsIntro:

@@ -42,7 +42,12 @@ export const enMaps = {
     placeBy: 'Place by',
     byCorners: 'Four corners',
     byPoints: 'Three points',
-    corners: ['Top-left corner', 'Top-right corner', 'Bottom-right corner', 'Bottom-left corner'],
+    corners: {
+      topLeft: 'Top-left corner',
+      topRight: 'Top-right corner',
+      bottomRight: 'Bottom-right corner',
+      bottomLeft: 'Bottom-left corner',
+    },
     latitude: 'Latitude',
     longitude: 'Longitude',
     pointsIntro:
