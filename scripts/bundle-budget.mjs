@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bundle:budget` (issue 5, acceptance 4; a script, not a test): builds the console into a
+ * `npm run bundle:budget` (a script, not a test): builds the console into a
  * temporary folder and prints what the first page load costs — the JavaScript that index.html loads
  * or preloads, gzipped — against the 250 kB budget, and every chunk loaded later (maps, charts).
  * Exits 1 when the initial JavaScript is over budget.

@@ -293,7 +293,7 @@ export function createServices(ctx: AppContext) {
     driverParsing,
     networkEvents,
   });
-  // Alarm log, smart groups and reports, connector monitoring, rules (issue 6 sections 1-3).
+  // Alarm log, smart groups and reports, connector monitoring, rules.
   const alarmsAndRules = createAlarmsAndRules(ctx, {
     accounts,
     connectors,
@@ -303,7 +303,7 @@ export function createServices(ctx: AppContext) {
     brokerClients: (id) => broker.clientCount(id),
     downlinks: downlinkParts.downlinks,
   });
-  // Outgoing connectors and integration flows (issue 6 sections 4-5); rules send through the same dispatcher.
+  // Outgoing connectors and integration flows; rules send through the same dispatcher.
   const outgoingAndFlows = createOutgoingAndFlows(ctx, {
     accounts,
     connectors,

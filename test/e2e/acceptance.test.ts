@@ -11,7 +11,7 @@ import { startLoopbackGuard, type LoopbackGuard } from './support/loopback-guard
 import { pictureStats } from './support/screenshot-check.js';
 
 /**
- * Acceptance 1 and 2 of issue 5, the whole story in one browser session against a server this test
+ * The whole story in one browser session against a server this test
  * starts: onboarding of the first admin → login → 2FA enrolment with a code computed (otplib) from
  * the secret the page shows → a connector and a device created in the console → `mosquitto_pub`
  * with the credentials the console showed once → the live value on the device page → a twin with a

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
 
 /**
- * Issue 5, acceptance 3: axe-core finds no serious or critical violations on the main pages, in the
+ * axe-core finds no serious or critical violations on the main pages, in the
  * light and the dark theme. axe runs inside the page (injected from node_modules, no network).
  */
 

@@ -23,7 +23,7 @@ import {
 } from './support/server-process.js';
 
 /**
- * Acceptance 5 of issue 5: the desktop shell's attach-or-start (electron/server-host.ts) against the
+ * The desktop shell's attach-or-start (electron/server-host.ts) against the
  * real Stellwerk server, not a stand-in. The shell's own unit tests (electron/server-host.test.ts)
  * cover the failure paths with small scripts; here the child is `server/src/main.ts` itself.
  *

@@ -18,7 +18,7 @@ import { waitFor } from './support/wait.js';
 
 /**
  * Real server processes (node + tsx on the sources) with the default heartbeat settings
- * (10 s interval, faulty after 10 s): acceptance 5 of issue 2 and the graceful shutdown.
+ * (10 s interval, faulty after 10 s), and the graceful shutdown.
  */
 let db: { url: string; drop: () => Promise<void> };
 const dirs: string[] = [];

@@ -125,7 +125,7 @@ const mailNumber = (n: number) =>
     what: `mail number ${n}`,
   });
 
-describe('issue 6 acceptance 1: mosquitto_pub → twin state → event rule → webhook, e-mail, alarm', () => {
+describe('mosquitto_pub → twin state → event rule → webhook, e-mail, alarm', () => {
   it('is configured through the XAPI: gateway, driver, device and twin sharing a referenceId, a routed state, two outgoing connectors, a rule', async () => {
     const gateway = await created<{ id: string; credentials: { username: string; password: string } }>(
       '/xapi/v1/connectors',

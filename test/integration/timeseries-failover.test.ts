@@ -15,7 +15,7 @@ import {
 import { waitFor } from './support/wait.js';
 
 /**
- * Issue 4 acceptance 2: targets [influxdb-v1 (primary), postgres]. influxd is killed while
+ * Failover: targets [influxdb-v1 (primary), postgres]. influxd is killed while
  * 10,000 points are being appended and started again on the same data directory and port;
  * meanwhile reads are served by postgres. Afterwards every point is in both targets, once.
  */

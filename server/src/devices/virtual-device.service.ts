@@ -98,7 +98,7 @@ export interface DeviceListFilter {
   conditions: DeviceCondition[];
 }
 
-/** Something that may refuse a device deletion (issue 4: states used in twin aggregations). */
+/** Something that may refuse a device deletion (e.g. states used in twin aggregations). */
 export type DeviceDeletionGuard = (device: VirtualDevice) => Promise<unknown[]>;
 
 const configNotAssigned = (what: string, id: string, path: string) =>

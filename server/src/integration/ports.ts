@@ -1,5 +1,5 @@
 /**
- * The seams between the parts of issue 6 that are built side by side: rules, connector monitoring
+ * The seams between the parts that are built side by side: rules, connector monitoring
  * and alarm reports (producers) hand messages to outgoing connectors and write alarm log entries;
  * integration flows (consumers) react to alarm log entries. Each side depends only on these types,
  * so neither needs the other's implementation to compile or to be tested.

@@ -15,7 +15,7 @@ import { OutgoingDispatcher } from './outgoing.dispatcher.js';
 import type { DialOut } from './dial/dial-out.js';
 
 /**
- * Outgoing connectors' dispatcher and integration flows (issue 6, sections 4 and 5), built once.
+ * Outgoing connectors' dispatcher and integration flows, built once.
  * Flows follow committed packets (the pipeline's processed listener) and alarm log entries; both
  * they and rules hand their messages to the dispatcher.
  */

@@ -8,7 +8,7 @@ import { influxPoints, sortSeen, type SeenPoint } from './support/target-readbac
 import { waitFor } from './support/wait.js';
 
 /**
- * Issue 4, acceptance 2, through the real server path: targets [influxdb-v1 (primary), postgres].
+ * Failover through the real server path: targets [influxdb-v1 (primary), postgres].
  * 10,000 points arrive as MQTT publishes (QoS 1) of 20 devices routed to 20 twins with 5 states
  * each; influxd is SIGKILLed part-way and started again on the same data directory and port.
  * While it is down, POST /xapi/v1/timeseries/query is served by postgres (`meta.target`), with
@@ -70,7 +70,7 @@ const countedBy = (n: number) =>
 const backlogOf = async (target: string) =>
   (await t.services.timeseries.writer.backlog()).find((b) => b.target === target)!;
 
-describe('issue 4 acceptance 2: influxd killed during an ingest of 10,000 points', () => {
+describe('influxd killed during an ingest of 10,000 points', () => {
   let connectorId: string;
   /** State id per device index and key. */
   const stateIds: Array<Record<string, string>> = [];
@@ -254,6 +254,6 @@ describe('issue 4 acceptance 2: influxd killed during an ingest of 10,000 points
       value: value as number,
     }));
     expect(sortSeen(served)).toEqual(expected);
-    console.info(`issue 4 acceptance 2 figures: ${JSON.stringify({ points: total, ...timings })}`);
+    console.info(`failover figures: ${JSON.stringify({ points: total, ...timings })}`);
   });
 });

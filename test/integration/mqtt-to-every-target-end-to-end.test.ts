@@ -9,7 +9,7 @@ import { startVictoriaMetrics, type VictoriaMetrics } from './support/victoria-m
 import { waitFor } from './support/wait.js';
 
 /**
- * Issue 4, acceptance 1, end to end with real parts: `mosquitto_pub` → the server's broker →
+ * End to end with real parts: `mosquitto_pub` → the server's broker →
  * packet → device (with a referenceId) → dynamic data routing → twin states → aggregate and
  * time-aggregated states → points in PostgreSQL, in Debian's influxd (v1 API) and in
  * victoria-metrics (v2 write API), each started here on a free port and read back through its
@@ -49,7 +49,7 @@ async function clearOfMidnight() {
   if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
 }
 
-describe('issue 4 acceptance 1: mosquitto_pub → twin states → points in every target', () => {
+describe('mosquitto_pub → twin states → points in every target', () => {
   const ids: Record<string, string> = {};
   let twinId: string;
   let connectorId: string;
