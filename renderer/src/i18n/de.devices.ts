@@ -12,6 +12,7 @@ export const deDevices: Messages['devices'] = {
     pageSize: 'Pro Seite',
     pageOf: 'Seite {page} von {pages}',
     range: '{first}–{last} von {total}',
+    rangeEstimated: '{first}–{last} von etwa {total}',
     downloadCsv: 'CSV herunterladen',
     downloadCsvHint:
       'Alle Zeilen, die zu Suche und Filtern passen, in dieser Reihenfolge (höchstens 100.000)',

@@ -10,6 +10,7 @@ export const enDevices = {
     pageSize: 'Per page',
     pageOf: 'Page {page} of {pages}',
     range: '{first}–{last} of {total}',
+    rangeEstimated: '{first}–{last} of about {total}',
     downloadCsv: 'Download CSV',
     downloadCsvHint: 'All rows that match the search and filters, in this order (at most 100,000)',
     selectAll: 'Select all rows on this page',

@@ -1,7 +1,7 @@
 /** A list reply of the XAPI: one page of rows and the total over all pages. */
 export interface ListReply<Row = unknown> {
   data: Row[];
-  meta: { total: number };
+  meta: { total: number; totalEstimated?: boolean };
 }
 
 /** The paging, sorting and search parameters every list route takes. */
@@ -16,6 +16,8 @@ export interface ListQuery {
 export interface ListFields<R extends ListReply> {
   rows: R['data'];
   total: number;
+  /** The server estimated the total (lists over 10,000 rows count no further). */
+  totalEstimated: boolean;
   loading: boolean;
   error: unknown;
   page: number;
@@ -74,6 +76,7 @@ export class ListLoader<R extends ListReply> {
       if (!isCurrent()) return;
       fields.rows = reply.data;
       fields.total = reply.meta.total;
+      fields.totalEstimated = reply.meta.totalEstimated === true;
       if (clearError === 'success') fields.error = null;
       this.options.onLoaded?.(reply, isCurrent);
     } catch (failure) {

@@ -19,6 +19,7 @@ export interface ListStateOptions<R extends ListReply> extends ListLoaderOptions
 export class ListState<R extends ListReply<{ id: string }>> implements ListFields<R> {
   rows = $state([] as unknown[] as R['data']);
   total = $state(0);
+  totalEstimated = $state(false);
   loading = $state(true);
   error = $state<unknown>(null);
   page = $state(1);

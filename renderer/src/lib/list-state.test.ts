@@ -14,6 +14,7 @@ function fieldsOf(overrides: Partial<ListFields<Reply>> = {}): ListFields<Reply>
   return {
     rows: [],
     total: 0,
+    totalEstimated: false,
     loading: true,
     error: null,
     page: 1,
