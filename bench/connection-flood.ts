@@ -2,11 +2,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
-import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
-import { REPO_ROOT, startServer, type ServerProcess } from '../test/integration/support/server-process.js';
+import { REPO_ROOT, type ServerProcess } from '../test/integration/support/server-process.js';
 import type { FloodJob, FloodReport } from './flood-client.js';
-import { freePort, ms, now, pct, publish, sleep, type Scenario } from './load.js';
+import { ms, now, pct, publish, sleep, type Scenario } from './load.js';
+import { startBenchSite } from './bench-site.js';
 
 /**
  * `npm run bench:connection-flood` — the acceptance load for the broker's per-tenant connection limits
@@ -36,29 +35,9 @@ interface Tenant {
 }
 
 async function setUp(dir: string) {
-  const embedded = new EmbeddedDatabase({
-    dataDir: path.join(dir, 'pg'),
-    port: 0,
-    database: 'stellwerk',
-    log: pino({ level: 'warn' }),
+  const { server, mqttPort } = await startBenchSite(dir, ADMIN, cleanups, {
+    STELLWERK_MQTT_MAX_CONNECTIONS_PER_ACCOUNT: String(CAP),
   });
-  const url = await embedded.start();
-  cleanups.push(() => embedded.stop());
-  const mqttPort = await freePort();
-  const server = await startServer(
-    {
-      DATABASE_URL: url,
-      STELLWERK_DATA_DIR: dir,
-      STELLWERK_MQTT_PORT: String(mqttPort),
-      STELLWERK_MQTT_HOST: '127.0.0.1',
-      STELLWERK_ADMIN_EMAIL: ADMIN.email,
-      STELLWERK_ADMIN_PASSWORD: ADMIN.password,
-      STELLWERK_RATE_LIMIT_MAX: '1000000',
-      STELLWERK_MQTT_MAX_CONNECTIONS_PER_ACCOUNT: String(CAP),
-    },
-    120_000,
-  );
-  cleanups.unshift(async () => void (await server.stop('SIGTERM')));
   const api = async <T>(method: string, route: string, body?: unknown, token?: string) => {
     const response = await fetch(`${server.baseUrl}${route}`, {
       method,

@@ -3,10 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import mqtt from 'mqtt';
 import pg from 'pg';
-import pino from 'pino';
-import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
-import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
-import { debug, freePort, ms, now, pct, sleep } from './load.js';
+import type { ServerProcess } from '../test/integration/support/server-process.js';
+import { debug, ms, now, pct, sleep } from './load.js';
+import { startBenchSite } from './bench-site.js';
 
 /**
  * `npm run bench:import-load` — not a test. Tenant A imports a 28 MB CSV (200,000 devices) while
@@ -61,28 +60,7 @@ async function call<T>(
 }
 
 async function setUp(dir: string): Promise<World> {
-  const embedded = new EmbeddedDatabase({
-    dataDir: path.join(dir, 'pg'),
-    port: 0,
-    database: 'stellwerk',
-    log: pino({ level: 'warn' }),
-  });
-  const url = await embedded.start();
-  cleanups.push(() => embedded.stop());
-  const mqttPort = await freePort();
-  const server = await startServer(
-    {
-      DATABASE_URL: url,
-      STELLWERK_DATA_DIR: dir,
-      STELLWERK_MQTT_PORT: String(mqttPort),
-      STELLWERK_MQTT_HOST: '127.0.0.1',
-      STELLWERK_ADMIN_EMAIL: ADMIN.email,
-      STELLWERK_ADMIN_PASSWORD: ADMIN.password,
-      STELLWERK_RATE_LIMIT_MAX: '1000000',
-    },
-    120_000,
-  );
-  cleanups.unshift(async () => void (await server.stop('SIGTERM')));
+  const { url, server, mqttPort } = await startBenchSite(dir, ADMIN, cleanups);
   const w = { server };
   const login = await call<{ token: string; user: { accountId: string } }>(
     w,

@@ -2,11 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
-import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
-import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
+import type { ServerProcess } from '../test/integration/support/server-process.js';
 import { postgresCpuSeconds, postmasterOf, processCpuSeconds } from './fleet-probes.js';
-import { freePort, ms, now, pct } from './load.js';
+import { ms, now, pct } from './load.js';
+import { startBenchSite } from './bench-site.js';
 import { seedDevices, seedTwins, seedYearOfPoints } from './scale-seed.js';
 
 /**
@@ -51,27 +50,9 @@ async function call<T>(
 }
 
 async function setUp(dir: string) {
-  const embedded = new EmbeddedDatabase({
-    dataDir: path.join(dir, 'pg'),
-    port: 0,
-    database: 'stellwerk',
-    log: pino({ level: 'warn' }),
+  const { url, server } = await startBenchSite(dir, ADMIN, cleanups, {
+    STELLWERK_RATE_LIMIT_MAX: '10000000',
   });
-  const url = await embedded.start();
-  cleanups.push(() => embedded.stop());
-  const server = await startServer(
-    {
-      DATABASE_URL: url,
-      STELLWERK_DATA_DIR: dir,
-      STELLWERK_MQTT_PORT: String(await freePort()),
-      STELLWERK_MQTT_HOST: '127.0.0.1',
-      STELLWERK_ADMIN_EMAIL: ADMIN.email,
-      STELLWERK_ADMIN_PASSWORD: ADMIN.password,
-      STELLWERK_RATE_LIMIT_MAX: '10000000',
-    },
-    120_000,
-  );
-  cleanups.unshift(async () => void (await server.stop('SIGTERM')));
   const login = await call<{ token: string; user: { accountId: string } }>(
     server,
     'POST',
