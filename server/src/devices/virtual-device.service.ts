@@ -9,15 +9,7 @@ import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { errors, type AppError } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
-import {
-  afterSql,
-  cappedCount,
-  encodeCursor,
-  keysetOrder,
-  orderSql,
-  type Execute,
-  type SortColumn,
-} from '../platform/http/list-sql.js';
+import { keysetPage, type Execute, type SortColumn } from '../platform/http/list-sql.js';
 import type { DeviceTemplateService } from '../templates/device-template.service.js';
 import { applyTemplate } from '../templates/template-sync.js';
 import {
@@ -134,40 +126,15 @@ export class VirtualDeviceService {
     const where = this.whereSql(principal, account, filter, params.search);
     const execute: Execute = async <T>(sql: string, values: unknown[]) =>
       (await this.em().getConnection().execute(sql, values)) as unknown as T;
-    const page = after
-      ? (() => {
-          const keyset = afterSql(params, SORT_COLUMNS, 'd.id', after);
-          return {
-            sql: `${where.sql} AND ${keyset.sql}`,
-            params: [...where.params, ...keyset.params],
-            offset: 0,
-          };
-        })()
-      : { ...where, offset: params.offset };
-    const keyText = keysetOrder(params, SORT_COLUMNS)
-      ? `${SORT_COLUMNS[params.orderBy[0]!.field]!.sql}::text`
-      : 'NULL';
-    const [count, idRows] = await Promise.all([
-      cappedCount(execute, `FROM virtual_devices d WHERE ${where.sql}`, where.params),
-      execute<Array<Record<string, unknown> & { id: string; k: string | null }>>(
-        // The page's ids first, from the order index alone (an index-only scan even deep into the
-        // list), then their rows: selecting the rows in the ordered scan made a deep page sort the account.
-        `SELECT ${DEVICE_COLUMNS}, p.k
-           FROM (SELECT s.*, row_number() OVER () AS n
-                   FROM (SELECT d.id, ${keyText} AS k FROM virtual_devices d WHERE ${page.sql}
-                          ORDER BY ${orderSql(params, SORT_COLUMNS, 'd.id')} LIMIT ? OFFSET ?) s) p
-           JOIN virtual_devices d ON d.id = p.id
-          ORDER BY p.n`,
-        [...page.params, params.pageSize, page.offset],
-      ),
-    ]);
-    const last = idRows.at(-1);
-    return listResult(idRows.map(deviceFromRow), count.total, params, {
-      ...(count.estimated ? { totalEstimated: true } : {}),
-      ...(last?.k != null && idRows.length === params.pageSize
-        ? { nextCursor: encodeCursor(last.k, last.id) }
-        : {}),
+    const page = await keysetPage<Record<string, unknown> & { id: string }>(execute, params, {
+      table: 'virtual_devices',
+      alias: 'd',
+      columns: SORT_COLUMNS,
+      where,
+      after,
+      select: DEVICE_COLUMNS,
     });
+    return listResult(page.rows.map(deviceFromRow), page.total, params, page.more);
   }
 
   /** The visible devices of `account` that match the filter, as parameterised SQL on alias `d`. */

@@ -5,15 +5,7 @@ import type { DashboardService } from '../dashboards/dashboard.service.js';
 import type { DeviceCondition } from '../devices/virtual-device.filter.js';
 import { errors } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
-import {
-  afterSql,
-  cappedCount,
-  encodeCursor,
-  keysetOrder,
-  orderSql,
-  type Execute,
-  type SortColumn,
-} from '../platform/http/list-sql.js';
+import { keysetPage, type Execute, type SortColumn } from '../platform/http/list-sql.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { DigitalTwin, type TwinAddress, type TwinStatus } from './digital-twin.entity.js';
 import { statusFilterSql, twinFilterSql } from './digital-twin.filter.js';
@@ -128,23 +120,14 @@ export class DigitalTwinService {
     const whereParams = parts.flatMap((p) => p.params);
     const execute: Execute = async <T>(sql: string, values: unknown[]) =>
       (await this.em().execute(sql, values)) as unknown as T;
-    const page = after
-      ? (() => {
-          const keyset = afterSql(params, SORT_COLUMNS, 't.id', after);
-          return { sql: `${where} AND ${keyset.sql}`, params: [...whereParams, ...keyset.params], offset: 0 };
-        })()
-      : { sql: where, params: whereParams, offset: params.offset };
-    const keyText = keysetOrder(params, SORT_COLUMNS)
-      ? `${SORT_COLUMNS[params.orderBy[0]!.field]!.sql}::text`
-      : 'NULL';
-    const [count, idRows] = await Promise.all([
-      cappedCount(execute, `FROM digital_twins t WHERE ${where}`, whereParams),
-      execute<Array<{ id: string; k: string | null }>>(
-        `SELECT t.id, ${keyText} AS k FROM digital_twins t WHERE ${page.sql}
-          ORDER BY ${orderSql(params, SORT_COLUMNS, 't.id')} LIMIT ? OFFSET ?`,
-        [...page.params, params.pageSize, page.offset],
-      ),
-    ]);
+    const page = await keysetPage<{ id: string }>(execute, params, {
+      table: 'digital_twins',
+      alias: 't',
+      columns: SORT_COLUMNS,
+      where: { sql: where, params: whereParams },
+      after,
+    });
+    const idRows = page.rows;
     const ids = idRows.map((r) => r.id);
     const rows = ids.length ? await this.em().find(DigitalTwin, { id: { $in: ids } }) : [];
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -152,13 +135,7 @@ export class DigitalTwinService {
       principal,
       ids.map((id) => byId.get(id)!),
     );
-    const last = idRows.at(-1);
-    return listResult(views, count.total, params, {
-      ...(count.estimated ? { totalEstimated: true } : {}),
-      ...(last?.k != null && idRows.length === params.pageSize
-        ? { nextCursor: encodeCursor(last.k, last.id) }
-        : {}),
-    });
+    return listResult(views, page.total, params, page.more);
   }
 
   async get(principal: Principal, id: string): Promise<DigitalTwin> {

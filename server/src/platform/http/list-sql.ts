@@ -1,5 +1,5 @@
 import { errors } from '../errors.js';
-import type { ListParams } from './list.js';
+import type { ListParams, ListResultMeta } from './list.js';
 
 /**
  * The SQL side of the large lists (devices, twins), built so that a page costs about the same at
@@ -114,3 +114,56 @@ export function afterSql(
 /** Whether a cursor can be given for the next page of this order. */
 export const keysetOrder = (params: Pick<ListParams, 'orderBy'>, columns: Record<string, SortColumn>) =>
   params.orderBy.length === 1 && columns[params.orderBy[0]!.field]?.keyset === true;
+
+/**
+ * One page of a large list: the rows of `where` in the requested order (after the cursor, or at the
+ * page's offset), its capped total and the reply's `totalEstimated` / `nextCursor`. The page's ids
+ * come from the order index alone (an index-only scan even deep into the list); `select` (columns
+ * on `alias`) then reads their rows by id: selecting whole rows in the ordered scan made a deep page
+ * sort the account.
+ */
+export async function keysetPage<Row extends { id: string }>(
+  execute: Execute,
+  params: ListParams,
+  list: {
+    table: string;
+    alias: string;
+    columns: Record<string, SortColumn>;
+    where: { sql: string; params: unknown[] };
+    after: string | undefined;
+    select?: string;
+  },
+): Promise<{ rows: Row[]; total: number; more: Pick<ListResultMeta, 'totalEstimated' | 'nextCursor'> }> {
+  const { table, alias: a, columns, where, after } = list;
+  const keyset = after ? afterSql(params, columns, `${a}.id`, after) : null;
+  const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
+  const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
+  const keyText = keysetOrder(params, columns) ? `${columns[params.orderBy[0]!.field]!.sql}::text` : 'NULL';
+  const ids = `SELECT ${a}.id, ${keyText} AS k FROM ${table} ${a} WHERE ${pageWhere}
+                ORDER BY ${orderSql(params, columns, `${a}.id`)} LIMIT ? OFFSET ?`;
+  const sql = list.select
+    ? `SELECT ${list.select}, p.k
+         FROM (SELECT s.*, row_number() OVER () AS n FROM (${ids}) s) p
+         JOIN ${table} ${a} ON ${a}.id = p.id
+        ORDER BY p.n`
+    : ids;
+  const [count, rows] = await Promise.all([
+    cappedCount(execute, `FROM ${table} ${a} WHERE ${where.sql}`, where.params),
+    execute<Array<Row & { k: string | null }>>(sql, [
+      ...pageParams,
+      params.pageSize,
+      keyset ? 0 : params.offset,
+    ]),
+  ]);
+  const last = rows.at(-1);
+  return {
+    rows,
+    total: count.total,
+    more: {
+      ...(count.estimated ? { totalEstimated: true } : {}),
+      ...(last?.k != null && rows.length === params.pageSize
+        ? { nextCursor: encodeCursor(last.k, last.id) }
+        : {}),
+    },
+  };
+}
