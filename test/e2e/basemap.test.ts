@@ -10,6 +10,7 @@ import {
   TILE_TYPE,
   vectorTile,
 } from '../integration/support/pmtiles-archive.js';
+import { colourShare } from './support/map-colour.js';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
 import { loginXapi, signIn, type Xapi } from './support/seed.js';
 
@@ -41,52 +42,6 @@ async function openMap(page: Page): Promise<void> {
   await page.reload();
   await page.getByTestId('twin-marker').waitFor();
   await page.locator('.tw-map canvas.maplibregl-canvas').waitFor();
-}
-
-/** Share of the map's pixels within a small distance of `rgb`, decoded by the page itself. */
-async function colourShare(page: Page, rgb: [number, number, number]): Promise<number> {
-  const png = (await page.getByTestId('twin-map').screenshot()).toString('base64');
-  return page.evaluate(
-    async ({ png, rgb }) => {
-      // Runs in the page; the test's own TypeScript has no DOM types, hence globalThis.
-      interface Picture {
-        src: string;
-        width: number;
-        height: number;
-        decode(): Promise<void>;
-      }
-      const dom = globalThis as unknown as {
-        Image: new () => Picture;
-        document: {
-          createElement(tag: 'canvas'): {
-            width: number;
-            height: number;
-            getContext(kind: '2d'): {
-              drawImage(image: Picture, x: number, y: number): void;
-              getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
-            };
-          };
-        };
-      };
-      const image = new dom.Image();
-      image.src = `data:image/png;base64,${png}`;
-      await image.decode();
-      const canvas = dom.document.createElement('canvas');
-      canvas.width = image.width;
-      canvas.height = image.height;
-      const context = canvas.getContext('2d');
-      context.drawImage(image, 0, 0);
-      const { data } = context.getImageData(0, 0, image.width, image.height);
-      let near = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        const distance =
-          Math.abs(data[i]! - rgb[0]) + Math.abs(data[i + 1]! - rgb[1]) + Math.abs(data[i + 2]! - rgb[2]);
-        if (distance <= 12) near += 1;
-      }
-      return near / (data.length / 4);
-    },
-    { png, rgb },
-  );
 }
 
 describe('a site basemap from a .pmtiles archive (Chromium)', () => {

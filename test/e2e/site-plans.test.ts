@@ -1,7 +1,7 @@
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pmtilesArchive, pyramid, solidPng, TILE_TYPE } from '../integration/support/pmtiles-archive.js';
 import { seriousViolations } from './support/axe-check.js';
+import { colourShare } from './support/map-colour.js';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
 import { loginXapi, signIn, type Xapi } from './support/seed.js';
 
@@ -33,44 +33,6 @@ const CORNERS = [
 let h: ConsoleHarness;
 let xapi: Xapi;
 let accountId: string;
-
-/** Share of the map's pixels near `rgb` (colour distance ≤ 12), decoded by the page itself. */
-async function colourShare(page: Page, rgb: [number, number, number]): Promise<number> {
-  const png = (await page.getByTestId('twin-map').screenshot()).toString('base64');
-  return page.evaluate(
-    async ({ png, rgb }) => {
-      const dom = globalThis as unknown as {
-        Image: new () => { src: string; width: number; height: number; decode(): Promise<void> };
-        document: { createElement(tag: 'canvas'): HTMLCanvasLike };
-      };
-      interface HTMLCanvasLike {
-        width: number;
-        height: number;
-        getContext(kind: '2d'): {
-          drawImage(image: unknown, x: number, y: number): void;
-          getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
-        };
-      }
-      const image = new dom.Image();
-      image.src = `data:image/png;base64,${png}`;
-      await image.decode();
-      const canvas = dom.document.createElement('canvas');
-      canvas.width = image.width;
-      canvas.height = image.height;
-      const context = canvas.getContext('2d');
-      context.drawImage(image, 0, 0);
-      const { data } = context.getImageData(0, 0, image.width, image.height);
-      let near = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        const distance =
-          Math.abs(data[i]! - rgb[0]) + Math.abs(data[i + 1]! - rgb[1]) + Math.abs(data[i + 2]! - rgb[2]);
-        if (distance <= 12) near += 1;
-      }
-      return near / (data.length / 4);
-    },
-    { png, rgb },
-  );
-}
 
 describe('basemap upload and site plans (Chromium)', () => {
   beforeAll(async () => {
