@@ -30,6 +30,7 @@ import { BrokerService } from './broker/broker.service.js';
 import { ConnectorService } from './connectors/connector.service.js';
 import { ConnectorTelemetry } from './connectors/connector-telemetry.js';
 import { createConnectorKinds } from './connectors/kinds/index.js';
+import { LinkRuntime } from './connectors/links/link-runtime.js';
 import { MqttInRuntime } from './connectors/mqtt-in.runtime.js';
 import { WebhookService } from './connectors/webhook.service.js';
 import { NetworkEvents } from './connectors/network-events.js';
@@ -138,7 +139,23 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
     networkEvents,
   });
+  // Field-protocol kinds (WebSocket, weather, LwM2M, IEC 104, OPC UA, Modbus) keep their links here.
+  const links = new LinkRuntime({
+    orm: ctx.orm,
+    sink: packets,
+    telemetry: connectorTelemetry,
+    secretBox: ctx.secretBox,
+    dial,
+    log: ctx.log,
+    metrics: ctx.metrics,
+  });
   const connectorKinds = createConnectorKinds({
+    links: {
+      register: (type, driver) => links.register(type, driver),
+      start: (c) => links.startLink(c),
+      stop: (id) => links.stopLink(id),
+      session: (id) => links.session(id),
+    },
     mqttIn: {
       start: (c) => mqttIn.startClient(c),
       stop: (id) => mqttIn.stopClient(id),
@@ -158,7 +175,7 @@ export function createServices(ctx: AppContext) {
     ctx.secretBox,
     { publicUrl: ctx.config.publicUrl, mqttPort: ctx.config.mqttPort },
   );
-  ctx.lifecycle.push(connectorTelemetry, mqttIn);
+  ctx.lifecycle.push(connectorTelemetry, mqttIn, links);
   const broker = new BrokerService({
     config: ctx.config,
     log: ctx.log,
@@ -299,7 +316,7 @@ export function createServices(ctx: AppContext) {
     connectors,
     digitalTwins,
     stateEngine,
-    isMqttInConnected: (id) => mqttIn.isReady(id),
+    isMqttInConnected: (id) => mqttIn.isReady(id) || links.isConnected(id),
     brokerClients: (id) => broker.clientCount(id),
     downlinks: downlinkParts.downlinks,
   });

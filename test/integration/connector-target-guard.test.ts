@@ -46,6 +46,7 @@ it('has a sample for every kind that sends or subscribes', () => {
   const kinds = createConnectorKinds({
     mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },
     broker: { publishDownlink: async () => {} },
+    links: { register: () => {}, start: async () => {}, stop: async () => {}, session: () => undefined },
     outgoing: {
       secretBox: new SecretBox(randomBytes(32)),
       dial: new DialOut(new TargetGuard([]), log),

@@ -5,6 +5,7 @@ import type { Connector } from './connector.entity.js';
 import type { PacketMeta } from '../ingest/packet-meta.js';
 import type { DownlinkSender, RemoteDeviceDeleter } from '../downlinks/downlink-delivery.js';
 import type { NetworkServerEvent } from './network-events.js';
+import type { LinkHost } from './links/link.types.js';
 
 /**
  * What a kind actually does in this version; the console shows kinds without capabilities
@@ -64,6 +65,8 @@ export interface KindDeps {
   broker: { publishDownlink(connectorId: string, deviceKey: string, payload: Buffer): Promise<void> };
   /** What outgoing kinds deliver with (sealed secrets, the door to their targets). */
   outgoing: DeliveryContext;
+  /** Field-protocol kinds keep their connection to a peer here (links/link-runtime.ts). */
+  links: LinkHost;
 }
 
 /** The behaviour of a kind that needs server services. */

@@ -17,6 +17,7 @@ describe('connector kind registry', () => {
   const kinds = createConnectorKinds({
     mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },
     broker: { publishDownlink: async () => {} },
+    links: { register: () => {}, start: async () => {}, stop: async () => {}, session: () => undefined },
     outgoing: {
       secretBox,
       dial: new DialOut(new TargetGuard([]), pino({ enabled: false })),

@@ -98,6 +98,7 @@ describe('kafka-out error handling', () => {
     const kind = buildKind(kafkaOutKind, {
       mqttIn: noRuntime,
       broker: { publishDownlink: async () => {} },
+      links: { register: () => {}, start: async () => {}, stop: async () => {}, session: () => undefined },
       outgoing: ctx,
     });
     expect(kind.validate({ brokers: ['k:9092'], topic: 't' })).toEqual([]);
@@ -124,6 +125,7 @@ describe('kafka-out error handling', () => {
     const kind = buildKind(kafkaOutKind, {
       mqttIn: noRuntime,
       broker: { publishDownlink: async () => {} },
+      links: { register: () => {}, start: async () => {}, stop: async () => {}, session: () => undefined },
       outgoing: { ...ctx, dial },
     });
     const connector = new Connector();

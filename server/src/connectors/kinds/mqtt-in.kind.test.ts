@@ -9,6 +9,7 @@ import { mqttInKind } from './mqtt-in.kind.js';
 const kind = buildKind(mqttInKind, {
   mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },
   broker: { publishDownlink: async () => {} },
+  links: { register: () => {}, start: async () => {}, stop: async () => {}, session: () => undefined },
   outgoing: undefined as never,
 });
 const paths = (config: Record<string, unknown>) => kind.validate(config).map((p) => p.path);
