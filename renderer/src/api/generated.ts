@@ -5013,6 +5013,7 @@ export interface ApiOperations {
           battery?: number;
           margin?: number;
           location?: { latitude: number; longitude: number; altitude?: number; source?: string };
+          fields?: Record<string, string | number | boolean>;
         } | null;
         payloadText: string | null;
         payloadBase64: string;

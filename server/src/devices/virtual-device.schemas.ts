@@ -281,6 +281,12 @@ function PacketMetaReply() {
       battery: Type.Optional(Type.Number()),
       margin: Type.Optional(Type.Number()),
       location: Type.Optional(location),
+      fields: Type.Optional(
+        Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+          description:
+            "A field protocol's own metadata (IEC 104 address and quality, OPC UA node id, LwM2M path, Modbus register)",
+        }),
+      ),
     },
     { additionalProperties: true },
   );

@@ -33,4 +33,12 @@ describe('packet metadata as states', () => {
     });
     expect(metaStates(undefined)).toEqual({});
   });
+
+  it("makes a field protocol's own metadata states, without overriding the named ones", () => {
+    expect(metaStates({ topic: 'a/b', fields: { ioa: 4001, quality: 'IV', topic: 'spoofed' } })).toEqual({
+      '_meta.topic': 'a/b',
+      '_meta.ioa': 4001,
+      '_meta.quality': 'IV',
+    });
+  });
 });

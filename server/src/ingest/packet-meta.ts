@@ -58,6 +58,12 @@ export interface PacketMeta {
   margin?: number;
   /** A location the network server solved or reported for the device. */
   location?: GeoLocation;
+  /**
+   * What a field protocol knows about the value besides itself (IEC 104 information object address,
+   * cause of transmission and quality; OPC UA node id and status; LwM2M object path; Modbus register),
+   * flat, one `_meta.<key>` state each. Keys are the kind's; they must not reuse the names above.
+   */
+  fields?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** The reserved prefix of metadata states. */
@@ -111,5 +117,7 @@ export function metaStates(meta: PacketMeta | undefined): Record<string, unknown
   put('battery', meta.battery);
   put('margin', meta.margin);
   put('location', meta.location);
+  for (const [key, value] of Object.entries(meta.fields ?? {}))
+    if (!(META_STATE_PREFIX + key in states)) put(key, value);
   return states;
 }
