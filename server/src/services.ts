@@ -27,13 +27,8 @@ import { createMailer } from './platform/mail/mailer.js';
 import { DeviceDriverService } from './drivers/device-driver.service.js';
 import { DriverParsing } from './drivers/driver-parsing.service.js';
 import { BrokerService } from './broker/broker.service.js';
-import { ConnectorService } from './connectors/connector.service.js';
-import { ConnectorTelemetry } from './connectors/connector-telemetry.js';
-import { createConnectorKinds } from './connectors/kinds/index.js';
-import { LinkRuntime } from './connectors/links/link-runtime.js';
-import { MqttInRuntime } from './connectors/mqtt-in.runtime.js';
 import { WebhookService } from './connectors/webhook.service.js';
-import { NetworkEvents } from './connectors/network-events.js';
+import { createConnectors } from './connectors/connectors.module.js';
 import { HubDeviceService } from './hub/hub-device.service.js';
 import { IngestWorker } from './ingest/worker/ingest-worker.js';
 import { LiveHub } from './live/live.hub.js';
@@ -122,60 +117,17 @@ export function createServices(ctx: AppContext) {
     log: ctx.log,
   });
   ctx.lifecycle.push(packets);
-  // Downlink progress and gateway status from network servers, to the domains that own them.
-  const networkEvents = new NetworkEvents((error, event) =>
-    ctx.log.warn(
-      { err: error, event: event.type, connectorId: event.connectorId },
-      'A network-server event was not applied',
-    ),
-  );
-  const connectorTelemetry = new ConnectorTelemetry(ctx.orm, ctx.log, ctx.metrics);
-  const mqttIn = new MqttInRuntime({
-    orm: ctx.orm,
-    sink: packets,
-    telemetry: connectorTelemetry,
-    secretBox: ctx.secretBox,
-    dial,
-    log: ctx.log,
-    networkEvents,
-  });
-  // Field-protocol kinds (WebSocket, weather, LwM2M, IEC 104, OPC UA, Modbus) keep their links here.
-  const links = new LinkRuntime({
-    orm: ctx.orm,
-    sink: packets,
-    telemetry: connectorTelemetry,
-    secretBox: ctx.secretBox,
-    dial,
-    log: ctx.log,
-    metrics: ctx.metrics,
-  });
-  const connectorKinds = createConnectorKinds({
-    links: {
-      register: (type, driver) => links.register(type, driver),
-      start: (c) => links.startLink(c),
-      stop: (id) => links.stopLink(id),
-      session: (id) => links.session(id),
+  // Connectors: kinds, their runtimes (mqtt-in clients, field-protocol links), telemetry.
+  const { networkEvents, connectorTelemetry, mqttIn, links, connectorKinds, connectors } = createConnectors(
+    ctx,
+    {
+      accounts,
+      packets,
+      dial,
+      // Called only once the broker below exists (downlinks are sent after start).
+      broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     },
-    mqttIn: {
-      start: (c) => mqttIn.startClient(c),
-      stop: (id) => mqttIn.stopClient(id),
-      register: (type, reader) => mqttIn.register(type, reader),
-      publish: (id, topic, payload) => mqttIn.publish(id, topic, payload),
-    },
-    // Called only once the broker below exists (downlinks are sent after start).
-    broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
-    outgoing: { secretBox: ctx.secretBox, dial, log: ctx.log },
-  });
-  const connectors = new ConnectorService(
-    ctx.em,
-    ctx.orm,
-    accounts,
-    connectorKinds,
-    connectorTelemetry,
-    ctx.secretBox,
-    { publicUrl: ctx.config.publicUrl, mqttPort: ctx.config.mqttPort },
   );
-  ctx.lifecycle.push(connectorTelemetry, mqttIn, links);
   const broker = new BrokerService({
     config: ctx.config,
     log: ctx.log,
