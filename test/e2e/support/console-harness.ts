@@ -46,6 +46,8 @@ export function buildConsole(outDir: string, precompressed = false): void {
 
 export interface ConsoleHarness {
   server: ServerProcess;
+  /** The server's database, for tests that seed at a scale the API would take minutes for. */
+  databaseUrl: string;
   /** The embedded MQTT broker's port. */
   mqttPort: number;
   context: BrowserContext;
@@ -114,6 +116,7 @@ export async function startConsoleHarness(
   });
   return {
     server,
+    databaseUrl: db.url,
     mqttPort,
     context,
     page,
