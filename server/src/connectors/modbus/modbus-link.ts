@@ -62,8 +62,10 @@ export function modbusDriver(): LinkDriver<ModbusSession> {
       const socket = ctx.dial.socket({ host: config.host, port: config.port ?? DEFAULT_PORT });
       // jsmodbus learns that the socket is online from its 'connect' event: create clients first.
       const clients = new Map<number, TcpClient>();
-      for (const unit of new Set(entries.map((e) => e.unitId)))
-        clients.set(unit, new jsmodbus.client.TCP(socket, unit, timeoutMs));
+      const units = new Set(entries.map((e) => e.unitId));
+      // Each unit's client listens to the socket ('data', 'connect', 'close'): a map of many units is no leak.
+      socket.setMaxListeners(units.size * 3 + 10);
+      for (const unit of units) clients.set(unit, new jsmodbus.client.TCP(socket, unit, timeoutMs));
       await connected(socket, timeoutMs);
       socket.setNoDelay(true);
       const settings = JSON.stringify(config);
@@ -116,8 +118,11 @@ class Session implements ModbusSession {
     private readonly last: Map<string, number | boolean>,
   ) {
     this.groups = groupReads(entries);
+    const stopped = () => this.drop('stopped');
     this.closed = new Promise((resolve) => {
       this.drop = (reason) => {
+        // The connector's signal outlives this session (reconnects): do not pile up listeners on it.
+        ctx.signal.removeEventListener('abort', stopped);
         this.stop.abort();
         socket.destroy();
         resolve(reason);
@@ -125,7 +130,7 @@ class Session implements ModbusSession {
     });
     socket.on('error', () => this.drop('the connection failed'));
     socket.on('close', () => this.drop('the peer closed the connection'));
-    ctx.signal.addEventListener('abort', () => this.drop('stopped'), { once: true });
+    ctx.signal.addEventListener('abort', stopped, { once: true });
   }
 
   async close(): Promise<void> {
