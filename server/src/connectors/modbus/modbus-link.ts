@@ -134,6 +134,8 @@ class Session implements ModbusSession {
   }
 
   async close(): Promise<void> {
+    // Stopped for good (deactivated, deleted, new settings): the next start stores every value afresh.
+    if (this.ctx.signal.aborted) reported.delete(this.ctx.connector.id);
     this.drop('stopped');
     await this.queue.catch(() => undefined);
   }
