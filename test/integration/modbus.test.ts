@@ -182,6 +182,10 @@ describe('modbus connector against pymodbus', () => {
       'warn: Reading holding 900 on unit 1: the device answered "illegal data address" (exception 2); boiler-1/pressure skipped',
     ]);
     expect(lines).toContain(`info: Connected to modbus://127.0.0.1:${port}`);
+    // The exception cost one value, not the connection.
+    expect((await logs(connector.id)).filter((l) => /Disconnected|Connected/.test(l))).toEqual([
+      `info: Connected to modbus://127.0.0.1:${port}`,
+    ]);
   });
 
   it('shows a stopped server in log and monitoring, reconnects when it is back, and stores no value twice', async () => {
