@@ -34,6 +34,11 @@ const SAMPLES: Record<string, (host: string, port: number) => Record<string, unk
   }),
   'mqtt-in': (host, port) => ({ url: `mqtt://${host}:${port}`, topics: ['plant/+/up'] }),
   'chirpstack-mqtt': (host, port) => ({ url: `mqtt://${host}:${port}`, applicationId: 'water-meters' }),
+  modbus: (host, port) => ({
+    host,
+    port,
+    registers: [{ deviceId: 'd', state: 'v', table: 'holding', address: 0 }],
+  }),
 };
 
 /** Kinds that dial out on their own (a subscription), not when a message is sent. */

@@ -1330,6 +1330,34 @@ export interface ApiOperations {
           active?: boolean;
           config?: Record<string, never>;
           accountId?: string;
+        }
+      | {
+          type: 'modbus';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            host: string;
+            port?: number;
+            unitId?: number;
+            pollIntervalMs?: number;
+            timeoutMs?: number;
+            report?: 'every-poll' | 'change';
+            registers: {
+              deviceId: string;
+              state: string;
+              unitId?: number;
+              table: 'holding' | 'input' | 'coil' | 'discrete';
+              address: number;
+              type?: 'int16' | 'uint16' | 'int32' | 'uint32' | 'float32' | 'int64' | 'uint64' | 'float64';
+              wordOrder?: 'big' | 'little';
+              byteOrder?: 'big' | 'little';
+              scale?: number;
+              offset?: number;
+              poll?: boolean;
+            }[];
+          };
+          accountId?: string;
         };
     reply: {
       id: string;
@@ -1500,7 +1528,28 @@ export interface ApiOperations {
             maxAttempts?: number;
             retryDelayMs?: number;
           }
-        | Record<string, never>;
+        | Record<string, never>
+        | {
+            host: string;
+            port?: number;
+            unitId?: number;
+            pollIntervalMs?: number;
+            timeoutMs?: number;
+            report?: 'every-poll' | 'change';
+            registers: {
+              deviceId: string;
+              state: string;
+              unitId?: number;
+              table: 'holding' | 'input' | 'coil' | 'discrete';
+              address: number;
+              type?: 'int16' | 'uint16' | 'int32' | 'uint32' | 'float32' | 'int64' | 'uint64' | 'float64';
+              wordOrder?: 'big' | 'little';
+              byteOrder?: 'big' | 'little';
+              scale?: number;
+              offset?: number;
+              poll?: boolean;
+            }[];
+          };
     };
     reply: {
       id: string;

@@ -60,6 +60,7 @@ export const deDevices: Messages['devices'] = {
       lwm2m: 'LwM2M',
       weather: 'Wetter',
       websocket: 'WebSocket',
+      modbus: 'Modbus TCP',
     },
     typeHints: {
       'mqtt-broker':
@@ -71,6 +72,8 @@ export const deDevices: Messages['devices'] = {
       'chirpstack-mqtt':
         'Stellwerk abonniert die Ereignisse von ChirpStack auf dem Broker seiner MQTT-Integration.',
       'loriot-uplink': 'LORIOT sendet rx- und gw-Nachrichten an eine geheime URL (HTTP-Push-Ausgabe).',
+      modbus:
+        'Stellwerk fragt Register und Coils eines Modbus-TCP-Geräts oder -Gateways nach einer Registertabelle ab.',
     },
     createTitle: 'Neuer Konnektor',
     create: 'Konnektor anlegen',

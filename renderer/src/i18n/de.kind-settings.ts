@@ -57,6 +57,27 @@ const chirpstackApi: KindTexts = {
 };
 
 export const deKindSettings: Record<string, KindTexts> = {
+  modbus: {
+    host: { label: 'Host', help: 'Hostname oder IP-Adresse des Modbus-TCP-Servers (Gerät oder Gateway)' },
+    port: { label: 'Port', help: 'TCP-Port (Vorgabe 502)' },
+    unitId: { label: 'Unit-ID', help: 'Unit-(Slave-)ID der Einträge, die keine nennen (Vorgabe 1)' },
+    pollIntervalMs: {
+      label: 'Abfrageintervall (ms)',
+      help: 'Zeit zwischen dem Beginn zweier Abfragen (Vorgabe 5000)',
+    },
+    timeoutMs: {
+      label: 'Zeitlimit (ms)',
+      help: 'Längste Wartezeit auf eine Antwort; bleibt sie aus, wird die Verbindung neu aufgebaut (Vorgabe 3000)',
+    },
+    report: {
+      label: 'Speichern',
+      help: 'every-poll (Vorgabe): jeden Wert jeder Abfrage; change: nur geänderte Werte',
+    },
+    registers: {
+      label: 'Registertabelle',
+      help: 'Ein Eintrag je Wert: deviceId, state, table, address, optional unitId, type, wordOrder, byteOrder, scale, offset',
+    },
+  },
   'mqtt-broker': {
     maxConnections: {
       label: 'Höchstzahl Verbindungen',

@@ -56,6 +56,7 @@ export const enDevices = {
       lwm2m: 'LwM2M',
       weather: 'Weather',
       websocket: 'WebSocket',
+      modbus: 'Modbus TCP',
     },
     typeHints: {
       'mqtt-broker':
@@ -67,6 +68,7 @@ export const enDevices = {
       'chirpstack-mqtt':
         'Stellwerk subscribes to ChirpStack’s events on the broker its MQTT integration publishes to.',
       'loriot-uplink': 'LORIOT pushes rx and gw messages to a secret URL (HTTP push output).',
+      modbus: 'Stellwerk polls registers and coils of a Modbus TCP device or gateway per a register map.',
     },
     createTitle: 'New connector',
     create: 'Create connector',

@@ -64,6 +64,19 @@ describe('connector settings form from the kind schema', () => {
     );
   });
 
+  it('edits a list of objects (a register map) as JSON text, and sends text that does not parse as it is', () => {
+    const [map] = settingsFields({
+      type: 'object',
+      properties: { registers: { type: 'array', items: { type: 'object', properties: {} } } },
+    });
+    expect(map!.kind).toBe('json');
+    const registers = [{ deviceId: 'boiler-1', state: 't', table: 'holding', address: 0 }];
+    const draft = settingsDraft([map!], { registers });
+    expect(JSON.parse(draft.registers as string)).toEqual(registers);
+    expect(settingsConfig([map!], draft)).toEqual({ registers });
+    expect(settingsConfig([map!], { registers: '[{' })).toEqual({ registers: '[{' });
+  });
+
   it('starts secrets empty, keeps a stored one when left empty and sends a new one', () => {
     const read = {
       url: 'mqtt://h',

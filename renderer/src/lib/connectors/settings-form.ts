@@ -25,8 +25,12 @@ interface JsonSchema {
   maxLength?: number;
 }
 
-/** How a setting is edited: `secret` keeps its value while the mask stays; `list` one item a line; `map` "name: value" lines. */
-export type FieldKind = 'text' | 'long-text' | 'secret' | 'integer' | 'choice' | 'flag' | 'list' | 'map';
+/**
+ * How a setting is edited: `secret` keeps its value while the mask stays; `list` one item a line; `map`
+ * "name: value" lines; `json` a list of objects (a Modbus register map) as JSON text.
+ */
+export type FieldKind =
+  'text' | 'long-text' | 'secret' | 'integer' | 'choice' | 'flag' | 'list' | 'map' | 'json';
 
 export interface SettingsField extends FieldOverride {
   key: string;
@@ -47,7 +51,7 @@ function kindOf(schema: JsonSchema): FieldKind {
   if (schema.anyOf?.every((branch) => 'const' in branch)) return 'choice';
   if (schema.type === 'integer' || schema.type === 'number') return 'integer';
   if (schema.type === 'boolean') return 'flag';
-  if (schema.type === 'array') return 'list';
+  if (schema.type === 'array') return schema.items?.type === 'object' ? 'json' : 'list';
   if (schema.type === 'object') return 'map';
   return (schema.maxLength ?? 0) >= LONG_TEXT ? 'long-text' : 'text';
 }
@@ -91,6 +95,8 @@ export function settingsDraft(fields: SettingsField[], config?: Record<string, u
     if (field.kind === 'secret') draft[field.key] = '';
     else if (field.kind === 'flag')
       draft[field.key] = typeof value === 'boolean' ? value : field.default === true;
+    else if (field.kind === 'json')
+      draft[field.key] = value === undefined ? '' : JSON.stringify(value, null, 2);
     else if (field.kind === 'list') draft[field.key] = Array.isArray(value) ? value.join('\n') : '';
     else if (field.kind === 'map')
       draft[field.key] =
@@ -148,7 +154,8 @@ export function settingsConfig(
       continue;
     }
     if (!text) continue;
-    if (field.kind === 'list') config[field.key] = lines(text, field.commas);
+    if (field.kind === 'json') config[field.key] = parsedOr(text);
+    else if (field.kind === 'list') config[field.key] = lines(text, field.commas);
     else if (field.kind === 'map')
       config[field.key] = Object.fromEntries(
         lines(text).map((line) => {
@@ -162,6 +169,15 @@ export function settingsConfig(
     else config[field.key] = text;
   }
   return config;
+}
+
+/** JSON text as its value; text that does not parse is sent as it is, so the server names the field. */
+function parsedOr(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** The setting a problem of the server names (`/config/url`, `config/headers/X-Key`) → `url`, `headers`. */

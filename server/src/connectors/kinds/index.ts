@@ -4,6 +4,7 @@ import { chirpstackUplinkKind } from './chirpstack-uplink.kind.js';
 import { buildKind } from './derive.js';
 import { kafkaOutKind } from './kafka-out.kind.js';
 import { loriotUplinkKind } from './loriot-uplink.kind.js';
+import { modbusKind } from './modbus.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 import { mqttOutKind } from './mqtt-out.kind.js';
@@ -36,6 +37,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
   plannedKind('weather', 'incoming', 'Weather data for a location.'),
   plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
+  modbusKind,
 ];
 
 export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);
