@@ -25,8 +25,8 @@ export async function seedDevices(
        SELECT gen_random_uuid(), $1, $2, 'meter-' || lpad(n::text, 7, '0'), 'Water meter ' || n || ', zone ' || (n % 97),
               '', ARRAY['zone-' || (n % 97)], '{}', '{}', 'OTAA', false,
               (ARRAY['Healthy','Warning','Critical','Unknown'])[1 + n % 4],
-              lpad(to_hex(n * 7919), 16, '0'), 'EXT-' || lpad((n * 31)::text, 9, '0'),
-              now() - make_interval(secs => (n * 7919) % 864000), now() - make_interval(secs => n), now()
+              lpad(to_hex(n::bigint * 7919), 16, '0'), 'EXT-' || lpad((n::bigint * 31)::text, 9, '0'),
+              now() - make_interval(secs => (n::bigint * 7919) % 864000), now() - make_interval(secs => n), now()
          FROM generate_series($3::int, $4::int) AS n`,
       [accountId, connectorId, from, to],
     );
