@@ -2488,9 +2488,11 @@ export interface ApiOperations {
         accountId: string;
         title: string;
         selection: {
+          subject?: 'twins' | 'devices';
           operator: 'and' | 'or';
           conditions: {
-            field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+            field:
+              'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
             key?: string;
             value: string;
             not?: boolean;
@@ -2557,9 +2559,10 @@ export interface ApiOperations {
       title: string;
       accountId?: string;
       selection?: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2596,9 +2599,10 @@ export interface ApiOperations {
       accountId: string;
       title: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2661,9 +2665,10 @@ export interface ApiOperations {
     body: {
       accountId?: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2704,9 +2709,10 @@ export interface ApiOperations {
       accountId: string;
       title: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2769,9 +2775,10 @@ export interface ApiOperations {
     body: {
       title?: string;
       selection?: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2808,9 +2815,10 @@ export interface ApiOperations {
       accountId: string;
       title: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
