@@ -4153,7 +4153,15 @@ export interface ApiOperations {
   /** Query time series with ?query= (same as the POST) */
   'GET /xapi/v1/timeseries/query': {
     path: never;
-    query: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
+    query: {
+      query: string;
+      accountId?: string;
+      includeSubAccounts?: boolean;
+      escapeFormulas?: boolean;
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     body: never;
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
@@ -4165,7 +4173,15 @@ export interface ApiOperations {
   'POST /xapi/v1/timeseries/query': {
     path: never;
     query: never;
-    body: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
+    body: {
+      query: string;
+      accountId?: string;
+      includeSubAccounts?: boolean;
+      escapeFormulas?: boolean;
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
       rows: unknown[][];
