@@ -88,6 +88,15 @@ describe('CSV export plans in the console (Chromium)', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await form.getByLabel('Decimal separator').selectOption('.');
     await expect.poll(firstValue).toBe('1.5');
+    // Cancel with a change unsaved asks first; staying keeps the draft.
+    const asked: string[] = [];
+    page.once('dialog', (dialog) => {
+      asked.push(dialog.type());
+      void dialog.dismiss();
+    });
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    expect(asked).toEqual(['confirm']);
+    expect(await form.getByLabel('Decimal separator').inputValue()).toBe('.');
     await form.getByLabel('Header names').fill('value=Pegel');
     await expect.poll(() => preview.locator('thead th').nth(5).textContent()).toBe('Pegel');
     await form.getByLabel('Averages').selectOption('day');
