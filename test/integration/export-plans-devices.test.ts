@@ -120,6 +120,25 @@ describe('export plans over devices', () => {
     expect(new Set(preview.rows.map((r) => r[1]))).toEqual(new Set(['m-b1']));
   });
 
+  it('matches a device by the titles of its parents and itself', async () => {
+    const { title: _title, ...definition } = deviceClusterPlan(devices);
+    const byHierarchy = {
+      ...definition,
+      selection: {
+        subject: 'devices',
+        operator: 'and',
+        conditions: [{ field: 'hierarchy', value: 'gateway ny / meter' }],
+        states: [],
+      },
+    };
+    const preview = expectStatus<{ rows: string[][] }>(
+      await call('POST', '/xapi/v1/export-plans/preview', byHierarchy),
+      200,
+    );
+    expect(preview.rows).toHaveLength(20);
+    expect(new Set(preview.rows.map((r) => r[1]))).toEqual(new Set(['m-n1']));
+  });
+
   it('refuses a condition the subject does not have and an address for devices', async () => {
     const base = devicePointsPlan(devices);
     const twinsByType = await call('POST', '/xapi/v1/export-plans', {

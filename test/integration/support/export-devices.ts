@@ -15,6 +15,7 @@ export interface DeviceWorld {
   pressureSensor: string;
   mB1: string;
   mN1: string;
+  gatewayNy: string;
   north: string;
 }
 
@@ -71,6 +72,9 @@ export async function seedExportDevices(
   };
   const mB1 = await device('m-b1', 'Meter B1', flowMeter, { city: 'Berlin', lot: 7 }, ['meter'], null);
   const mN1 = await device('m-n1', 'Meter N1', flowMeter, { city: 'New York' }, ['meter'], north);
+  // M-N1 hangs below a gateway that sends nothing itself: subtree and hierarchy conditions reach it.
+  const gatewayNy = await device('gw-ny', 'Gateway NY', pressureSensor, {}, [], null);
+  await q('UPDATE virtual_devices SET parent_id = $2 WHERE id = $1', [mN1, gatewayNy]);
   await device('p-b1', 'Pressure B1', pressureSensor, { city: 'Berlin' }, ['meter'], null);
   await q(
     `INSERT INTO device_states (device_id, key, value, timestamp) VALUES ($1, '_meta.location', $2::jsonb, now())`,
@@ -115,7 +119,7 @@ export async function seedExportDevices(
     ],
   );
   await writeCopy(spare, world.ids.n1!, [{ time: Date.parse('2026-10-31T10:30:00Z'), value: 555 }]);
-  return { flowMeter, pressureSensor, mB1, mN1, north };
+  return { flowMeter, pressureSensor, mB1, mN1, gatewayNy, north };
 }
 
 const STANDARD = {
@@ -160,7 +164,7 @@ export const devicePointsPlan = (d: DeviceWorld) => ({
   },
 });
 
-/** Either meter by title or by being M-N1's subtree, a column per state, over New York's month end. */
+/** Either meter by title or by being below the NY gateway, a column per state, over New York's month end. */
 export const deviceClusterPlan = (d: DeviceWorld) => ({
   title: 'Meters cluster',
   selection: {
@@ -168,7 +172,7 @@ export const deviceClusterPlan = (d: DeviceWorld) => ({
     operator: 'or',
     conditions: [
       { field: 'title', value: 'meter b1' },
-      { field: 'device', value: d.mN1 },
+      { field: 'device', value: d.gatewayNy },
     ],
     states: ['volumeFlow', 'status'],
   },
