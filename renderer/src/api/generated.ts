@@ -2537,9 +2537,11 @@ export interface ApiOperations {
         accountId: string;
         title: string;
         selection: {
+          subject?: 'twins' | 'devices';
           operator: 'and' | 'or';
           conditions: {
-            field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+            field:
+              'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
             key?: string;
             value: string;
             not?: boolean;
@@ -2606,9 +2608,10 @@ export interface ApiOperations {
       title: string;
       accountId?: string;
       selection?: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2645,9 +2648,10 @@ export interface ApiOperations {
       accountId: string;
       title: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2710,9 +2714,10 @@ export interface ApiOperations {
     body: {
       accountId?: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2753,9 +2758,10 @@ export interface ApiOperations {
       accountId: string;
       title: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2818,9 +2824,10 @@ export interface ApiOperations {
     body: {
       title?: string;
       selection?: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -2857,9 +2864,10 @@ export interface ApiOperations {
       accountId: string;
       title: string;
       selection: {
+        subject?: 'twins' | 'devices';
         operator: 'and' | 'or';
         conditions: {
-          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
+          field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'type' | 'twin' | 'device';
           key?: string;
           value: string;
           not?: boolean;
@@ -4194,7 +4202,15 @@ export interface ApiOperations {
   /** Query time series with ?query= (same as the POST) */
   'GET /xapi/v1/timeseries/query': {
     path: never;
-    query: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
+    query: {
+      query: string;
+      accountId?: string;
+      includeSubAccounts?: boolean;
+      escapeFormulas?: boolean;
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     body: never;
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
@@ -4206,7 +4222,15 @@ export interface ApiOperations {
   'POST /xapi/v1/timeseries/query': {
     path: never;
     query: never;
-    body: { query: string; accountId?: string; includeSubAccounts?: boolean; escapeFormulas?: boolean };
+    body: {
+      query: string;
+      accountId?: string;
+      includeSubAccounts?: boolean;
+      escapeFormulas?: boolean;
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     reply: {
       columns: { name: string; type: 'time' | 'number' | 'string' }[];
       rows: unknown[][];

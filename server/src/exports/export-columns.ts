@@ -1,11 +1,12 @@
 import type { CsvValue } from '../platform/csv/csv-writer.js';
-import type { SelectedState } from '../states/state-selection.queries.js';
+import type { SelectedDevice } from '../devices/device-selection.queries.js';
 import { zoneOffsetMs } from '../timeseries/query/query.time.js';
 import type { SelectedTwin } from '../twins/twin-selection.queries.js';
-import type { ExportDefinition } from './export-plan.types.js';
+import { subjectOf, type ExportDefinition } from './export-plan.types.js';
 
 /**
- * The columns of an export, in order: `time`, `twin`, `hierarchy`, then the chosen meta columns
+ * The columns of an export, in order: `time`, `twin`, `hierarchy` (devices: `time`, `device` — its
+ * device_id —, `title`), then the chosen meta columns
  * (`address.street` … `address.country`, `latitude`, `longitude`, `property:<name>`), then either
  * `state`, `unit`, `value` (one row per point) or `state:<key>` per state (clusterPerPacket). Each
  * column has an id; the header shows the plan's own name for it, else a default.
@@ -21,6 +22,8 @@ const DEFAULT_HEADERS: Record<string, string> = {
   time: 'time',
   twin: 'twin',
   hierarchy: 'hierarchy',
+  device: 'device',
+  title: 'title',
   state: 'state',
   unit: 'unit',
   value: 'value',
@@ -29,13 +32,13 @@ const DEFAULT_HEADERS: Record<string, string> = {
 };
 
 /** The state keys of a clusterPerPacket export: the plan's order, else sorted. */
-export function clusterKeys(def: ExportDefinition, states: SelectedState[]): string[] {
+export function clusterKeys(def: ExportDefinition, states: Array<{ key: string }>): string[] {
   if (def.selection.states.length > 0) return def.selection.states;
   return [...new Set(states.map((s) => s.key))].sort();
 }
 
-export function exportColumns(def: ExportDefinition, states: SelectedState[]): ExportColumn[] {
-  const ids = ['time', 'twin', 'hierarchy'];
+export function exportColumns(def: ExportDefinition, states: Array<{ key: string }>): ExportColumn[] {
+  const ids = subjectOf(def) === 'devices' ? ['time', 'device', 'title'] : ['time', 'twin', 'hierarchy'];
   if (def.shape.address) ids.push(...ADDRESS_FIELDS.map((f) => `address.${f}`));
   if (def.shape.geolocation) ids.push('latitude', 'longitude');
   ids.push(...def.shape.customProperties.map((p) => `property:${p}`));
@@ -48,6 +51,14 @@ function defaultHeader(id: string): string {
   if (id.startsWith('state:')) return id.slice('state:'.length);
   if (id.startsWith('property:')) return id.slice('property:'.length);
   return DEFAULT_HEADERS[id] ?? id;
+}
+
+/** The cells of a device that precede the values: device_id, title and the chosen meta columns (no address). */
+export function deviceCells(def: ExportDefinition, device: SelectedDevice): CsvValue[] {
+  const cells: CsvValue[] = [device.deviceId, device.title];
+  if (def.shape.geolocation) cells.push(device.latitude, device.longitude);
+  for (const name of def.shape.customProperties) cells.push(device.customProperties[name] ?? null);
+  return cells;
 }
 
 /** The cells of a twin that precede the values: twin, hierarchy and the chosen meta columns. */

@@ -2,16 +2,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { CsvValue } from '../platform/csv/csv-writer.js';
 import { AppError } from '../platform/errors.js';
 import { nextPeriodStart, periodStart } from '../states/engine/calendar.js';
-import type { SelectedState } from '../states/state-selection.queries.js';
 import type { TimeSeriesQueryResult } from '../timeseries/query/query.service.js';
 import type { PointFilter, TimeSeriesPoint } from '../timeseries/timeseries.types.js';
-import type { SelectedTwin } from '../twins/twin-selection.queries.js';
-import { clusterKeys, localTime, twinCells } from './export-columns.js';
+import { clusterKeys, localTime } from './export-columns.js';
 import type { ExportDefinition } from './export-plan.types.js';
 
 /**
- * The export engine: the rows of an export, in batches, oldest first, ordered by time, then twin
- * (hierarchy order), then state. Memory stays bounded whatever the range holds:
+ * The export engine: the rows of an export, in batches, oldest first, ordered by time, then subject
+ * (twins in hierarchy order, devices by title), then state. Memory stays bounded whatever the range holds:
  * - raw points are read window by window through the serving time-series target (`readPoints`,
  *   so every target works), each window sized to hold about WINDOW_TARGET points and halved and
  *   read again when it reaches WINDOW_LIMIT;
@@ -21,9 +19,23 @@ import type { ExportDefinition } from './export-plan.types.js';
  * claims success for a partial file.
  */
 
+/** A twin or device of the export: its id and the cells that precede the values in its rows. */
+export interface ExportSubjectRow {
+  id: string;
+  cells: CsvValue[];
+}
+
+/** A series of the export: the data state whose points are read, whose subject it is, its key. */
+export interface ExportState {
+  id: string;
+  subjectId: string;
+  key: string;
+  unit: string | null;
+}
+
 export interface ExportSource {
-  twins: SelectedTwin[];
-  states: SelectedState[];
+  subjects: ExportSubjectRow[];
+  states: ExportState[];
 }
 
 export interface ExportReads {
@@ -68,7 +80,7 @@ export function estimateAverageRows(
   const buckets = Math.ceil(
     (range.to.getTime() - range.from.getTime()) / PERIOD_MS[def.shape.average ?? 'hour'],
   );
-  const perBucket = def.shape.layout === 'points' ? source.states.length : source.twins.length;
+  const perBucket = def.shape.layout === 'points' ? source.states.length : source.subjects.length;
   return Math.max(0, buckets * perBucket);
 }
 
@@ -167,9 +179,9 @@ async function* averagePoints(
 
 /** Turns sorted point cells into CSV rows of the plan's layout. */
 class Shaper {
-  private readonly twinIndex = new Map<string, number>();
-  private readonly states = new Map<string, { state: SelectedState; twin: number; order: number }>();
-  private readonly twinPrefix: CsvValue[][];
+  private readonly subjectIndex = new Map<string, number>();
+  private readonly states = new Map<string, { state: ExportState; subject: number; order: number }>();
+  private readonly subjectPrefix: CsvValue[][];
   private readonly keys: string[];
   private readonly keyIndex: Map<string, number>;
 
@@ -177,8 +189,8 @@ class Shaper {
     private readonly def: ExportDefinition,
     source: ExportSource,
   ) {
-    source.twins.forEach((t, i) => this.twinIndex.set(t.id, i));
-    this.twinPrefix = source.twins.map((t) => twinCells(def, t));
+    source.subjects.forEach((t, i) => this.subjectIndex.set(t.id, i));
+    this.subjectPrefix = source.subjects.map((t) => t.cells);
     this.keys = clusterKeys(def, source.states);
     this.keyIndex = new Map(this.keys.map((k, i) => [k, i]));
     const keyOrder = def.selection.states.length > 0 ? this.keyIndex : null;
@@ -186,7 +198,7 @@ class Shaper {
       keyOrder ? keyOrder.get(a.key)! - keyOrder.get(b.key)! : a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
     );
     sorted.forEach((state, order) =>
-      this.states.set(state.id, { state, twin: this.twinIndex.get(state.twinId) ?? 0, order }),
+      this.states.set(state.id, { state, subject: this.subjectIndex.get(state.subjectId) ?? 0, order }),
     );
   }
 
@@ -196,17 +208,17 @@ class Shaper {
       if (a.time !== b.time) return a.time - b.time;
       const sa = this.states.get(a.stateId)!;
       const sb = this.states.get(b.stateId)!;
-      return sa.twin - sb.twin || sa.order - sb.order;
+      return sa.subject - sb.subject || sa.order - sb.order;
     });
     return this.def.shape.layout === 'points' ? this.pointRows(known) : this.clusterRows(known);
   }
 
   private pointRows(cells: Cell[]): CsvValue[][] {
     return cells.map((c) => {
-      const { state, twin } = this.states.get(c.stateId)!;
+      const { state, subject } = this.states.get(c.stateId)!;
       return [
         localTime(c.time, this.def.timeZone),
-        ...this.twinPrefix[twin]!,
+        ...this.subjectPrefix[subject]!,
         state.key,
         state.unit,
         c.value,
@@ -214,23 +226,23 @@ class Shaper {
     });
   }
 
-  /** One row per twin and instant (a packet's values share its time), a column per state key. */
+  /** One row per subject and instant (a packet's values share its time), a column per state key. */
   private clusterRows(cells: Cell[]): CsvValue[][] {
     const rows: CsvValue[][] = [];
-    let current: { time: number; twin: number; values: CsvValue[] } | null = null;
+    let current: { time: number; subject: number; values: CsvValue[] } | null = null;
     const flush = () => {
       if (current)
         rows.push([
           localTime(current.time, this.def.timeZone),
-          ...this.twinPrefix[current.twin]!,
+          ...this.subjectPrefix[current.subject]!,
           ...current.values,
         ]);
     };
     for (const c of cells) {
-      const { state, twin } = this.states.get(c.stateId)!;
-      if (!current || current.time !== c.time || current.twin !== twin) {
+      const { state, subject } = this.states.get(c.stateId)!;
+      if (!current || current.time !== c.time || current.subject !== subject) {
         flush();
-        current = { time: c.time, twin, values: new Array<CsvValue>(this.keys.length).fill(null) };
+        current = { time: c.time, subject, values: new Array<CsvValue>(this.keys.length).fill(null) };
       }
       current.values[this.keyIndex.get(state.key)!] = c.value;
     }

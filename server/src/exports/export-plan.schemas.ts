@@ -2,18 +2,25 @@ import { Type, type TLiteral } from 'typebox';
 import { CSV_DELIMITERS } from '../platform/csv/csv-writer.js';
 import { ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
 import { JobReply } from '../jobs/job.schemas.js';
-import { AVERAGES, RELATIVE_RANGES } from './export-plan.types.js';
+import { AVERAGES, CONDITION_FIELDS, EXPORT_SUBJECTS, RELATIVE_RANGES } from './export-plan.types.js';
 
 const literals = <T extends string>(values: readonly T[]) =>
   Type.Union(values.map((v) => Type.Literal(v)) as [TLiteral<T>]);
 
 export const ExportConditionSchema = Type.Object(
   {
-    field: literals(['tag', 'title', 'property', 'hierarchy', 'permissionScope', 'twin'] as const),
+    field: literals(CONDITION_FIELDS),
     key: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: 'The custom property (field property).' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'The custom property (field property; a device’s keyValueData key).',
+      }),
     ),
-    value: Type.String({ maxLength: 200 }),
+    value: Type.String({
+      maxLength: 200,
+      description: 'For type: a device driver id; twin and device: the id of the subtree’s root.',
+    }),
     not: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -21,11 +28,12 @@ export const ExportConditionSchema = Type.Object(
 
 export const ExportSelectionSchema = Type.Object(
   {
+    subject: Type.Optional({ ...literals(EXPORT_SUBJECTS), description: 'twins (default) or devices.' }),
     operator: literals(['and', 'or'] as const),
     conditions: Type.Array(ExportConditionSchema, { maxItems: 50 }),
     states: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
       maxItems: 200,
-      description: 'State keys (columns) to export, in order; empty: every state of the twins.',
+      description: 'State keys (columns) to export, in order; empty: every state of the twins or devices.',
     }),
   },
   { additionalProperties: false },

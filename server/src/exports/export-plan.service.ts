@@ -11,12 +11,14 @@ import { likePattern, listResult, type ListParams, type ListResult } from '../pl
 import { nextRun, scheduleProblem } from '../platform/schedule.js';
 import { isKnownTimeZone } from '../timeseries/query/query.time.js';
 import { ExportPlan } from './export-plan.entity.js';
-import type {
-  ExportDefinition,
-  ExportFormat,
-  ExportRange,
-  ExportSelection,
-  ExportShape,
+import {
+  SUBJECT_FIELDS,
+  subjectOf,
+  type ExportDefinition,
+  type ExportFormat,
+  type ExportRange,
+  type ExportSelection,
+  type ExportShape,
 } from './export-plan.types.js';
 import { isRangeTime, resolveRange } from './export-range.js';
 
@@ -35,10 +37,23 @@ export interface ExportPlanInput {
 }
 
 /** Why a definition cannot run, as a validation error; the schema has checked the shapes. */
-export function checkDefinition(def: Pick<ExportDefinition, 'selection' | 'range' | 'timeZone'>): void {
+export function checkDefinition(
+  def: Pick<ExportDefinition, 'selection' | 'range' | 'timeZone'> & { shape?: ExportShape },
+): void {
   if (!isKnownTimeZone(def.timeZone))
     throw errors.validation(`Unknown time zone "${def.timeZone}"`, [{ path: '/timeZone' }]);
+  const subject = subjectOf(def);
+  // Twins have no type (a device's type is its driver); devices have no address and no twin subtree.
+  if (subject === 'devices' && def.shape?.address)
+    throw errors.validation('Devices have no address: export their geolocation instead', [
+      { path: '/shape/address' },
+    ]);
   def.selection.conditions.forEach((c, i) => {
+    if (!SUBJECT_FIELDS[subject].includes(c.field))
+      throw errors.validation(
+        `${subject === 'twins' ? 'Twins' : 'Devices'} have no condition field "${c.field}" (${SUBJECT_FIELDS[subject].join(', ')})`,
+        [{ path: `/selection/conditions/${i}/field` }],
+      );
     if (c.field === 'property' && !c.key)
       throw errors.validation('A property condition names its property in key', [
         { path: `/selection/conditions/${i}/key` },

@@ -6,20 +6,46 @@ import type { CsvDelimiter } from '../platform/csv/csv-writer.js';
  * console's "Download CSV" share one code path.
  */
 
-/** A twin condition; `not` negates it. Title and hierarchy match parts, ignoring case. */
+/** What a plan exports: twins with their data states, or devices with their own states. */
+export const EXPORT_SUBJECTS = ['twins', 'devices'] as const;
+export type ExportSubject = (typeof EXPORT_SUBJECTS)[number];
+
+export const CONDITION_FIELDS = [
+  'tag',
+  'title',
+  'property',
+  'hierarchy',
+  'permissionScope',
+  'type',
+  'twin',
+  'device',
+] as const;
+
+/** The condition fields each subject has (`type`: a device's driver; twins have no type). */
+export const SUBJECT_FIELDS: Record<ExportSubject, readonly ExportCondition['field'][]> = {
+  twins: ['tag', 'title', 'property', 'hierarchy', 'permissionScope', 'twin'],
+  devices: ['tag', 'title', 'property', 'hierarchy', 'permissionScope', 'type', 'device'],
+};
+
+/** A condition on a twin or device; `not` negates it. Title and hierarchy match parts, ignoring case. */
 export interface ExportCondition {
-  field: 'tag' | 'title' | 'property' | 'hierarchy' | 'permissionScope' | 'twin';
-  /** The custom property's name (field `property`). */
+  field: (typeof CONDITION_FIELDS)[number];
+  /** The custom property's name (field `property`; a device's keyValueData key). */
   key?: string;
-  /** Tag, text part, property value, permission scope id or twin id (its subtree: `twin`). */
+  /**
+   * Tag, text part, property value, permission scope id, device driver id (`type`), or the id of
+   * a twin or device whose subtree is meant (`twin`, `device`).
+   */
   value: string;
   not?: boolean;
 }
 
 export interface ExportSelection {
+  /** Absent in plans saved before devices could be exported: twins. */
+  subject?: ExportSubject;
   operator: 'and' | 'or';
   conditions: ExportCondition[];
-  /** State keys to export, in this column order; empty: every state of the selected twins. */
+  /** State keys to export, in this column order; empty: every state of the selected twins or devices. */
   states: string[];
 }
 
@@ -94,3 +120,6 @@ export interface ExportDefinition {
   shape: ExportShape;
   format: ExportFormat;
 }
+
+export const subjectOf = (def: Pick<ExportDefinition, 'selection'>): ExportSubject =>
+  def.selection.subject ?? 'twins';

@@ -12,15 +12,18 @@ import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { randomToken, safeEqual, sha256 } from '../platform/crypto/tokens.js';
 import { errors } from '../platform/errors.js';
 import { nextRun } from '../platform/schedule.js';
-import { statesOfTwins } from '../states/state-selection.queries.js';
+import { selectDevices, type DeviceCondition } from '../devices/device-selection.queries.js';
+import { statesOfDevices, statesOfTwins } from '../states/state-selection.queries.js';
 import type { TimeSeriesQueryService } from '../timeseries/query/query.service.js';
 import type { TimeSeriesReads } from '../timeseries/timeseries.types.js';
-import { selectTwins } from '../twins/twin-selection.queries.js';
+import { selectTwins, type TwinCondition } from '../twins/twin-selection.queries.js';
+import { visibleTwinSql } from '../twins/twin-scopes.js';
 import { estimateAverageRows, type ExportReads, type ExportSource } from './export-engine.js';
+import { deviceCells, twinCells } from './export-columns.js';
 import { exportCsv, exportPreview } from './export-csv.js';
 import { exportFileName, writeExportFile } from './export-files.js';
 import { ExportPlan } from './export-plan.entity.js';
-import type { ExportDefinition } from './export-plan.types.js';
+import { subjectOf, type ExportDefinition } from './export-plan.types.js';
 import { checkDefinition, type ExportPlanService } from './export-plan.service.js';
 import { resolveRange } from './export-range.js';
 
@@ -73,7 +76,7 @@ export class ExportRunsService {
     },
   ) {}
 
-  /** The first 20 rows of a definition over the caller's own twins (the plan editor's preview). */
+  /** The first 20 rows of a definition over the caller's own twins or devices (the plan editor's preview). */
   async preview(principal: Principal, input: ExportDefinition & { accountId?: string }) {
     checkDefinition(input);
     const account = await this.deps.accounts.actingAccount(principal, input.accountId);
@@ -265,24 +268,52 @@ export class ExportRunsService {
       throw new Error(`The e-mail could not be queued (${sent.reason}); the file is ${result.file}`);
   }
 
+  /**
+   * The subjects and series of a definition within the account and `scopes`: twins with their data
+   * states, or devices with the data states fed by them, the latter only on twins the scopes see
+   * too (as the query engine reads them, so raw rows and averages agree).
+   */
   private async source(
     em: EntityManager,
     def: ExportDefinition,
     accountId: string,
     scopes: RecordedScopes,
   ): Promise<ExportSource> {
+    const { operator, conditions } = def.selection;
+    if (subjectOf(def) === 'devices') {
+      const devices = await selectDevices(em, {
+        accountId,
+        scopes,
+        operator,
+        // checkDefinition has refused the fields the subject does not have.
+        conditions: conditions as DeviceCondition[],
+      });
+      const states = await statesOfDevices(
+        em,
+        devices.map((d) => d.id),
+        def.selection.states,
+        visibleTwinSql({ permissionScopeIds: scopes }, 't'),
+      );
+      return {
+        subjects: devices.map((d) => ({ id: d.id, cells: deviceCells(def, d) })),
+        states: states.map((s) => ({ id: s.id, subjectId: s.deviceId, key: s.key, unit: s.unit })),
+      };
+    }
     const twins = await selectTwins(em, {
       accountId,
       scopes,
-      operator: def.selection.operator,
-      conditions: def.selection.conditions,
+      operator,
+      conditions: conditions as TwinCondition[],
     });
     const states = await statesOfTwins(
       em,
       twins.map((t) => t.id),
       def.selection.states,
     );
-    return { twins, states };
+    return {
+      subjects: twins.map((t) => ({ id: t.id, cells: twinCells(def, t) })),
+      states: states.map((s) => ({ id: s.id, subjectId: s.twinId, key: s.key, unit: s.unit })),
+    };
   }
 
   private reads(accountId: string, scopes: RecordedScopes): ExportReads {
@@ -310,9 +341,10 @@ export class ExportRunsService {
     );
     const points = Number(answer.rows[0]?.[0] ?? 0);
     if (def.shape.layout === 'points') return points;
-    // One row per twin and instant: as many as the points when each packet carries one state.
-    const perTwin = source.states.length / Math.max(1, new Set(source.states.map((s) => s.twinId)).size);
-    return Math.round(points / perTwin);
+    // One row per subject and instant: as many as the points when each packet carries one state.
+    const perSubject =
+      source.states.length / Math.max(1, new Set(source.states.map((s) => s.subjectId)).size);
+    return Math.round(points / perSubject);
   }
 }
 

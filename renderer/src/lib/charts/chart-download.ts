@@ -1,11 +1,30 @@
 import { ApiError, DEFAULT_TIMEOUT_MS } from '../../api/client';
 
+/** The export engine's format options the time-series query's CSV takes (docs/timeseries-query.md). */
+export interface SpreadsheetCsv {
+  delimiter?: ';';
+  decimalSeparator?: ',';
+  bom?: boolean;
+}
+
+/**
+ * The CSV a spreadsheet opens by double-click in the console's language: German Excel splits
+ * columns at semicolons, reads decimal commas and needs a BOM to read UTF-8 (units such as m³);
+ * English spreadsheets read the RFC 4180 default. The same presets as an export plan's.
+ */
+export const spreadsheetCsv = (language: string): SpreadsheetCsv =>
+  language === 'de' ? { delimiter: ';', decimalSeparator: ',', bom: true } : {};
+
 /**
  * "Download CSV": the chart's own query text through the time-series query with `Accept: text/csv`,
  * so the server writes the file with the CSV code every export uses (csv-writer.ts: formula cells
  * escaped, RFC 4180). The typed client reads JSON only, hence this one fetch with the same headers.
  */
-export async function fetchQueryCsv(query: string, accountId: string | undefined): Promise<Blob> {
+export async function fetchQueryCsv(
+  query: string,
+  accountId: string | undefined,
+  format: SpreadsheetCsv = {},
+): Promise<Blob> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), DEFAULT_TIMEOUT_MS);
   let response: Response;
@@ -18,7 +37,7 @@ export async function fetchQueryCsv(query: string, accountId: string | undefined
         'x-requested-with': 'stellwerk-console',
       },
       credentials: 'same-origin',
-      body: JSON.stringify({ query, ...(accountId ? { accountId } : {}) }),
+      body: JSON.stringify({ query, ...(accountId ? { accountId } : {}), ...format }),
       signal: controller.signal,
     });
   } catch (error) {

@@ -1,6 +1,7 @@
 import { api } from '../../api/client';
 import { chartQueryText, type ChartAnswer, type ChartQuery } from './chart-query';
-import { fetchQueryCsv } from './chart-download';
+import { i18n } from '../i18n.svelte';
+import { fetchQueryCsv, spreadsheetCsv } from './chart-download';
 
 /** Where a chart reads its points: the time-series query, or a public dashboard's history route. */
 export interface ChartSource {
@@ -15,5 +16,5 @@ export const consoleChartSource: ChartSource = {
     api.call('POST /xapi/v1/timeseries/query', {
       body: { query: chartQueryText(query), ...(accountId ? { accountId } : {}) },
     }),
-  csv: (query, accountId) => fetchQueryCsv(chartQueryText(query), accountId),
+  csv: (query, accountId) => fetchQueryCsv(chartQueryText(query), accountId, spreadsheetCsv(i18n.language)),
 };

@@ -10,8 +10,8 @@
  * are data and stay as they are (`-3.5` stays `-3.5`); a text that merely looks like a number is
  * still text and is escaped (`'-3.5`). `escapeFormulas: false` writes every cell unaltered.
  *
- * Export plans choose the delimiter (`,` `;` tab `|`) and the decimal separator of numbers; a field
- * is then quoted when it holds that delimiter instead of a comma.
+ * Export plans and the time-series query's CSV choose the delimiter (`,` `;` tab `|`) and the
+ * decimal separator of numbers; a field is then quoted when it holds that delimiter instead of a comma.
  */
 
 import { Readable } from 'node:stream';
@@ -64,11 +64,11 @@ const ROWS_PER_TURN = 1000;
 export function csvStream(
   header: readonly string[],
   rows: ReadonlyArray<ReadonlyArray<CsvValue>>,
-  options: CsvOptions = {},
+  options: CsvOptions & { bom?: boolean } = {},
 ): Readable {
   return Readable.from(
     (async function* () {
-      yield csvLine(header, options);
+      yield (options.bom ? UTF8_BOM : '') + csvLine(header, options);
       for (let i = 0; i < rows.length; i += ROWS_PER_TURN) {
         if (i > 0) await nextTurn();
         yield rows

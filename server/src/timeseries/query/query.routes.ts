@@ -4,7 +4,7 @@ import type { App, AppContext } from '../../context.js';
 import type { Services } from '../../services.js';
 import type { Principal } from '../../auth/principal.js';
 import { errorResponses, Uuid } from '../../platform/http/schemas.js';
-import { csvStream } from '../../platform/csv/csv-writer.js';
+import { csvStream, type CsvDelimiter } from '../../platform/csv/csv-writer.js';
 import type { TimeSeriesQueryResult } from './query.service.js';
 
 const tags = ['timeseries'];
@@ -29,6 +29,19 @@ const inputFields = {
         "CSV only: text cells starting with = + - @ tab or CR get a leading ' so spreadsheets do not run " +
         'them as formulas (default true); false writes every cell unaltered.',
     }),
+  ),
+  delimiter: Type.Optional(
+    Type.Union([Type.Literal(','), Type.Literal(';'), Type.Literal('\t'), Type.Literal('|')], {
+      description: 'CSV only: the field separator (default `,`); German Excel reads `;`.',
+    }),
+  ),
+  decimalSeparator: Type.Optional(
+    Type.Union([Type.Literal('.'), Type.Literal(',')], {
+      description: 'CSV only: written in place of the `.` of numbers (default `.`); German Excel reads `,`.',
+    }),
+  ),
+  bom: Type.Optional(
+    Type.Boolean({ description: 'CSV only: start with a UTF-8 byte order mark (Excel), default false.' }),
   ),
 };
 const QueryBody = Type.Object(inputFields, { additionalProperties: false });
@@ -76,13 +89,23 @@ export async function timeseriesQueryRoutes(
   const sendCsv = (
     reply: FastifyReply,
     result: TimeSeriesQueryResult,
-    input: { escapeFormulas?: boolean | undefined },
+    input: {
+      escapeFormulas?: boolean | undefined;
+      delimiter?: CsvDelimiter | undefined;
+      decimalSeparator?: '.' | ',' | undefined;
+      bom?: boolean | undefined;
+    },
   ) =>
     reply.type(CSV_TYPE).send(
       csvStream(
         result.columns.map((c) => c.name),
         result.rows,
-        { escapeFormulas: input.escapeFormulas ?? true },
+        {
+          escapeFormulas: input.escapeFormulas ?? true,
+          delimiter: input.delimiter ?? ',',
+          decimalSeparator: input.decimalSeparator ?? '.',
+          bom: input.bom ?? false,
+        },
       ),
     );
 
