@@ -10,6 +10,10 @@ import {
 import { rollupWindow } from '../../server/src/timeseries/query/query.rollup.js';
 import { PartitionMaintenance } from '../../server/src/timeseries/partitions.js';
 import { RetentionJob } from '../../server/src/timeseries/retention.js';
+import { foldRollups } from '../../server/src/timeseries/rollup-fold.js';
+import { copyPoints } from '../../server/src/timeseries/targets/points-copy.js';
+import { insertPoints } from '../../server/src/timeseries/targets/postgres.target.js';
+import type { TimeSeriesPoint } from '../../server/src/timeseries/timeseries.types.js';
 import { bearer, caller, login } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { TimeSeriesFixtures, type PointRowInput } from './support/timeseries-fixtures.js';
@@ -17,7 +21,9 @@ import { TimeSeriesFixtures, type PointRowInput } from './support/timeseries-fix
 /**
  * Hourly rollups against the points they stand for: every bucket of random hour-aligned queries
  * (UTC and Europe/Berlin across its 25-hour day, 2026-10-25) compared with the same query on points
- * alone, after late points, retention and partition cuts, and a state deletion.
+ * alone, with hours folded by the background fold, late points marked by the write path before and
+ * after their re-fold, hours past the watermark, retention and partition cuts, and a state deletion.
+ * The fold runs explicitly with a given clock; the write path's clock is passed the same way.
  *
  * Exact comparison of floating sums: every value is an integer of at most 500 in magnitude and no
  * bucket holds 2^40 of them, so every partial and total sum is an exactly representable integer
@@ -74,7 +80,8 @@ function randomQuery(filter: string): string {
   const width = ['1h', '2h', '6h', '1d'][int(0, 3)]!;
   const zone = random() < 0.5 ? ", 'Europe/Berlin'" : '';
   const from = int(START - 6 * HOUR, END);
-  const to = int(from, END + 6 * HOUR);
+  // At least two hours, so a whole hour always lies inside.
+  const to = int(from + 2 * HOUR, END + 6 * HOUR);
   const [lower, upper] = [random() < 0.5 ? '>=' : '>', random() < 0.5 ? '<' : '<='];
   const byState = random() < 0.3 ? 'state.key AS key, ' : '';
   return (
@@ -95,11 +102,42 @@ async function rollupsDifferingFromPoints(): Promise<number> {
              max("time") FILTER (WHERE value IS NOT NULL) AS last_time,
              (array_agg(value ORDER BY "time" DESC, value DESC) FILTER (WHERE value IS NOT NULL))[1] AS last_value
         FROM ts_points GROUP BY 1, 2)
-    SELECT count(*) AS n FROM f FULL JOIN ts_rollup_hourly r USING (state_id, hour)
-     WHERE (f.n_rows, f.n_values, f.v_sum, f.v_min, f.v_max, f.first_time, f.first_value, f.last_time, f.last_value)
+    SELECT count(*) AS n FROM f FULL JOIN ts_rollup_hourly r USING (state_id, hour) AS j
+     WHERE j.hour < (SELECT folded_before FROM ts_rollup_fold)
+       AND NOT EXISTS (SELECT 1 FROM ts_rollup_dirty d WHERE d.state_id = j.state_id AND d.hour = j.hour)
+       AND (f.n_rows, f.n_values, f.v_sum, f.v_min, f.v_max, f.first_time, f.first_value, f.last_time, f.last_value)
            IS DISTINCT FROM
            (r.n_rows, r.n_values, r.v_sum, r.v_min, r.v_max, r.first_time, r.first_value, r.last_time, r.last_value)`);
   return Number(rows[0]!.n);
+}
+
+const count = async (sql: string) => Number((await pool.query<{ n: string }>(sql)).rows[0]!.n);
+const marks = () => count('SELECT count(*) AS n FROM ts_rollup_dirty');
+const foldedBefore = async () =>
+  (await pool.query<{ b: Date }>('SELECT folded_before AS b FROM ts_rollup_fold')).rows[0]!.b.getTime();
+
+function asPoints(stateId: string, rows: PointRowInput[]): TimeSeriesPoint[] {
+  return rows.map((r) => ({
+    accountId: t.rootAccountId,
+    twinId: fx.ids.Meter!,
+    stateId,
+    stateKey: 'k',
+    time: new Date(r.time),
+    value: r.value ?? null,
+    text: r.text ?? null,
+  }));
+}
+
+/** The state engine's COPY in a transaction, as at `now` on the writer's clock. */
+async function copyInTransaction(stateId: string, rows: PointRowInput[], now: number): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await copyPoints(client, asPoints(stateId, rows), now);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
 }
 
 beforeAll(async () => {
@@ -110,10 +148,11 @@ beforeAll(async () => {
   const meter = await fx.twin('Meter', t.rootAccountId, null);
   await fx.state('energy', t.rootAccountId, meter, 'energy');
   await fx.state('power', t.rootAccountId, meter, 'power');
-  // Several inserts per state: hours already rolled up get more points in later statements.
+  // Ingest in time order from START: nothing is late, and the fold has folded nothing yet.
+  await pool.query('UPDATE ts_rollup_fold SET folded_before = $1', [new Date(START)]);
   for (let batch = 0; batch < 4; batch++) {
-    await fx.points(fx.ids.energy!, randomPoints(600, START, END));
-    await fx.points(fx.ids.power!, randomPoints(200, START, END));
+    await copyInTransaction(fx.ids.energy!, randomPoints(600, START, END), START);
+    await copyInTransaction(fx.ids.power!, randomPoints(200, START, END), START);
   }
 });
 
@@ -123,20 +162,66 @@ afterAll(async () => {
 });
 
 describe('hourly rollups', () => {
-  it('answer random hour-aligned queries exactly as the points do, across a 25-hour day', async () => {
+  it('are folded by the job up to two hours before its clock, off the write path', async () => {
+    expect(await marks()).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM ts_rollup_hourly')).toBe(0);
+    // Half-way, then to the end, a day per transaction: the watermark stops two hours before the clock.
+    const half = await foldRollups(pool, new Date(START + 80 * HOUR + 59 * 60_000), { maxHours: 24 });
+    expect(half).toMatchObject({ hours: 78, marks: 0 });
     expect(await rollupsDifferingFromPoints()).toBe(0);
+    await expectSameAsPoints(randomQuery(`twin.id = '${fx.ids.Meter}'`));
+    await foldRollups(pool, new Date(END + 3 * HOUR), { maxHours: 24 });
+    expect(await foldedBefore()).toBe(END + HOUR);
+    expect(await count('SELECT count(DISTINCT hour) AS n FROM ts_rollup_hourly')).toBe((END - START) / HOUR);
+    expect(await rollupsDifferingFromPoints()).toBe(0);
+  });
+
+  it('answer random hour-aligned queries exactly as the points do, across a 25-hour day', async () => {
     let rows = 0;
     for (let i = 0; i < 40; i++) rows += await expectSameAsPoints(randomQuery(`twin.id = '${fx.ids.Meter}'`));
     expect(rows).toBeGreaterThan(200);
   });
 
-  it('fold late points for old hours in, in a batch that spans many hours', async () => {
+  it('read hours with late points from the points until the job folds them again', async () => {
     const late = randomPoints(300, START, END);
     // A late point that becomes an hour's new first and last value, and one tied with it on time.
     late.push({ time: START + 5 * HOUR, value: -1000 }, { time: START + 5 * HOUR, value: -999 });
-    await fx.points(fx.ids.energy!, late);
-    expect(await rollupsDifferingFromPoints()).toBe(0);
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await insertPoints(client, asPoints(fx.ids.energy!, late), 100, END + 3 * HOUR);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    const marked = await marks();
+    expect(marked).toBeGreaterThan(50);
+    // The folded rows of those hours are stale now; queries must not read them.
+    const stale =
+      await count(`SELECT count(*) AS n FROM ts_rollup_hourly r JOIN ts_rollup_dirty d USING (state_id, hour)
+       WHERE r.n_rows <> (SELECT count(*) FROM ts_points p WHERE p.state_id = r.state_id
+                             AND p.time >= r.hour AND p.time < r.hour + interval '1 hour')`);
+    expect(stale).toBe(marked);
     for (let i = 0; i < 20; i++) await expectSameAsPoints(randomQuery(`state.id = '${fx.ids.energy}'`));
+    expect(await foldRollups(pool, new Date(END + 3 * HOUR))).toMatchObject({ hours: 0, marks: marked });
+    expect(await marks()).toBe(0);
+    expect(await rollupsDifferingFromPoints()).toBe(0);
+    for (let i = 0; i < 10; i++) await expectSameAsPoints(randomQuery(`twin.id = '${fx.ids.Meter}'`));
+  });
+
+  it('read the hours past the watermark from the points; a point less than an hour old marks nothing', async () => {
+    // A point at END + 1:30, written 59 minutes later: not late, and its hour is past the watermark.
+    await copyInTransaction(fx.ids.energy!, [{ time: END + 90 * 60_000, value: 7 }], END + 149 * 60_000);
+    expect(await marks()).toBe(0);
+    const text = `SELECT bucket(1h) AS b, count(*), sum(value) WHERE state.id = '${fx.ids.energy}' AND time >= '${iso(END - 2 * HOUR)}' GROUP BY b`;
+    expect(await expectSameAsPoints(text)).toBe(3);
+    await foldRollups(pool, new Date(END + 3 * HOUR + 59 * 60_000));
+    expect(await foldedBefore()).toBe(END + HOUR);
+    await foldRollups(pool, new Date(END + 4 * HOUR));
+    expect(await foldedBefore()).toBe(END + 2 * HOUR);
+    expect(await count(`SELECT n_rows AS n FROM ts_rollup_hourly WHERE hour = '${iso(END + HOUR)}'`)).toBe(1);
+    expect(await rollupsDifferingFromPoints()).toBe(0);
+    await expectSameAsPoints(text);
   });
 
   it('are cut with the points by partition maintenance and retention, at whole hours', async () => {
@@ -146,6 +231,8 @@ describe('hourly rollups', () => {
     // August and September land in the default partition; maintenance with a cutoff of 26 September
     // 08:00 deletes August there and moves September into a new partition (not counted twice).
     await fx.points(fx.ids.energy!, randomPoints(300, Date.parse('2026-08-20T00:00:00Z'), START));
+    expect(await marks()).toBeGreaterThan(0);
+    await foldRollups(pool, new Date(END + 3 * HOUR));
     expect(await rollupsDifferingFromPoints()).toBe(0);
     await pool.query('UPDATE accounts SET retention_months = 2');
     const partitions = new PartitionMaintenance({ ...common, clock: () => new Date('2026-11-26T08:20:00Z') });

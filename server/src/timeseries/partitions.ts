@@ -147,7 +147,8 @@ export class PartitionMaintenance implements Lifecycle {
     const holding = (await listPartitions(pool)).find(
       (p) => p.from && p.to && p.from < cutoff && cutoff < p.to,
     );
-    await this.deleteRollupsBefore(holding?.from ?? cutoff);
+    const rollupCut = holding?.from ?? cutoff;
+    await this.deleteRollupsBefore(rollupCut);
     for (;;) {
       const deleted = await pool.query(
         `DELETE FROM ${DEFAULT_PARTITION} WHERE ctid = ANY(ARRAY(
@@ -157,6 +158,8 @@ export class PartitionMaintenance implements Lifecycle {
       report.deletedFromDefault += deleted.rowCount ?? 0;
       if ((deleted.rowCount ?? 0) < CHUNK) break;
     }
+    // Again: a fold running meanwhile may have re-folded a marked hour from points since deleted.
+    await this.deleteRollupsBefore(rollupCut);
     if (report.created.length + report.dropped.length > 0) {
       this.options.log.info(report, 'time-series partitions maintained');
     }

@@ -91,19 +91,7 @@ export class RetentionJob implements Lifecycle {
       for (const expiring of accounts) {
         const account = { id: expiring.id, cutoff: floorToHour(expiring.cutoff) };
         // Rollups first: between the two, a chart reads neither the hours nor their points.
-        for (;;) {
-          if (this.stopping) return { deleted, accounts: accounts.length };
-          const result = await pool.query(
-            `DELETE FROM ts_rollup_hourly WHERE ctid = ANY(ARRAY(
-               SELECT r.ctid FROM ts_rollup_hourly r
-                WHERE r.state_id IN (SELECT s.id FROM data_states s WHERE s.account_id = $1)
-                  AND r.hour < $2
-                LIMIT $3))`,
-            [account.id, account.cutoff, chunk],
-          );
-          if ((result.rowCount ?? 0) < chunk) break;
-          await sleep(this.options.pauseMs ?? 20);
-        }
+        if (!(await this.deleteRollups(account, chunk))) return { deleted, accounts: accounts.length };
         // Partitions starting after the cutoff cannot hold expired points.
         for (const partition of partitions.filter((p) => !p.from || p.from < account.cutoff)) {
           for (;;) {
@@ -123,11 +111,30 @@ export class RetentionJob implements Lifecycle {
             await sleep(this.options.pauseMs ?? 20);
           }
         }
+        // And after: a fold running meanwhile may have re-folded a marked hour from points since deleted.
+        if (!(await this.deleteRollups(account, chunk))) return { deleted, accounts: accounts.length };
       }
       if (deleted > 0) this.options.log.info({ deleted }, 'time-series retention removed expired points');
       return { deleted, accounts: accounts.length };
     } finally {
       await this.lock.release();
+    }
+  }
+
+  /** The account's rollup hours before its cutoff, in chunks; false when stopped. */
+  private async deleteRollups(account: { id: string; cutoff: Date }, chunk: number): Promise<boolean> {
+    for (;;) {
+      if (this.stopping) return false;
+      const result = await this.options.pool.query(
+        `DELETE FROM ts_rollup_hourly WHERE ctid = ANY(ARRAY(
+           SELECT r.ctid FROM ts_rollup_hourly r
+            WHERE r.state_id IN (SELECT s.id FROM data_states s WHERE s.account_id = $1)
+              AND r.hour < $2
+            LIMIT $3))`,
+        [account.id, account.cutoff, chunk],
+      );
+      if ((result.rowCount ?? 0) < chunk) return true;
+      await sleep(this.options.pauseMs ?? 20);
     }
   }
 }

@@ -18,10 +18,11 @@ import { stateLevelFilter } from './query.split.js';
  * The PostgreSQL statement for a plan: with hourly rollups where query.rollup.ts finds whole hours
  * they answer, else the statement over points alone (query.compile-sql.ts).
  *
- * With rollups, three inputs become rows of partial aggregates per state and key: the points before
- * the window, the points after it (two branches, so each is an index range scan), and the rollup
- * hours inside it. The outer select combines them per group: counts and sums add, mean is the sum
- * over the count of values (what avg() computes), min/max of the partial ones, first/last the
+ * With rollups, four inputs become rows of partial aggregates per state and key: the points before
+ * the window, the points after it or after the fold watermark (two branches, so each is an index
+ * range scan), the points of hours marked for a re-fold, and the other rollup hours inside the
+ * window below the watermark. One statement, so the watermark, marks and rollups are of one snapshot.
+ * The outer select combines them per group: counts and sums add, mean is the sum over the count of values (what avg() computes), min/max of the partial ones, first/last the
  * partial first/last with the earliest/latest time (ties: state id, then value, as on points).
  */
 export function compilePostgresSql(plan: Plan, tenancy: Tenancy): CompiledSql {
@@ -41,24 +42,35 @@ export function compileRollupSql(plan: Plan, tenancy: Tenancy, window: RollupWin
   const params = new Params();
   // Bound in text order: knex `?` placeholders are positional.
   const twins = twinsCte(params, tenancy, plan.usesHierarchy);
-  const pointsBranch = (edge: string, at: number) => {
-    const keys = plan.keys.map((k, i) => `, ${keySql(k, params)} AS k${i}`).join('');
+  const from = () => `${params.bind(new Date(window.from))}::timestamptz`;
+  // Whole hours end at the fold watermark: later hours come from the points.
+  const rolledTo = () => `least(${params.bind(new Date(window.to))}::timestamptz, (SELECT b FROM wm))`;
+  const pointKeys = () => plan.keys.map((k, i) => `, ${keySql(k, params)} AS k${i}`).join('');
+  // Bounds are bound last, where they stand in the text.
+  const pointsWhere = (bound: () => string) => {
     const where = [accountCondition('s.account_id', params, tenancy)];
     if (plan.filter) where.push(filterSql(plan.filter, params));
-    where.push(`p.time ${edge} ${params.bind(new Date(at))}::timestamptz`);
-    return (
-      `SELECT ${POINT_PARTS}${keys} FROM ts_points p JOIN data_states s ON s.id = p.state_id ` +
-      `JOIN tw ON tw.id = s.twin_id WHERE ${where.join(' AND ')}`
-    );
+    where.push(bound());
+    return where.join(' AND ');
   };
-  const before = pointsBranch('<', window.from);
-  const after = pointsBranch('>=', window.to);
+  const pointsBranch = (bound: () => string) =>
+    `SELECT ${POINT_PARTS}${pointKeys()} FROM ts_points p JOIN data_states s ON s.id = p.state_id ` +
+    `JOIN tw ON tw.id = s.twin_id WHERE ${pointsWhere(bound)}`;
+  const before = pointsBranch(() => `p.time < ${from()}`);
+  const after = pointsBranch(() => `p.time >= greatest(${from()}, ${rolledTo()})`);
+  // Hours marked for a re-fold (late points) inside the rolled-up span: their points, not their rollups.
+  const marked =
+    `SELECT ${POINT_PARTS}${pointKeys()} FROM ts_rollup_dirty d JOIN ts_points p ON p.state_id = d.state_id ` +
+    `AND p.time >= d.hour AND p.time < d.hour + interval '1 hour' JOIN data_states s ON s.id = p.state_id ` +
+    `JOIN tw ON tw.id = s.twin_id WHERE ${pointsWhere(() => `d.hour >= ${from()} AND d.hour < ${rolledTo()}`)}`;
   const keys = plan.keys.map((k, i) => `, ${keySql(k, params, 'r.hour')} AS k${i}`).join('');
   const where = [accountCondition('s.account_id', params, tenancy)];
   const stateFilter = stateLevelFilter(plan.filter);
   if (stateFilter) where.push(filterSql(stateFilter, params));
-  where.push(`r.hour >= ${params.bind(new Date(window.from))}::timestamptz`);
-  where.push(`r.hour < ${params.bind(new Date(window.to))}::timestamptz`);
+  where.push(`r.hour >= ${from()}`, `r.hour < ${rolledTo()}`);
+  where.push(
+    'NOT EXISTS (SELECT 1 FROM ts_rollup_dirty d WHERE d.state_id = r.state_id AND d.hour = r.hour)',
+  );
   const hours =
     `SELECT ${ROLLUP_PARTS}${keys} FROM ts_rollup_hourly r JOIN data_states s ON s.id = r.state_id ` +
     `JOIN tw ON tw.id = s.twin_id WHERE ${where.join(' AND ')}`;
@@ -67,9 +79,10 @@ export function compileRollupSql(plan: Plan, tenancy: Tenancy, window: RollupWin
   const orderBy = plan.sort.length
     ? ` ORDER BY ${plan.sort.map((s) => sortSql(s, plan, combinedSql)).join(', ')}`
     : '';
+  const branches = [before, after, marked, hours].join(' UNION ALL ');
   const sql =
-    `WITH tw AS (${twins}) SELECT ${outputs.join(', ')} FROM (${before} UNION ALL ${after} UNION ALL ${hours}) q` +
-    `${groupBy}${orderBy} LIMIT ${params.bind(plan.limit)}`;
+    `WITH tw AS (${twins}), wm AS (SELECT folded_before AS b FROM ts_rollup_fold) ` +
+    `SELECT ${outputs.join(', ')} FROM (${branches}) q${groupBy}${orderBy} LIMIT ${params.bind(plan.limit)}`;
   return { sql, params: params.values };
 }
 
