@@ -209,6 +209,25 @@ describe('hourly rollups', () => {
     for (let i = 0; i < 10; i++) await expectSameAsPoints(randomQuery(`twin.id = '${fx.ids.Meter}'`));
   });
 
+  it("re-fold a marked hour after a writer holding its mark commits, with that writer's point", async () => {
+    const hour = START + 30 * HOUR;
+    await fx.points(fx.ids.energy!, [{ time: hour + 60_000, value: 1 }]);
+    const writer = await pool.connect();
+    try {
+      await writer.query('BEGIN');
+      // Marks the same hour again: the upsert holds the mark's row lock until the commit.
+      await copyPoints(writer, asPoints(fx.ids.energy!, [{ time: hour + 120_000, value: 2 }]));
+      const fold = foldRollups(pool, new Date(END + 3 * HOUR));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await writer.query('COMMIT');
+      expect((await fold).marks).toBe(1);
+    } finally {
+      writer.release();
+    }
+    expect(await marks()).toBe(0);
+    expect(await rollupsDifferingFromPoints()).toBe(0);
+  });
+
   it('read the hours past the watermark from the points; a point less than an hour old marks nothing', async () => {
     // A point at END + 1:30, written 59 minutes later: not late, and its hour is past the watermark.
     await copyInTransaction(fx.ids.energy!, [{ time: END + 90 * 60_000, value: 7 }], END + 149 * 60_000);
