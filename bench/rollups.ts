@@ -103,14 +103,27 @@ async function writePath(pool: pg.Pool, states: string[]): Promise<void> {
       Readable.from([encodePointsCopy(points)]),
       client.query(copyFrom('COPY ts_points (state_id, "time", value, text) FROM STDIN (FORMAT binary)')),
     );
-  const variants: Record<string, (round: number) => Promise<void>> = {
-    'no rollup work (COPY alone)': (r) => inTransaction(() => plainCopy(batch(states, Date.now() - r))),
-    'late-point check, in-order points': (r) =>
-      inTransaction(() => copyPoints(client, batch(states, Date.now() - r))),
-    'every point late (6,000 marks)': (r) =>
-      inTransaction(() => copyPoints(client, batch(states, Date.now() - 3 * HOUR_MS - r * HOUR_MS))),
-    'statement trigger (replaced design)': (r) =>
-      inTransaction(() => plainCopy(batch(states, Date.now() - 5 * HOUR_MS - r * 1000))),
+  // Each variant: its points for a round (built outside the measurement), and the write.
+  const variants: Record<
+    string,
+    [(round: number) => TimeSeriesPoint[], (points: TimeSeriesPoint[]) => Promise<void>]
+  > = {
+    'no rollup work (COPY alone)': [
+      (r) => batch(states, Date.now() - r),
+      (p) => inTransaction(() => plainCopy(p)),
+    ],
+    'late-point check, in-order points': [
+      (r) => batch(states, Date.now() - r),
+      (p) => inTransaction(() => copyPoints(client, p)),
+    ],
+    'every point late (6,000 marks)': [
+      (r) => batch(states, Date.now() - 3 * HOUR_MS - r * HOUR_MS),
+      (p) => inTransaction(() => copyPoints(client, p)),
+    ],
+    'statement trigger (replaced design)': [
+      (r) => batch(states, Date.now() - 5 * HOUR_MS - r * 1000),
+      (p) => inTransaction(() => plainCopy(p)),
+    ],
   };
   const TRIGGERED = 'statement trigger (replaced design)';
   // The check alone, on in-order points (no statement): what every batch pays.
@@ -127,12 +140,13 @@ async function writePath(pool: pg.Pool, states: string[]): Promise<void> {
   for (let round = 0; round < ROUNDS + 2; round++) {
     const entries = Object.entries(variants);
     // Rotated each round, so no variant always follows the same one (garbage collection, caches).
-    for (const [name, run] of [
+    for (const [name, [points, write]] of [
       ...entries.slice(round % entries.length),
       ...entries.slice(0, round % entries.length),
     ]) {
       if (name === TRIGGERED) await client.query(OLD_TRIGGER);
-      const sample = await measured(client, pid, () => run(round));
+      const batchPoints = points(round);
+      const sample = await measured(client, pid, () => write(batchPoints));
       if (name === TRIGGERED)
         await client.query('DROP TRIGGER bench_rollup ON ts_points; DROP FUNCTION bench_rollup_fold()');
       if (round >= 2) samples.get(name)!.push(sample);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planQuery } from './query.analyze.js';
+import { compilePostgresSql } from './query.compile-rollup.js';
 import { rollupWindow, wholeHourSpan } from './query.rollup.js';
 
 const NOW = new Date('2026-11-27T12:00:00Z');
@@ -53,5 +54,34 @@ describe('rollup planner', () => {
         "SELECT bucket(1d, 'Europe/Berlin') AS b, count(*) WHERE time >= '1880-01-01T00:00:00Z' GROUP BY b",
       ),
     ).toEqual({ from: '1900-01-01T00:00:00.000Z', to: '2100-01-01T00:00:00.000Z' });
+  });
+});
+
+describe('rollup statement', () => {
+  const tenancy = { accountId: '0190c9a0-0000-7000-8000-000000000001', includeSubAccounts: true };
+  const compiled = compilePostgresSql(
+    planQuery(
+      `SELECT twin.title AS t, bucket(1d, 'Europe/Berlin') AS d, mean(value), last(value) WHERE twin.tags CONTAINS 'pump' AND ${RANGE} GROUP BY t, d ORDER BY d DESC`,
+      NOW,
+    ),
+    tenancy,
+  );
+
+  it('binds one value per placeholder, the window bounds where they stand in the text', () => {
+    expect(compiled.sql.split('?').length - 1).toBe(compiled.params.length);
+    const dates = compiled.params.filter((p) => p instanceof Date).map((d) => d.toISOString());
+    // Before-branch bound, after-branch bounds, marked-hours bounds, rollup-hours bounds; the time
+    // filter's own bounds in between.
+    expect(dates.filter((d) => d === '2026-01-01T01:00:00.000Z')).toHaveLength(4);
+    expect(dates.filter((d) => d === '2026-03-01T10:00:00.000Z')).toHaveLength(3);
+  });
+
+  it('reads rollups only below the fold watermark and for hours without a late-point mark', () => {
+    expect(compiled.sql).toContain('wm AS (SELECT folded_before AS b FROM ts_rollup_fold)');
+    expect(compiled.sql).toContain('r.hour < least(?::timestamptz, (SELECT b FROM wm))');
+    expect(compiled.sql).toContain(
+      'NOT EXISTS (SELECT 1 FROM ts_rollup_dirty d WHERE d.state_id = r.state_id AND d.hour = r.hour)',
+    );
+    expect(compiled.sql).toContain('FROM ts_rollup_dirty d JOIN ts_points p ON p.state_id = d.state_id');
   });
 });
