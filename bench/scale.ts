@@ -97,7 +97,9 @@ async function setUp(dir: string) {
   const t1 = now();
   const foldPool = new pg.Pool({ connectionString: url, max: 1 });
   // The server's fold job catches up 480 hours a minute; the year is folded here at once.
-  await foldRollups(foldPool, new Date(), { maxHours: 24 * 31, maxRounds: 100 }).finally(() => foldPool.end());
+  await foldRollups(foldPool, new Date(), { maxHours: 24 * 31, maxRounds: 100 }).finally(() =>
+    foldPool.end(),
+  );
   console.log(`  its hourly rollups folded in ${((now() - t1) / 1000).toFixed(1)} s`);
   await db.query('VACUUM ANALYZE');
   if (HOLD) console.log(`  database ${url}\n  server ${server.baseUrl}\n  large account ${large.accountId}`);
