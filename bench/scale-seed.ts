@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { refoldFrom } from '../server/src/timeseries/rollups.js';
 
 /**
  * The data of `npm run bench:scale`, written straight into the tables (as bench:ingest does): the
@@ -48,7 +49,10 @@ export async function seedTwins(db: pg.Client, accountId: string, count: number)
   }
 }
 
-/** One numeric state on the account's first twin with one point a minute over the year before `end`. */
+/**
+ * One numeric state on the account's first twin with one point a minute over the year before `end`.
+ * Written past the write path, so the rollup fold is sent back to the year's start to fold it.
+ */
 export async function seedYearOfPoints(db: pg.Client, accountId: string, end: Date): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO data_states (id, account_id, twin_id, key, title, unit, source, meta, engine, created_at, updated_at)
@@ -70,5 +74,6 @@ export async function seedYearOfPoints(db: pg.Client, accountId: string, end: Da
       [stateId, from, to],
     );
   }
+  await refoldFrom(db, new Date(end.getTime() - 365 * day));
   return stateId;
 }

@@ -211,7 +211,10 @@ describe('outbox delivery to an external target', () => {
     await ext.sink.append(slow, pointsOf(world, 0, start, 10));
     const aborted = await ext.pool.connect();
     await aborted.query('BEGIN');
-    await ext.sink.append(aborted, pointsOf(world, 0, start, 1000));
+    // Another hour than the slow batch: both points are late (older than an hour), so both would
+    // otherwise mark the same hour for the rollup fold, and the second writer would wait for the
+    // first (in production one state's writes are serial anyway).
+    await ext.sink.append(aborted, pointsOf(world, 0, new Date(start.getTime() + 2 * 3_600_000), 1000));
     await appendPoints(ext, pointsOf(world, 1, start, 5));
     await new Promise((resolve) => setTimeout(resolve, 400));
     // The later batch is committed but waits behind the open one.

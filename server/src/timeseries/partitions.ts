@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { lockKey, TIMESERIES_LOCK_SPACE } from './cluster-lock.js';
+import { floorToHour } from './rollups.js';
 
 /**
  * Monthly partitions of `ts_points` (UTC months, named `ts_points_pYYYY_MM`), kept by a daily run
@@ -64,14 +65,15 @@ export async function listPartitions(db: Pick<pg.Pool, 'query'>): Promise<Partit
     });
 }
 
-/** `now` minus the longest retention of any account (24 months without accounts). */
+/** `now` minus the longest retention of any account (24 months without accounts), down to the hour. */
 export async function longestRetentionCutoff(db: Pick<pg.Pool, 'query'>, now: Date): Promise<Date> {
   const { rows } = await db.query<{ cutoff: Date }>(
     `SELECT (($1::timestamptz AT TIME ZONE 'UTC') - coalesce(max(retention_months), 24) * interval '1 month')
               AT TIME ZONE 'UTC' AS cutoff FROM accounts`,
     [now],
   );
-  return rows[0]!.cutoff;
+  // Whole hours, so the hourly rollups are cut exactly where the points are.
+  return floorToHour(rows[0]!.cutoff);
 }
 
 export class PartitionMaintenance implements Lifecycle {
@@ -140,6 +142,13 @@ export class PartitionMaintenance implements Lifecycle {
       if (partition.to && partition.to <= cutoff && (await this.dropPartition(partition.name)))
         report.dropped.push(partition.name);
     }
+    // Points before the cutoff that stay are in the partition holding the cutoff (retention cuts
+    // them per account); the rollups go as far as the points do.
+    const holding = (await listPartitions(pool)).find(
+      (p) => p.from && p.to && p.from < cutoff && cutoff < p.to,
+    );
+    const rollupCut = holding?.from ?? cutoff;
+    await this.deleteRollupsBefore(rollupCut);
     for (;;) {
       const deleted = await pool.query(
         `DELETE FROM ${DEFAULT_PARTITION} WHERE ctid = ANY(ARRAY(
@@ -149,6 +158,8 @@ export class PartitionMaintenance implements Lifecycle {
       report.deletedFromDefault += deleted.rowCount ?? 0;
       if ((deleted.rowCount ?? 0) < CHUNK) break;
     }
+    // Again: a fold running meanwhile may have re-folded a marked hour from points since deleted.
+    await this.deleteRollupsBefore(rollupCut);
     if (report.created.length + report.dropped.length > 0) {
       this.options.log.info(report, 'time-series partitions maintained');
     }
@@ -186,6 +197,21 @@ export class PartitionMaintenance implements Lifecycle {
       await client.query(`ALTER TABLE ${name} DROP CONSTRAINT ${name}_range`);
       return moved.rowCount ?? 0;
     });
+  }
+
+  /**
+   * Hourly rollups of every state before `cutoff` (a whole hour no later than any point kept), in
+   * chunks: the points there are dropped with their partitions or deleted from the default.
+   */
+  private async deleteRollupsBefore(cutoff: Date): Promise<void> {
+    for (;;) {
+      const deleted = await this.options.pool.query(
+        `DELETE FROM ts_rollup_hourly WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM ts_rollup_hourly WHERE hour < $1 LIMIT $2))`,
+        [cutoff, CHUNK],
+      );
+      if ((deleted.rowCount ?? 0) < CHUNK) break;
+    }
   }
 
   private async dropPartition(name: string): Promise<boolean> {

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { ClusterLock, lockKey } from './cluster-lock.js';
 import { listPartitions } from './partitions.js';
+import { floorToHour } from './rollups.js';
 
 export interface RetentionOptions {
   databaseUrl: string;
@@ -25,8 +26,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Per-account retention (`accounts.retention_months`, decimal, default 24): deletes the points of
- * an account's states older than now minus its retention. Months are calendar months in UTC; a
- * fraction of a month is 30 days × the fraction (PostgreSQL interval arithmetic: 0.5 → 15 days).
+ * an account's states older than now minus its retention, rounded down to the hour, and their
+ * hourly rollups with them (whole hours on both sides, so the rollups stay exact). Months are
+ * calendar months in UTC; a fraction of a month is 30 days × the fraction (PostgreSQL interval
+ * arithmetic: 0.5 → 15 days).
  *
  * Deletes run per partition in chunks of `chunk` rows located by ctid (a TID scan; row locks
  * only, no table locks), with a pause between chunks, so ingest is never blocked. One node runs
@@ -85,7 +88,10 @@ export class RetentionJob implements Lifecycle {
       );
       const partitions = await listPartitions(pool);
       let deleted = 0;
-      for (const account of accounts) {
+      for (const expiring of accounts) {
+        const account = { id: expiring.id, cutoff: floorToHour(expiring.cutoff) };
+        // Rollups first: between the two, a chart reads neither the hours nor their points.
+        if (!(await this.deleteRollups(account, chunk))) return { deleted, accounts: accounts.length };
         // Partitions starting after the cutoff cannot hold expired points.
         for (const partition of partitions.filter((p) => !p.from || p.from < account.cutoff)) {
           for (;;) {
@@ -105,11 +111,30 @@ export class RetentionJob implements Lifecycle {
             await sleep(this.options.pauseMs ?? 20);
           }
         }
+        // And after: a fold running meanwhile may have re-folded a marked hour from points since deleted.
+        if (!(await this.deleteRollups(account, chunk))) return { deleted, accounts: accounts.length };
       }
       if (deleted > 0) this.options.log.info({ deleted }, 'time-series retention removed expired points');
       return { deleted, accounts: accounts.length };
     } finally {
       await this.lock.release();
+    }
+  }
+
+  /** The account's rollup hours before its cutoff, in chunks; false when stopped. */
+  private async deleteRollups(account: { id: string; cutoff: Date }, chunk: number): Promise<boolean> {
+    for (;;) {
+      if (this.stopping) return false;
+      const result = await this.options.pool.query(
+        `DELETE FROM ts_rollup_hourly WHERE ctid = ANY(ARRAY(
+           SELECT r.ctid FROM ts_rollup_hourly r
+            WHERE r.state_id IN (SELECT s.id FROM data_states s WHERE s.account_id = $1)
+              AND r.hour < $2
+            LIMIT $3))`,
+        [account.id, account.cutoff, chunk],
+      );
+      if ((result.rowCount ?? 0) < chunk) return true;
+      await sleep(this.options.pauseMs ?? 20);
     }
   }
 }

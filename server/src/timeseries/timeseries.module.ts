@@ -7,6 +7,7 @@ import { OutboxWriter, type OutboxWriterOptions } from './outbox-writer.js';
 import { PartitionMaintenance } from './partitions.js';
 import { pointRouting, TransactionalPointSink } from './point-sink.js';
 import { RetentionJob } from './retention.js';
+import { createRollupFold } from './rollup-fold.js';
 import { createTarget } from './targets/create-target.js';
 import type { TimeSeriesTargetSpec } from './timeseries-targets.config.js';
 import { TimeSeriesStore, type TimeSeriesStoreOptions } from './timeseries.store.js';
@@ -27,7 +28,7 @@ export interface TimeSeriesModuleOptions {
  * Everything of the time-series storage, built once per server (services.ts):
  * - `sink`: stores points inside the caller's transaction (state engine, API; point-sink.ts);
  * - `store`: reads (serving target with failover) for the query endpoint;
- * - `writer`, `partitions`, `retention`: the background parts, started together by `runtime`.
+ * - `writer`, `partitions`, `retention`, `rollupFold`: the background parts, started together by `runtime`.
  * The module's pool serves the postgres target, the outbox and the maintenance; it is closed
  * when the runtime stops.
  */
@@ -55,7 +56,9 @@ export function createTimeSeries(options: TimeSeriesModuleOptions) {
     log: options.log,
     clock: options.clock,
   });
-  const parts: Lifecycle[] = [partitions, writer, retention];
+  // The wall clock, as the write path's late-point check uses: the two must agree (ADR 0122).
+  const rollupFold = createRollupFold({ databaseUrl: options.databaseUrl, pool, log: options.log });
+  const parts: Lifecycle[] = [partitions, writer, retention, rollupFold];
   const runtime: Lifecycle = {
     name: 'timeseries',
     start: async () => {
@@ -67,7 +70,7 @@ export function createTimeSeries(options: TimeSeriesModuleOptions) {
       await pool.end();
     },
   };
-  return { pool, targets, sink, store, writer, partitions, retention, runtime };
+  return { pool, targets, sink, store, writer, partitions, retention, rollupFold, runtime };
 }
 
 export type TimeSeries = ReturnType<typeof createTimeSeries>;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { markLateHours } from '../../../server/src/timeseries/rollups.js';
 
 export interface PointRowInput {
   time: number;
@@ -46,7 +47,8 @@ export class TimeSeriesFixtures {
     return id;
   }
 
-  async points(stateId: string, rows: PointRowInput[]): Promise<void> {
+  /** Points as the write path stores them: late ones (older than an hour before `now`) mark their hours. */
+  async points(stateId: string, rows: PointRowInput[], now = Date.now()): Promise<void> {
     await this.sql(
       'INSERT INTO ts_points (state_id, time, value, text) ' +
         'SELECT $1, * FROM unnest($2::timestamptz[], $3::float8[], $4::text[])',
@@ -56,6 +58,11 @@ export class TimeSeriesFixtures {
         rows.map((r) => r.value ?? null),
         rows.map((r) => r.text ?? null),
       ],
+    );
+    await markLateHours(
+      this.pool,
+      rows.map((r) => ({ stateId, time: new Date(r.time) })),
+      now,
     );
   }
 }

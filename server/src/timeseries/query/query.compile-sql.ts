@@ -28,7 +28,7 @@ export interface CompiledSql {
   params: unknown[];
 }
 
-class Params {
+export class Params {
   readonly values: unknown[] = [];
   bind(value: unknown): string {
     this.values.push(value);
@@ -76,7 +76,7 @@ export function compileStatesSql(filter: Filter | null, tenancy: Tenancy): Compi
   return { sql, params: params.values };
 }
 
-function twinsCte(params: Params, tenancy: Tenancy, withHierarchy: boolean): string {
+export function twinsCte(params: Params, tenancy: Tenancy, withHierarchy: boolean): string {
   // Ancestors outside the twin's account or the caller's scopes are left out of the title path rather than disclosed.
   const hierarchy = withHierarchy
     ? `, (SELECT string_agg(a.title, '${HIERARCHY_SEPARATOR}' ORDER BY x.ord) FROM unnest(t.path) WITH ORDINALITY AS x(id, ord) ` +
@@ -100,7 +100,7 @@ function scopeCondition(alias: string, params: Params, tenancy: Tenancy, prefix:
     : `${prefix}FALSE`;
 }
 
-function accountCondition(column: string, params: Params, tenancy: Tenancy): string {
+export function accountCondition(column: string, params: Params, tenancy: Tenancy): string {
   return tenancy.includeSubAccounts
     ? `${column} IN (SELECT acc.id FROM accounts acc WHERE ${params.bind(tenancy.accountId)}::uuid = ANY(acc.path))`
     : `${column} = ${params.bind(tenancy.accountId)}`;
@@ -112,19 +112,20 @@ function operandSql(operand: Operand, params: Params): string {
     : COLUMNS[operand.name].sql;
 }
 
-function keySql(key: KeyExpr, params: Params): string {
+/** A per-point key; buckets are taken of `timeColumn` (a rollup's hour, or the point's time). */
+export function keySql(key: KeyExpr, params: Params, timeColumn = 'p.time'): string {
   if (key.kind !== 'bucket') return operandSql(key, params);
   const width = params.bind(intervalText(key.width.ms));
   if (key.timeZone === null)
-    return `date_bin(${width}::interval, p.time, ${params.bind(BUCKET_ORIGIN_UTC)}::timestamptz)`;
+    return `date_bin(${width}::interval, ${timeColumn}, ${params.bind(BUCKET_ORIGIN_UTC)}::timestamptz)`;
   const zone = params.bind(key.timeZone);
   const origin = params.bind(BUCKET_ORIGIN_LOCAL);
-  return `(date_bin(${width}::interval, p.time AT TIME ZONE ${zone}, ${origin}::timestamp) AT TIME ZONE ${params.bind(key.timeZone)})`;
+  return `(date_bin(${width}::interval, ${timeColumn} AT TIME ZONE ${zone}, ${origin}::timestamp) AT TIME ZONE ${params.bind(key.timeZone)})`;
 }
 
 const COMPARE_SQL = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' } as const;
 
-function filterSql(filter: Filter, params: Params): string {
+export function filterSql(filter: Filter, params: Params): string {
   switch (filter.kind) {
     case 'and':
     case 'or':
@@ -169,17 +170,21 @@ function aggregateSql(agg: Aggregate): string {
   }
 }
 
-function sourceSql(source: ValueSource): string {
-  return source.kind === 'key' ? `q.k${source.index}` : aggregateSql(source.agg);
+export function sourceSql(source: ValueSource, aggSql: (agg: Aggregate) => string = aggregateSql): string {
+  return source.kind === 'key' ? `q.k${source.index}` : aggSql(source.agg);
 }
 
 /** Text sorts by code point (`COLLATE "C"`), the order the evaluator uses too. */
-function sortSql(sort: PlanSort, plan: Plan): string {
+export function sortSql(
+  sort: PlanSort,
+  plan: Plan,
+  aggSql: (agg: Aggregate) => string = aggregateSql,
+): string {
   const dir = sort.direction === 'desc' ? 'DESC' : 'ASC';
   if (sort.source.kind === 'point') return `${SORT_TIE[sort.source.field]} ${dir}`;
   const collatable =
     sort.type === 'string' && (sort.source.kind === 'agg' || !isUuidKey(plan.keys[sort.source.index]!));
-  return `${sourceSql(sort.source)}${collatable ? ' COLLATE "C"' : ''} ${dir}`;
+  return `${sourceSql(sort.source, aggSql)}${collatable ? ' COLLATE "C"' : ''} ${dir}`;
 }
 
 const isUuidKey = (key: KeyExpr) => key.kind === 'column' && COLUMNS[key.name].type === 'uuid';

@@ -6,7 +6,8 @@ import { AppError } from '../../platform/errors.js';
 import type { TimeSeriesReads, TimeSeriesTarget } from '../timeseries.types.js';
 import { planQuery } from './query.analyze.js';
 import type { StateRow } from './query.columns.js';
-import { compileSql, compileStatesSql, type CompiledSql, type Tenancy } from './query.compile-sql.js';
+import { compilePostgresSql } from './query.compile-rollup.js';
+import { compileStatesSql, type CompiledSql, type Tenancy } from './query.compile-sql.js';
 import { evaluatePlan, type Cell } from './query.evaluate.js';
 import type { OutputType, Plan } from './query.plan.js';
 import { stateLevelFilter, timeRange } from './query.split.js';
@@ -100,9 +101,9 @@ export class TimeSeriesQueryService {
     };
   }
 
-  /** The SQL path: one read-only statement under a statement timeout. */
+  /** The SQL path: one read-only statement under a statement timeout, on hourly rollups where they answer. */
   async runSql(plan: Plan, tenancy: Tenancy): Promise<Cell[][]> {
-    const rows = await this.select(compileSql(plan, tenancy));
+    const rows = await this.select(compilePostgresSql(plan, tenancy));
     return rows.map((row) => plan.columns.map((c, i) => fromSql(row[`c${i}`], c.type)));
   }
 

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
+import { markLateHours } from '../rollups.js';
 import type { PointClient, TimeSeriesPoint } from '../timeseries.types.js';
 
 /**
@@ -60,7 +61,13 @@ function writeUuid(buf: Buffer, offset: number, uuid: string): number {
   return 16;
 }
 
-export async function copyPoints(client: PointClient, points: TimeSeriesPoint[]): Promise<void> {
+/** Copies the points and marks the hours of late ones for the rollup fold (`now`: the writer's clock). */
+export async function copyPoints(
+  client: PointClient,
+  points: TimeSeriesPoint[],
+  now: number = Date.now(),
+): Promise<void> {
   if (points.length === 0) return;
   await pipeline(Readable.from([encodePointsCopy(points)]), client.query(copyFrom(COPY_SQL)));
+  await markLateHours(client, points, now);
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { isUuid } from '../../platform/crypto/ids.js';
+import { markLateHours } from '../rollups.js';
 import type { PointFilter, TimeSeriesPoint, TimeSeriesTarget } from '../timeseries.types.js';
 
 /** Anything that runs a query: the pool, or a client inside the writer's transaction. */
@@ -23,8 +24,19 @@ export class PostgresTarget implements TimeSeriesTarget {
     private readonly rowsPerStatement = ROWS_PER_STATEMENT,
   ) {}
 
+  /** One transaction, so the marks of late points commit with them. */
   async write(points: TimeSeriesPoint[]): Promise<void> {
-    await this.insert(this.pool, points);
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await this.insert(client, points);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async insert(db: Queryable, points: TimeSeriesPoint[]): Promise<void> {
@@ -81,12 +93,15 @@ const ROWS_PER_STATEMENT = 10_000;
 
 /**
  * Inserts points into `ts_points` on `db` (a client inside the caller's transaction, or the pool):
- * column arrays through `unnest`, a prepared statement, no object per row on the server.
+ * column arrays through `unnest`, a prepared statement, no object per row on the server. Late
+ * points mark their hours for the rollup fold after each statement; on a client inside a
+ * transaction the marks commit with the points (on the pool, a crash between would lose them).
  */
 export async function insertPoints(
   db: Queryable,
   points: TimeSeriesPoint[],
   rowsPerStatement = ROWS_PER_STATEMENT,
+  now: number = Date.now(),
 ): Promise<void> {
   for (let start = 0; start < points.length; start += rowsPerStatement) {
     const end = Math.min(points.length, start + rowsPerStatement);
@@ -109,5 +124,6 @@ export async function insertPoints(
         'SELECT s, to_timestamp(t / 1000), v, x FROM unnest($1::uuid[], $2::float8[], $3::float8[], $4::text[]) AS u(s, t, v, x)',
       values: [stateIds, times, values, texts],
     });
+    await markLateHours(db, points.slice(start, end), now);
   }
 }
