@@ -110,9 +110,9 @@ export class Iec104Session implements LinkSession {
 
   async close(): Promise<void> {
     if (this.ended) return;
+    // What was stored is acknowledged before the connection ends, so the outstation does not send it again.
     if (this.pendingAcks() > 0) this.sendS();
-    this.socket.end();
-    this.drop('closed');
+    this.drop('closed', true);
   }
 
   /** A single or double command; with select-before-operate, select and execute each confirmed. */
@@ -134,7 +134,10 @@ export class Iec104Session implements LinkSession {
     if (this.ended) return Promise.reject(new DeliveryError('The IEC 104 link is down', true));
     return new Promise<void>((resolve, reject) => {
       let confirmed = false;
+      let done = false;
       const finish = (error?: Error) => {
+        if (done) return;
+        done = true;
         clearTimeout(timer);
         this.waiter = undefined;
         if (error) reject(error);
@@ -342,11 +345,15 @@ export class Iec104Session implements LinkSession {
     if (!this.ended) this.socket.write(frame);
   }
 
-  private drop(reason: string): void {
+  /** Ends the session once; `graceful` lets written frames go out before the socket closes. */
+  private drop(reason: string, graceful = false): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.ticker);
-    this.socket.destroy();
+    if (graceful) {
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), 1000).unref();
+    } else this.socket.destroy();
     this.resolveClosed(reason);
   }
 }
