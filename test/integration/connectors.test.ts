@@ -109,7 +109,7 @@ describe('connectors', () => {
 
   it('stores kinds that do nothing yet with empty capabilities, secrets sealed and masked', async () => {
     const created = await createConnector(t, admin, {
-      type: 'iec104',
+      type: 'websocket',
       config: { host: 'rtu1', port: 2404, saslPassword: 'kafka-secret' },
     });
     expect(created.capabilities).toEqual([]);
@@ -195,7 +195,7 @@ describe('connectors', () => {
       'chirpstack-mqtt',
       'loriot-uplink',
     ]);
-    expect(byType.get('iec104')).toMatchObject({ capabilities: [], freeForm: true });
+    expect(byType.get('websocket')).toMatchObject({ capabilities: [], freeForm: true });
     const stranger = await userWithPermissions(t, admin, 'No Connectors', ['user.read']);
     expect((await caller(t, bearer(stranger.token))('GET', '/xapi/v1/connector-kinds')).statusCode).toBe(403);
   });

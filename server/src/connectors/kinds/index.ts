@@ -2,6 +2,7 @@ import type { ConnectorKind, ConnectorKindDescriptor, KindDeps } from '../connec
 import { chirpstackMqttKind } from './chirpstack-mqtt.kind.js';
 import { chirpstackUplinkKind } from './chirpstack-uplink.kind.js';
 import { buildKind } from './derive.js';
+import { iec104Kind } from './iec104.kind.js';
 import { kafkaOutKind } from './kafka-out.kind.js';
 import { loriotUplinkKind } from './loriot-uplink.kind.js';
 import { modbusKind } from './modbus.kind.js';
@@ -33,7 +34,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   mqttOutKind,
   kafkaOutKind,
   smtpMailKind,
-  plannedKind('iec104', 'incoming', 'IEC 60870-5-104 telecontrol.'),
+  iec104Kind,
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
   plannedKind('weather', 'incoming', 'Weather data for a location.'),
   plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
