@@ -1304,7 +1304,22 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: Record<string, never>;
+          config?: {
+            host: string;
+            port?: number;
+            commonAddress?: number;
+            originatorAddress?: number;
+            k?: number;
+            w?: number;
+            t0?: number;
+            t1?: number;
+            t2?: number;
+            t3?: number;
+            interrogationIntervalSeconds?: number;
+            clockSync?: boolean;
+            selectBeforeOperate?: boolean;
+            points?: string;
+          };
           accountId?: string;
         }
       | {
@@ -1527,6 +1542,22 @@ export interface ApiOperations {
             overflow?: 'drop-newest' | 'drop-oldest';
             maxAttempts?: number;
             retryDelayMs?: number;
+          }
+        | {
+            host: string;
+            port?: number;
+            commonAddress?: number;
+            originatorAddress?: number;
+            k?: number;
+            w?: number;
+            t0?: number;
+            t1?: number;
+            t2?: number;
+            t3?: number;
+            interrogationIntervalSeconds?: number;
+            clockSync?: boolean;
+            selectBeforeOperate?: boolean;
+            points?: string;
           }
         | Record<string, never>
         | {
