@@ -1328,7 +1328,21 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: Record<string, never>;
+          config?: {
+            url: string;
+            headers?: Record<string, string>;
+            bearerToken?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            subscribeMessage?: string;
+            messages?: 'json' | 'any';
+            deviceIdPointer?: string;
+            deviceId?: string;
+            pingIntervalSeconds?: number;
+            downlinkFormat?: 'json' | 'binary';
+          };
           accountId?: string;
         };
     reply: {
@@ -1500,7 +1514,22 @@ export interface ApiOperations {
             maxAttempts?: number;
             retryDelayMs?: number;
           }
-        | Record<string, never>;
+        | Record<string, never>
+        | {
+            url: string;
+            headers?: Record<string, string>;
+            bearerToken?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            subscribeMessage?: string;
+            messages?: 'json' | 'any';
+            deviceIdPointer?: string;
+            deviceId?: string;
+            pingIntervalSeconds?: number;
+            downlinkFormat?: 'json' | 'binary';
+          };
     };
     reply: {
       id: string;

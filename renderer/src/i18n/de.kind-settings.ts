@@ -141,6 +141,39 @@ export const deKindSettings: Record<string, KindTexts> = {
     connectionTimeoutMs: { label: 'Verbindungs-Zeitlimit (ms)' },
     ...delivery,
   },
+  websocket: {
+    ...tls(),
+    url: { label: 'Server-URL', help: 'ws://- oder wss://-URL des Servers' },
+    headers: {
+      label: 'HTTP-Header',
+      help: 'Header des Verbindungsaufbaus (nicht geheim: für ein Token das Bearer-Token nutzen)',
+    },
+    bearerToken: { label: 'Bearer-Token', help: 'Wird als Authorization: Bearer … gesendet' },
+    subscribeMessage: {
+      label: 'Abonnement-Nachricht',
+      help: 'Wird nach dem Verbinden als Textnachricht gesendet (z. B. eine JSON-Anfrage)',
+    },
+    messages: {
+      label: 'Nachrichten',
+      help: 'json (Vorgabe): ein JSON-Objekt oder eine Liste von Objekten; any: Bytes für den Treiber',
+    },
+    deviceIdPointer: {
+      label: 'JSON-Pointer der Geräte-ID',
+      help: 'Wo in jedem Objekt die Geräte-ID steht (z. B. /device/id)',
+    },
+    deviceId: {
+      label: 'Feste Geräte-ID',
+      help: 'Das Gerät, zu dem jede Nachricht gehört (sein Treiber liest sie)',
+    },
+    pingIntervalSeconds: {
+      label: 'Ping-Abstand (s)',
+      help: 'Ohne Pong bis zum nächsten Ping wird die Verbindung getrennt (Vorgabe 30)',
+    },
+    downlinkFormat: {
+      label: 'Downlink-Format',
+      help: 'json (Vorgabe): ein JSON-Objekt als Text, mit der Geräte-ID am JSON-Pointer; binary: Bytes unverändert',
+    },
+  },
   'smtp-mail': {
     host: { label: 'SMTP-Server' },
     port: { label: 'Port' },

@@ -12,6 +12,7 @@ import { smtpMailKind } from './smtp-mail.kind.js';
 import { ttsUplinkKind } from './tts-uplink.kind.js';
 import { webhookInKind } from './webhook-in.kind.js';
 import { webhookOutKind } from './webhook-out.kind.js';
+import { websocketKind } from './websocket.kind.js';
 
 export type ConnectorKinds = ReadonlyMap<string, ConnectorKind>;
 
@@ -35,7 +36,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   plannedKind('iec104', 'incoming', 'IEC 60870-5-104 telecontrol.'),
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
   plannedKind('weather', 'incoming', 'Weather data for a location.'),
-  plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
+  websocketKind,
 ];
 
 export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);
