@@ -31,6 +31,7 @@ import { ConnectorService } from './connectors/connector.service.js';
 import { ConnectorTelemetry } from './connectors/connector-telemetry.js';
 import { createConnectorKinds } from './connectors/kinds/index.js';
 import { LinkRuntime } from './connectors/links/link-runtime.js';
+import { twinLocations } from './twins/twin-locations.queries.js';
 import { MqttInRuntime } from './connectors/mqtt-in.runtime.js';
 import { WebhookService } from './connectors/webhook.service.js';
 import { NetworkEvents } from './connectors/network-events.js';
@@ -165,6 +166,10 @@ export function createServices(ctx: AppContext) {
     // Called only once the broker below exists (downlinks are sent after start).
     broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     outgoing: { secretBox: ctx.secretBox, dial, log: ctx.log },
+    weather: {
+      twinLocations: (accountId, options) => twinLocations(ctx.orm.em.fork(), accountId, options),
+      minIntervalSeconds: ctx.config.weatherMinIntervalSeconds,
+    },
   });
   const connectors = new ConnectorService(
     ctx.em,

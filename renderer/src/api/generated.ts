@@ -1320,7 +1320,31 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: Record<string, never>;
+          config?: {
+            baseUrl?: string;
+            places?: { latitude: number; longitude: number; deviceId?: string }[];
+            twinLocations?: boolean;
+            twinTag?: string;
+            variables?: (
+              | 'temperature_2m'
+              | 'relative_humidity_2m'
+              | 'apparent_temperature'
+              | 'precipitation'
+              | 'rain'
+              | 'snowfall'
+              | 'cloud_cover'
+              | 'pressure_msl'
+              | 'wind_speed_10m'
+              | 'wind_direction_10m'
+              | 'wind_gusts_10m'
+              | 'shortwave_radiation'
+              | 'direct_radiation'
+              | 'diffuse_radiation'
+              | 'weather_code'
+            )[];
+            forecastHours?: number[];
+            intervalSeconds?: number;
+          };
           accountId?: string;
         }
       | {
@@ -1515,6 +1539,31 @@ export interface ApiOperations {
             retryDelayMs?: number;
           }
         | Record<string, never>
+        | {
+            baseUrl?: string;
+            places?: { latitude: number; longitude: number; deviceId?: string }[];
+            twinLocations?: boolean;
+            twinTag?: string;
+            variables?: (
+              | 'temperature_2m'
+              | 'relative_humidity_2m'
+              | 'apparent_temperature'
+              | 'precipitation'
+              | 'rain'
+              | 'snowfall'
+              | 'cloud_cover'
+              | 'pressure_msl'
+              | 'wind_speed_10m'
+              | 'wind_direction_10m'
+              | 'wind_gusts_10m'
+              | 'shortwave_radiation'
+              | 'direct_radiation'
+              | 'diffuse_radiation'
+              | 'weather_code'
+            )[];
+            forecastHours?: number[];
+            intervalSeconds?: number;
+          }
         | {
             url: string;
             headers?: Record<string, string>;

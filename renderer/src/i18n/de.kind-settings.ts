@@ -174,6 +174,33 @@ export const deKindSettings: Record<string, KindTexts> = {
       help: 'json (Vorgabe): ein JSON-Objekt als Text, mit der Geräte-ID am JSON-Pointer; binary: Bytes unverändert',
     },
   },
+  weather: {
+    baseUrl: {
+      label: 'Basis-URL der API',
+      help: 'Open-Meteo oder ein Spiegel; /v1/forecast wird angehängt (Vorgabe https://api.open-meteo.com)',
+    },
+    places: {
+      label: 'Koordinaten',
+      help: 'Orte zum Abfragen; die Geräte-ID ist sonst „Breite,Länge“ mit 4 Nachkommastellen',
+    },
+    twinLocations: {
+      label: 'Orte der Zwillinge',
+      help: 'Auch den Ort jedes Zwillings des Accounts abfragen (Geräte-ID twin-<Zwillings-ID>)',
+    },
+    twinTag: { label: 'Nur Zwillinge mit Tag', help: 'Nur Zwillinge mit diesem Tag' },
+    variables: {
+      label: 'Werte',
+      help: 'Vorgabe: Temperatur, Niederschlag, Windgeschwindigkeit und -richtung, Globalstrahlung',
+    },
+    forecastHours: {
+      label: 'Vorhersage-Stunden',
+      help: 'Stunden voraus als forecast.<h>h.<Wert> (Vorgabe 1, 3, 6, 12, 24; leer: keine)',
+    },
+    intervalSeconds: {
+      label: 'Abfrage-Abstand (s)',
+      help: 'Vorgabe 900; mindestens STELLWERK_WEATHER_MIN_INTERVAL_SECONDS des Servers (sonst 60)',
+    },
+  },
   'smtp-mail': {
     host: { label: 'SMTP-Server' },
     port: { label: 'Port' },

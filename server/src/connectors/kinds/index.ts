@@ -11,6 +11,7 @@ import { plannedKind } from './planned.kind.js';
 import { smtpMailKind } from './smtp-mail.kind.js';
 import { ttsUplinkKind } from './tts-uplink.kind.js';
 import { webhookInKind } from './webhook-in.kind.js';
+import { weatherKind } from './weather.kind.js';
 import { webhookOutKind } from './webhook-out.kind.js';
 import { websocketKind } from './websocket.kind.js';
 
@@ -35,7 +36,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   smtpMailKind,
   plannedKind('iec104', 'incoming', 'IEC 60870-5-104 telecontrol.'),
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
-  plannedKind('weather', 'incoming', 'Weather data for a location.'),
+  weatherKind,
   websocketKind,
 ];
 
