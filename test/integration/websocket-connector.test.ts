@@ -1,10 +1,15 @@
 import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createConnector, packetsOf, type ConnectorBody } from './support/connectors.js';
 import { bearer, caller, expectStatus, login } from './support/identity.js';
-import { freePort } from './support/mosquitto.js';
+import { freePort, makePki } from './support/mosquitto.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait.js';
 
@@ -209,5 +214,55 @@ describe('websocket connector', () => {
     });
     await logged(refused.id, /^error: The server refused the WebSocket upgrade with HTTP 401$/);
     expectStatus(await call('POST', `/xapi/v1/connectors/${refused.id}/deactivate`), 200);
+  });
+
+  it('connects to wss:// with a custom CA and a client certificate, and passes binary messages on', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'stellwerk-ws-pki-'));
+    const pki = await makePki(dir);
+    const pem = {
+      ca: await readFile(pki.ca, 'utf8'),
+      cert: await readFile(pki.clientCert, 'utf8'),
+      key: await readFile(pki.clientKey, 'utf8'),
+    };
+    const server = https.createServer({
+      cert: await readFile(pki.serverCert),
+      key: await readFile(pki.serverKey),
+      ca: pem.ca,
+      requestCert: true,
+      rejectUnauthorized: true,
+    });
+    const secure = new WebSocketServer({ server });
+    const clients: string[] = [];
+    secure.on('connection', (socket, request) => {
+      clients.push((request.socket as TLSSocket).getPeerCertificate().subject.CN as string);
+      socket.send(Buffer.from([0x01, 0xff, 0x00]), { binary: true });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const tls = await createConnector(t, bearer(await login(t)), {
+        type: 'websocket',
+        config: {
+          url: `wss://127.0.0.1:${(server.address() as { port: number }).port}/secure`,
+          serverCa: pem.ca,
+          clientCert: pem.cert,
+          clientKey: pem.key,
+          messages: 'any',
+          deviceId: 'plc-7',
+        },
+      });
+      const packet = await waitFor(async () => (await packetsOf(t, tls.id))[0], 15_000, {
+        what: 'the packet',
+      });
+      expect(packet.device_key).toBe('plc-7');
+      expect([...packet.payload]).toEqual([0x01, 0xff, 0x00]);
+      expect(packet.meta).toEqual({ fields: { frame: 'binary' } });
+      expect(clients).toEqual(['stellwerk-client']);
+      expectStatus(await call('POST', `/xapi/v1/connectors/${tls.id}/deactivate`), 200);
+    } finally {
+      for (const client of secure.clients) client.terminate();
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
