@@ -108,6 +108,8 @@ export const websocketDriver: LinkDriver<WebSocketSession> = {
       handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
       maxPayloadBytes: MAX_MESSAGE_BYTES,
     });
+    // As mqtt.connect does: an error after the ones handled below must not end the process.
+    socket.on('error', () => undefined);
     return new Promise<WebSocketSession>((resolve, reject) => {
       const abort = () => socket.terminate();
       ctx.signal.addEventListener('abort', abort, { once: true });
