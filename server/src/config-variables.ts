@@ -21,6 +21,7 @@ import {
 } from './timeseries/timeseries-targets.config.js';
 import { variable } from './config-variable.js';
 import { MQTT_VARIABLES } from './config-variables.mqtt.js';
+import { WEATHER_VARIABLES } from './config-variables.weather.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
 import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
 import { METRICS_VARIABLES } from './config-variables.metrics.js';
@@ -161,6 +162,7 @@ export const ENV_VARIABLES = [
     parse: integer(100, 86_400_000),
   }),
   ...WEBHOOK_VARIABLES,
+  ...WEATHER_VARIABLES,
   ...DASHBOARD_VARIABLES,
   ...EXPORT_VARIABLES,
   variable({

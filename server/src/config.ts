@@ -68,6 +68,8 @@ export interface Config {
   rateLimitWindowMs: number;
   /** Requests per minute and incoming-webhook connector (config-variables.webhooks.ts). */
   webhookRateLimit: number;
+  /** Shortest poll interval of weather connectors (config-variables.weather.ts). */
+  weatherMinIntervalSeconds: number;
   /** Requests per minute, client address and public dashboard (config-variables.dashboards.ts). */
   publicDashboardRateLimit: number;
   /** Export e-mails: attachment size limit and link lifetime (config-variables.exports.ts). */

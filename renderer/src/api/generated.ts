@@ -1335,7 +1335,31 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: Record<string, never>;
+          config?: {
+            baseUrl?: string;
+            places?: { latitude: number; longitude: number; deviceId?: string }[];
+            twinLocations?: boolean;
+            twinTag?: string;
+            variables?: (
+              | 'temperature_2m'
+              | 'relative_humidity_2m'
+              | 'apparent_temperature'
+              | 'precipitation'
+              | 'rain'
+              | 'snowfall'
+              | 'cloud_cover'
+              | 'pressure_msl'
+              | 'wind_speed_10m'
+              | 'wind_direction_10m'
+              | 'wind_gusts_10m'
+              | 'shortwave_radiation'
+              | 'direct_radiation'
+              | 'diffuse_radiation'
+              | 'weather_code'
+            )[];
+            forecastHours?: number[];
+            intervalSeconds?: number;
+          };
           accountId?: string;
         }
       | {
@@ -1343,7 +1367,21 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: Record<string, never>;
+          config?: {
+            url: string;
+            headers?: Record<string, string>;
+            bearerToken?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            subscribeMessage?: string;
+            messages?: 'json' | 'any';
+            deviceIdPointer?: string;
+            deviceId?: string;
+            pingIntervalSeconds?: number;
+            downlinkFormat?: 'json' | 'binary';
+          };
           accountId?: string;
         }
       | {
@@ -1560,6 +1598,46 @@ export interface ApiOperations {
             points?: string;
           }
         | Record<string, never>
+        | {
+            baseUrl?: string;
+            places?: { latitude: number; longitude: number; deviceId?: string }[];
+            twinLocations?: boolean;
+            twinTag?: string;
+            variables?: (
+              | 'temperature_2m'
+              | 'relative_humidity_2m'
+              | 'apparent_temperature'
+              | 'precipitation'
+              | 'rain'
+              | 'snowfall'
+              | 'cloud_cover'
+              | 'pressure_msl'
+              | 'wind_speed_10m'
+              | 'wind_direction_10m'
+              | 'wind_gusts_10m'
+              | 'shortwave_radiation'
+              | 'direct_radiation'
+              | 'diffuse_radiation'
+              | 'weather_code'
+            )[];
+            forecastHours?: number[];
+            intervalSeconds?: number;
+          }
+        | {
+            url: string;
+            headers?: Record<string, string>;
+            bearerToken?: string | null;
+            serverCa?: string;
+            clientCert?: string;
+            clientKey?: string | null;
+            rejectUnauthorized?: boolean;
+            subscribeMessage?: string;
+            messages?: 'json' | 'any';
+            deviceIdPointer?: string;
+            deviceId?: string;
+            pingIntervalSeconds?: number;
+            downlinkFormat?: 'json' | 'binary';
+          }
         | {
             host: string;
             port?: number;

@@ -162,6 +162,66 @@ export const deKindSettings: Record<string, KindTexts> = {
     connectionTimeoutMs: { label: 'Verbindungs-Zeitlimit (ms)' },
     ...delivery,
   },
+  websocket: {
+    ...tls(),
+    url: { label: 'Server-URL', help: 'ws://- oder wss://-URL des Servers' },
+    headers: {
+      label: 'HTTP-Header',
+      help: 'Header des Verbindungsaufbaus (nicht geheim: für ein Token das Bearer-Token nutzen)',
+    },
+    bearerToken: { label: 'Bearer-Token', help: 'Wird als Authorization: Bearer … gesendet' },
+    subscribeMessage: {
+      label: 'Abonnement-Nachricht',
+      help: 'Wird nach dem Verbinden als Textnachricht gesendet (z. B. eine JSON-Anfrage)',
+    },
+    messages: {
+      label: 'Nachrichten',
+      help: 'json (Vorgabe): ein JSON-Objekt oder eine Liste von Objekten; any: Bytes für den Treiber',
+    },
+    deviceIdPointer: {
+      label: 'JSON-Pointer der Geräte-ID',
+      help: 'Wo in jedem Objekt die Geräte-ID steht (z. B. /device/id)',
+    },
+    deviceId: {
+      label: 'Feste Geräte-ID',
+      help: 'Das Gerät, zu dem jede Nachricht gehört (sein Treiber liest sie)',
+    },
+    pingIntervalSeconds: {
+      label: 'Ping-Abstand (s)',
+      help: 'Ohne Pong bis zum nächsten Ping wird die Verbindung getrennt (Vorgabe 30)',
+    },
+    downlinkFormat: {
+      label: 'Downlink-Format',
+      help: 'json (Vorgabe): ein JSON-Objekt als Text, mit der Geräte-ID am JSON-Pointer; binary: Bytes unverändert',
+    },
+  },
+  weather: {
+    baseUrl: {
+      label: 'Basis-URL der API',
+      help: 'Open-Meteo oder ein Spiegel; /v1/forecast wird angehängt (Vorgabe https://api.open-meteo.com)',
+    },
+    places: {
+      label: 'Koordinaten',
+      help: 'Orte zum Abfragen; die Geräte-ID ist sonst „Breite,Länge“ mit 4 Nachkommastellen',
+    },
+    twinLocations: {
+      label: 'Orte der Zwillinge',
+      help: 'Auch den Ort jedes Zwillings des Accounts abfragen (Geräte-ID twin-<Zwillings-ID>)',
+    },
+    twinTag: { label: 'Nur Zwillinge mit Tag', help: 'Nur Zwillinge mit diesem Tag' },
+    variables: {
+      label: 'Werte',
+      help: 'Vorgabe: Temperatur, Niederschlag, Windgeschwindigkeit und -richtung, Globalstrahlung',
+    },
+    forecastHours: {
+      label: 'Vorhersage-Stunden',
+      help: 'Stunden voraus als forecast.<h>h.<Wert> (Vorgabe 1, 3, 6, 12, 24; leer: keine)',
+    },
+    intervalSeconds: {
+      label: 'Abfrage-Abstand (s)',
+      help: 'Vorgabe 900; mindestens STELLWERK_WEATHER_MIN_INTERVAL_SECONDS des Servers (sonst 60)',
+    },
+  },
   'smtp-mail': {
     host: { label: 'SMTP-Server' },
     port: { label: 'Port' },

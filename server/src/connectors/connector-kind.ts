@@ -6,6 +6,7 @@ import type { PacketMeta } from '../ingest/packet-meta.js';
 import type { DownlinkSender, RemoteDeviceDeleter } from '../downlinks/downlink-delivery.js';
 import type { NetworkServerEvent } from './network-events.js';
 import type { LinkHost } from './links/link.types.js';
+import type { WeatherDeps } from './kinds/weather/weather.link.js';
 
 /**
  * What a kind actually does in this version; the console shows kinds without capabilities
@@ -67,6 +68,8 @@ export interface KindDeps {
   outgoing: DeliveryContext;
   /** Field-protocol kinds keep their connection to a peer here (links/link-runtime.ts). */
   links: LinkHost;
+  /** The weather kind: twin locations and the operator's shortest poll interval. */
+  weather?: WeatherDeps;
 }
 
 /** The behaviour of a kind that needs server services. */

@@ -9,6 +9,7 @@ import { createConnectorKinds } from './kinds/index.js';
 import { LinkRuntime } from './links/link-runtime.js';
 import { MqttInRuntime } from './mqtt-in.runtime.js';
 import { NetworkEvents } from './network-events.js';
+import { twinLocations } from '../twins/twin-locations.queries.js';
 
 /**
  * Connectors, wired: the kinds with their runtimes (mqtt-in clients for external brokers, links for
@@ -61,6 +62,10 @@ export function createConnectors(
     },
     broker: deps.broker,
     outgoing: { secretBox: ctx.secretBox, dial: deps.dial, log: ctx.log },
+    weather: {
+      twinLocations: (accountId, options) => twinLocations(ctx.orm.em.fork(), accountId, options),
+      minIntervalSeconds: ctx.config.weatherMinIntervalSeconds,
+    },
   });
   const connectors = new ConnectorService(
     ctx.em,

@@ -13,7 +13,9 @@ import { plannedKind } from './planned.kind.js';
 import { smtpMailKind } from './smtp-mail.kind.js';
 import { ttsUplinkKind } from './tts-uplink.kind.js';
 import { webhookInKind } from './webhook-in.kind.js';
+import { weatherKind } from './weather.kind.js';
 import { webhookOutKind } from './webhook-out.kind.js';
+import { websocketKind } from './websocket.kind.js';
 
 export type ConnectorKinds = ReadonlyMap<string, ConnectorKind>;
 
@@ -36,8 +38,8 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   smtpMailKind,
   iec104Kind,
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
-  plannedKind('weather', 'incoming', 'Weather data for a location.'),
-  plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
+  weatherKind,
+  websocketKind,
   modbusKind,
 ];
 
