@@ -1312,7 +1312,7 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: Record<string, never>;
+          config?: { port?: number; bindAddress?: string; observe?: string[]; maxClients?: number };
           accountId?: string;
         }
       | {
@@ -1500,7 +1500,8 @@ export interface ApiOperations {
             maxAttempts?: number;
             retryDelayMs?: number;
           }
-        | Record<string, never>;
+        | Record<string, never>
+        | { port?: number; bindAddress?: string; observe?: string[]; maxClients?: number };
     };
     reply: {
       id: string;

@@ -4,6 +4,7 @@ import { chirpstackUplinkKind } from './chirpstack-uplink.kind.js';
 import { buildKind } from './derive.js';
 import { kafkaOutKind } from './kafka-out.kind.js';
 import { loriotUplinkKind } from './loriot-uplink.kind.js';
+import { lwm2mKind } from './lwm2m.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 import { mqttOutKind } from './mqtt-out.kind.js';
@@ -33,7 +34,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   kafkaOutKind,
   smtpMailKind,
   plannedKind('iec104', 'incoming', 'IEC 60870-5-104 telecontrol.'),
-  plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
+  lwm2mKind,
   plannedKind('weather', 'incoming', 'Weather data for a location.'),
   plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
 ];
