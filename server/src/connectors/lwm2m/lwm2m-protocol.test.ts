@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { settingsValidator } from '../kinds/derive.js';
 import { lwm2mKind } from '../kinds/lwm2m.kind.js';
 import { parseCommand } from './lwm2m-downlink.js';
+import { ClientLog, MAX_LOG_PER_MINUTE } from './lwm2m-log.js';
 import { objectLinks, offers, registerParams } from './lwm2m-registration.js';
 import { lwm2mSettings } from './lwm2m.link.js';
 
@@ -54,5 +55,23 @@ describe('LwM2M registration, commands and settings', () => {
       observe: [],
       maxClients: 1000,
     });
+  });
+
+  it('writes at most 30 client entries a minute and counts the rest in the next minute', () => {
+    vi.useFakeTimers({ now: new Date('2031-01-01T00:00:00Z') });
+    try {
+      const written: string[] = [];
+      const log = new ClientLog((_level, message) => void written.push(message));
+      for (let i = 0; i < MAX_LOG_PER_MINUTE + 5; i++) log.write('warn', `bad datagram ${i}`);
+      expect(written).toHaveLength(MAX_LOG_PER_MINUTE);
+      vi.advanceTimersByTime(60_000);
+      log.write('info', 'sim-1 registered');
+      expect(written.slice(MAX_LOG_PER_MINUTE)).toEqual([
+        '5 more entries about LwM2M clients were left out in the last minute',
+        'sim-1 registered',
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { isIPv6 } from 'node:net';
 import { Agent, createServer, type IncomingMessage, type OutgoingMessage, type Server } from 'coap';
 import { DeliveryError } from '../../outgoing/delivery.js';
 import type { LinkContext, LinkSession } from '../links/link.types.js';
+import { ClientLog } from './lwm2m-log.js';
 import { FORMAT_LABEL, decodeLwm2m, formatNumber } from './lwm2m-content.js';
 import {
   DEFAULT_LIFETIME_SECONDS,
@@ -61,6 +62,7 @@ export class Lwm2mSession implements LinkSession {
   private readonly server: Server;
   private readonly agent: Agent;
   private ending = false;
+  private readonly clientLog: ClientLog;
 
   constructor(
     private readonly ctx: LinkContext,
@@ -69,6 +71,7 @@ export class Lwm2mSession implements LinkSession {
     private readonly release: () => void,
   ) {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.clientLog = new ClientLog((level, message, details) => ctx.log(level, message, details));
     this.server = createServer({ type: isIPv6(settings.bindAddress) ? 'udp6' : 'udp4' });
     this.server.on('request', (req: IncomingMessage, res: OutgoingMessage) => void this.handle(req, res));
     this.server.on('error', (error: Error) => this.lost(error));
@@ -138,14 +141,14 @@ export class Lwm2mSession implements LinkSession {
       params = registerParams(req.url);
       if (!params.endpoint) throw new RegisterError('the endpoint name (ep) is missing');
     } catch (error) {
-      this.ctx.log('warn', `Registration from ${from} refused: ${(error as Error).message}`);
+      this.clientLog.write('warn', `Registration from ${from} refused: ${(error as Error).message}`);
       return reply(res, '4.00');
     }
     const endpoint = params.endpoint;
     const earlier = this.byEndpoint.get(endpoint);
     if (earlier) this.drop(earlier);
     if (this.byId.size >= this.settings.maxClients) {
-      this.ctx.log(
+      this.clientLog.write(
         'warn',
         `Registration of ${endpoint} refused: ${this.settings.maxClients} clients are registered`,
       );
@@ -166,7 +169,7 @@ export class Lwm2mSession implements LinkSession {
     this.arm(registration);
     res.setOption('Location-Path', [Buffer.from('rd'), Buffer.from(registration.id)]);
     reply(res, '2.01');
-    this.ctx.log(
+    this.clientLog.write(
       'info',
       `${endpoint} registered${earlier ? ' again' : ''} (lifetime ${registration.lifetimeSeconds} s, LwM2M ${params.version ?? '1.0'})`,
       { endpoint, address: from, objects: registration.links.slice(0, 50) },
@@ -181,7 +184,7 @@ export class Lwm2mSession implements LinkSession {
     try {
       params = registerParams(req.url);
     } catch (error) {
-      this.ctx.log('warn', `Update of ${registration.endpoint} refused: ${(error as Error).message}`);
+      this.clientLog.write('warn', `Update of ${registration.endpoint} refused: ${(error as Error).message}`);
       return reply(res, '4.00');
     }
     if (params.lifetimeSeconds !== undefined) registration.lifetimeSeconds = params.lifetimeSeconds;
@@ -203,7 +206,9 @@ export class Lwm2mSession implements LinkSession {
     if (!registration) return reply(res, '4.04');
     this.drop(registration);
     reply(res, '2.02');
-    this.ctx.log('info', `${registration.endpoint} de-registered`, { endpoint: registration.endpoint });
+    this.clientLog.write('info', `${registration.endpoint} de-registered`, {
+      endpoint: registration.endpoint,
+    });
   }
 
   /** LwM2M 1.1 Send: a registered client posts values without being asked (SenML). */
@@ -211,7 +216,7 @@ export class Lwm2mSession implements LinkSession {
     const { address, port } = req.rsinfo;
     const registration = [...this.byId.values()].find((r) => r.address === address && r.port === port);
     if (!registration) {
-      this.ctx.log(
+      this.clientLog.write(
         'warn',
         `Values sent from ${address}:${port}, where no client is registered, were refused`,
       );
@@ -233,7 +238,7 @@ export class Lwm2mSession implements LinkSession {
     registration.timer = setTimeout(() => {
       if (this.byId.get(registration.id) !== registration) return;
       this.drop(registration);
-      this.ctx.log(
+      this.clientLog.write(
         'warn',
         `Registration of ${registration.endpoint} lapsed: no update within its lifetime of ${registration.lifetimeSeconds} s`,
         { endpoint: registration.endpoint },
@@ -257,7 +262,7 @@ export class Lwm2mSession implements LinkSession {
       else missing.push(path);
     }
     if (missing.length > 0)
-      this.ctx.log(
+      this.clientLog.write(
         'info',
         `${registration.endpoint} offers no object for ${missing.join(', ')}; not observed`,
       );
@@ -276,7 +281,10 @@ export class Lwm2mSession implements LinkSession {
     req.on('response', (stream: IncomingMessage & { close(): void }) => {
       if (!current()) return stream.close();
       if (!stream.code.startsWith('2.')) {
-        this.ctx.log('warn', `${registration.endpoint} refused the observation of ${path}: ${stream.code}`);
+        this.clientLog.write(
+          'warn',
+          `${registration.endpoint} refused the observation of ${path}: ${stream.code}`,
+        );
         return stream.close();
       }
       registration.observations.push(stream);
@@ -289,7 +297,7 @@ export class Lwm2mSession implements LinkSession {
     req.on('error', (error: Error) => {
       if (!current()) return;
       this.ctx.serverLog.debug({ err: error, connectorId: this.ctx.connector.id }, 'LwM2M observe failed');
-      this.ctx.log('warn', `${registration.endpoint} did not answer the observation of ${path}`);
+      this.clientLog.write('warn', `${registration.endpoint} did not answer the observation of ${path}`);
     });
     req.end();
   }
@@ -312,7 +320,7 @@ export class Lwm2mSession implements LinkSession {
     try {
       values = decodeLwm2m(payload, format, path);
     } catch (error) {
-      this.ctx.log(
+      this.clientLog.write(
         'warn',
         `Unreadable value from ${registration.endpoint}${where}: ${(error as Error).message}`,
         {
@@ -337,7 +345,7 @@ export class Lwm2mSession implements LinkSession {
       });
       return 'stored';
     } catch {
-      this.ctx.log(
+      this.clientLog.write(
         'warn',
         `A value of ${registration.endpoint}${where} was not stored: the packet store is busy`,
       );
