@@ -132,6 +132,31 @@ describe('lwm2m connector', () => {
     expect(after.stdout + after.stderr).toContain('4.03');
   });
 
+  it('refuses a second connector on a port another lwm2m connector listens on, in its log', async () => {
+    const second = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/connectors', {
+        type: 'lwm2m',
+        title: 'LwM2M twin',
+        config: { port: serverPort, bindAddress: '127.0.0.1' },
+      }),
+      201,
+    ).id;
+    const secondLogs = () =>
+      waitFor(
+        async () => {
+          const lines = expectStatus<{ data: Array<{ level: string; message: string }> }>(
+            await call('GET', `/xapi/v1/connectors/${second}/logs`),
+            200,
+          ).data.map((l) => `${l.level}: ${l.message}`);
+          return lines.length > 0 ? lines : undefined;
+        },
+        15_000,
+        { what: 'a log entry of the second connector' },
+      );
+    expect(await secondLogs()).toEqual([`error: UDP port ${serverPort} is used by another LwM2M connector`]);
+    expectStatus(await call('POST', `/xapi/v1/connectors/${second}/deactivate`), 200);
+  });
+
   it('observes a coap-package client, sends it read/write/execute, sees it lapse and re-registers it without duplicates', async () => {
     const deviceId = await device('sim-1');
     const ruleId = expectStatus<{ id: string }>(
