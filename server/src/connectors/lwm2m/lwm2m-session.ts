@@ -40,6 +40,7 @@ export interface Lwm2mReply {
   format: unknown;
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long a client has to answer a read, write or execute. */
 const REQUEST_TIMEOUT_MS = 20_000;
 
@@ -233,17 +234,25 @@ export class Lwm2mSession implements LinkSession {
   }
 
   /** Starts a lapse timer of the registration's lifetime; an update restarts it. */
-  private arm(registration: Registration): void {
+  private arm(
+    registration: Registration,
+    expiresAt = Date.now() + registration.lifetimeSeconds * 1000,
+  ): void {
     clearTimeout(registration.timer);
-    registration.timer = setTimeout(() => {
-      if (this.byId.get(registration.id) !== registration) return;
-      this.drop(registration);
-      this.clientLog.write(
-        'warn',
-        `Registration of ${registration.endpoint} lapsed: no update within its lifetime of ${registration.lifetimeSeconds} s`,
-        { endpoint: registration.endpoint },
-      );
-    }, registration.lifetimeSeconds * 1000);
+    // setTimeout holds at most 2^31-1 ms (24.8 days); longer lifetimes wait in steps.
+    registration.timer = setTimeout(
+      () => {
+        if (this.byId.get(registration.id) !== registration) return;
+        if (Date.now() < expiresAt) return this.arm(registration, expiresAt);
+        this.drop(registration);
+        this.clientLog.write(
+          'warn',
+          `Registration of ${registration.endpoint} lapsed: no update within its lifetime of ${registration.lifetimeSeconds} s`,
+          { endpoint: registration.endpoint },
+        );
+      },
+      Math.min(Math.max(expiresAt - Date.now(), 0), MAX_TIMER_MS),
+    );
     registration.timer.unref();
   }
 
