@@ -107,39 +107,20 @@ describe('connectors', () => {
     expect(old.statusCode).toBe(404);
   });
 
-  it('stores kinds that do nothing yet with empty capabilities, secrets sealed and masked', async () => {
-    const created = await createConnector(t, admin, {
-      type: 'websocket',
-      config: { host: 'rtu1', port: 2404, saslPassword: 'kafka-secret' },
-    });
-    expect(created.capabilities).toEqual([]);
-    expect(created.credentials).toBeNull();
-    expect(created.config).toEqual({ host: 'rtu1', port: 2404, saslPassword: '********' });
-    const row = await t.orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<{ config: Record<string, unknown> }>>('SELECT config FROM connectors WHERE id = ?', [
-        created.id,
-      ]);
-    expect(JSON.stringify(row[0]!.config)).not.toContain('kafka-secret');
-    // Sending the mask back keeps the secret.
-    const updated = expectStatus<ConnectorBody>(
-      await call('PUT', `/xapi/v1/connectors/${created.id}`, {
-        config: { brokers: ['k2:9092'], saslPassword: '********' },
-      }),
+  it('has no stored-only kind: every kind does something and refuses settings it does not know', async () => {
+    const kinds = expectStatus<Array<{ type: string; capabilities: string[]; freeForm: boolean }>>(
+      await call('GET', '/xapi/v1/connector-kinds'),
       200,
     );
-    expect(updated.config).toEqual({ brokers: ['k2:9092'], saslPassword: '********' });
-    const after = await t.orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<{ config: { saslPassword: unknown } }>>('SELECT config FROM connectors WHERE id = ?', [
-        created.id,
-      ]);
-    expect(after[0]!.config.saslPassword).toEqual(row[0]!.config.saslPassword);
-    expect(errorCode(await call('POST', `/xapi/v1/connectors/${created.id}/credentials`))).toBe(
-      'NO_CREDENTIALS',
-    );
+    expect(kinds.filter((k) => k.capabilities.length === 0 || k.freeForm).map((k) => k.type)).toEqual([]);
+    // A body written for the stored-only kind of earlier versions is now checked against the kind's settings.
+    const refused = await call('POST', '/xapi/v1/connectors', {
+      type: 'websocket',
+      title: 'Old free-form body',
+      config: { host: 'rtu1', port: 2404, saslPassword: 'kafka-secret' },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('/config/url');
   });
 
   it('documents one create body per kind, with the kind settings and write-only secrets', async () => {
@@ -195,7 +176,8 @@ describe('connectors', () => {
       'chirpstack-mqtt',
       'loriot-uplink',
     ]);
-    expect(byType.get('websocket')).toMatchObject({ capabilities: [], freeForm: true });
+    expect(byType.get('websocket')).toMatchObject({ freeForm: false });
+    expect(byType.get('websocket')!.capabilities).toContain('receives');
     const stranger = await userWithPermissions(t, admin, 'No Connectors', ['user.read']);
     expect((await caller(t, bearer(stranger.token))('GET', '/xapi/v1/connector-kinds')).statusCode).toBe(403);
   });

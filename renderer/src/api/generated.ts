@@ -1327,7 +1327,7 @@ export interface ApiOperations {
           title: string;
           description?: string;
           active?: boolean;
-          config?: Record<string, never>;
+          config?: { port?: number; bindAddress?: string; observe?: string[]; maxClients?: number };
           accountId?: string;
         }
       | {
@@ -1597,7 +1597,7 @@ export interface ApiOperations {
             selectBeforeOperate?: boolean;
             points?: string;
           }
-        | Record<string, never>
+        | { port?: number; bindAddress?: string; observe?: string[]; maxClients?: number }
         | {
             baseUrl?: string;
             places?: { latitude: number; longitude: number; deviceId?: string }[];

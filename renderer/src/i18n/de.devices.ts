@@ -43,7 +43,7 @@ export const deDevices: Messages['devices'] = {
     empty: 'Noch keine Konnektoren. Legen Sie einen an, um die ersten Geräte anzubinden.',
     noMatch: 'Kein Konnektor passt zur Suche.',
     footnote:
-      'Die Konsole legt jede Konnektorart an, die bereits etwas tut; geplante der {count} bekannten Arten erscheinen und werden hier verwaltet, sobald sie über die API angelegt sind.',
+      'Die Konsole legt Konnektoren aller {count} Arten an; docs/connector-kinds.md beschreibt, was jede Art kann.',
     typeNames: {
       'mqtt-broker': 'MQTT-Broker',
       'webhook-in': 'Webhook (eingehend)',

@@ -244,4 +244,16 @@ export const deKindSettings: Record<string, KindTexts> = {
     oauth2Scope: { label: 'Scope' },
     ...delivery,
   },
+  lwm2m: {
+    port: { label: 'UDP-Port', help: 'Port, auf dem der Server lauscht (Vorgabe 5683)' },
+    bindAddress: {
+      label: 'Adresse',
+      help: 'Adresse, auf der der Server lauscht (Vorgabe 127.0.0.1; 0.0.0.0 oder :: für alle Schnittstellen)',
+    },
+    observe: {
+      label: 'Beobachtete Pfade',
+      help: 'Objekt-, Instanz- oder Ressourcenpfade, die nach jeder Registrierung beobachtet werden, z. B. 3303/0/5700',
+    },
+    maxClients: { label: 'Höchstens registrierte Clients', help: 'Vorgabe 1000' },
+  },
 };

@@ -39,7 +39,7 @@ export const enDevices = {
     empty: 'No connectors yet. Create one to connect your first devices.',
     noMatch: 'No connector matches the search.',
     footnote:
-      'The console creates every kind that does something; planned kinds of the {count} known are listed and managed here once created through the API.',
+      'The console creates connectors of all {count} kinds; docs/connector-kinds.md says what each kind does.',
     typeNames: {
       'mqtt-broker': 'MQTT broker',
       'webhook-in': 'Webhook (incoming)',

@@ -5,11 +5,11 @@ import { buildKind } from './derive.js';
 import { iec104Kind } from './iec104.kind.js';
 import { kafkaOutKind } from './kafka-out.kind.js';
 import { loriotUplinkKind } from './loriot-uplink.kind.js';
+import { lwm2mKind } from './lwm2m.kind.js';
 import { modbusKind } from './modbus.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 import { mqttOutKind } from './mqtt-out.kind.js';
-import { plannedKind } from './planned.kind.js';
 import { smtpMailKind } from './smtp-mail.kind.js';
 import { ttsUplinkKind } from './tts-uplink.kind.js';
 import { webhookInKind } from './webhook-in.kind.js';
@@ -22,7 +22,8 @@ export type ConnectorKinds = ReadonlyMap<string, ConnectorKind>;
 /**
  * Every connector kind: the only list (docs/adr/0074-connector-kind-descriptors.md). The API's
  * `type` enum and settings schemas, the device-reference rules and docs/connector-kinds.md are
- * derived from it. Planned kinds are named by the spec and stored, but do nothing yet.
+ * derived from it. A kind the spec names but
+ * this version does not run yet would be a planned kind (planned.kind.ts): none is left.
  */
 export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   mqttBrokerKind,
@@ -37,7 +38,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   kafkaOutKind,
   smtpMailKind,
   iec104Kind,
-  plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
+  lwm2mKind,
   weatherKind,
   websocketKind,
   modbusKind,

@@ -213,4 +213,23 @@ describe('connector links', () => {
       expect.arrayContaining(['Packet refused: no such device', 'Packet refused: no usable device id']),
     );
   });
+
+  it('counts an open link as connected only while its session says so (a server link without peers)', async () => {
+    const { links } = runtime();
+    let peers = 0;
+    links.register('server', {
+      target: () => 'udp://127.0.0.1:5683',
+      open: async () => ({
+        closed: new Promise(() => {}),
+        close: async () => {},
+        connected: () => peers > 0,
+      }),
+    });
+    await links.startLink(connector('server'));
+    await until(() => links.session(connector().id) !== undefined, 'the session');
+    expect(links.isConnected(connector().id)).toBe(false);
+    peers = 1;
+    expect(links.isConnected(connector().id)).toBe(true);
+    await links.stop();
+  });
 });

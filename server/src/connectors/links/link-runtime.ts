@@ -81,7 +81,7 @@ export class LinkRuntime implements Lifecycle, LinkHost {
       (gauge) => {
         gauge.reset();
         for (const [id, run] of this.running)
-          gauge.set({ connector: id, kind: run.connector.type }, run.session ? 1 : 0);
+          gauge.set({ connector: id, kind: run.connector.type }, this.isConnected(id) ? 1 : 0);
       },
     );
   }
@@ -106,7 +106,8 @@ export class LinkRuntime implements Lifecycle, LinkHost {
   }
 
   isConnected(connectorId: string): boolean {
-    return this.running.get(connectorId)?.session !== undefined;
+    const session = this.running.get(connectorId)?.session;
+    return session !== undefined && (session.connected?.() ?? true);
   }
 
   session(connectorId: string): LinkSession | undefined {

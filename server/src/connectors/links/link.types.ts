@@ -14,6 +14,11 @@ export interface LinkSession {
   readonly closed: Promise<string>;
   /** Closes it for good: the connector was stopped, deactivated, deleted or its settings changed. */
   close(): Promise<void>;
+  /**
+   * Whether the link counts as connected while open; absent means always. A server-side link (the
+   * LwM2M server's socket) is open without any peer: it is connected while a peer is registered.
+   */
+  connected?(): boolean;
 }
 
 /** What a kind may use while its link is open. */

@@ -18,6 +18,10 @@ const DOOR = path.join('outgoing', 'dial') + path.sep;
 const OPERATOR_TARGETS: Record<string, string> = {
   'cli/doctor/ports.check.ts': "this machine's own configured HTTP port on loopback (is it this Stellwerk?)",
   'platform/http/https-redirect.ts': 'a listener (node:http server of the redirect port); it dials nowhere',
+  'connectors/lwm2m/lwm2m.link.ts':
+    'a listener (the UDP socket of an lwm2m connector, bound on this server); it dials nowhere',
+  'connectors/lwm2m/lwm2m-session.ts':
+    'CoAP requests only to the address an LwM2M client registered from, over the socket it registered on',
   'platform/mail/mailer.ts': 'STELLWERK_SMTP_URL, the server mail of the operator',
   'timeseries/targets/influxdb-v1.target.ts': 'STELLWERK_TIMESERIES_TARGETS, set by the operator',
   'timeseries/targets/influxdb-v2.target.ts': 'STELLWERK_TIMESERIES_TARGETS, set by the operator',
@@ -29,6 +33,7 @@ const CLIENT_LIBRARIES = [
   '(?:node:)?(?:http|https|http2|dgram)',
   'undici',
   'socks',
+  'coap',
   'mqtt',
   'kafkajs',
   'nodemailer',
