@@ -165,6 +165,7 @@ export function createServices(ctx: AppContext) {
     // Called only once the broker below exists (downlinks are sent after start).
     broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     outgoing: { secretBox: ctx.secretBox, dial, log: ctx.log },
+    dataDir: ctx.config.dataDir,
   });
   const connectors = new ConnectorService(
     ctx.em,
@@ -400,6 +401,7 @@ export function createServices(ctx: AppContext) {
     connectors,
     connectorTelemetry,
     mqttIn,
+    links,
     webhooks,
     networkEvents,
     hubDevices,

@@ -67,6 +67,11 @@ export interface KindDeps {
   outgoing: DeliveryContext;
   /** Field-protocol kinds keep their connection to a peer here (links/link-runtime.ts). */
   links: LinkHost;
+  /**
+   * The server's data directory: kinds that keep files (the OPC UA client's PKI) keep them under it.
+   * Absent where kinds are built without a server (tests of descriptors).
+   */
+  dataDir?: string;
 }
 
 /** The behaviour of a kind that needs server services. */

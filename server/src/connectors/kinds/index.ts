@@ -7,6 +7,7 @@ import { loriotUplinkKind } from './loriot-uplink.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 import { mqttOutKind } from './mqtt-out.kind.js';
+import { opcuaKind } from './opcua.kind.js';
 import { plannedKind } from './planned.kind.js';
 import { smtpMailKind } from './smtp-mail.kind.js';
 import { ttsUplinkKind } from './tts-uplink.kind.js';
@@ -36,6 +37,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   plannedKind('lwm2m', 'incoming', 'OMA LwM2M devices.'),
   plannedKind('weather', 'incoming', 'Weather data for a location.'),
   plannedKind('websocket', 'incoming', 'Packets over a WebSocket.'),
+  opcuaKind,
 ];
 
 export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);
