@@ -1330,6 +1330,26 @@ export interface ApiOperations {
           active?: boolean;
           config?: Record<string, never>;
           accountId?: string;
+        }
+      | {
+          type: 'opcua';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            endpointUrl: string;
+            securityMode?: 'None' | 'Sign' | 'SignAndEncrypt';
+            securityPolicy?: 'None' | 'Basic256Sha256' | 'Aes128_Sha256_RsaOaep' | 'Aes256_Sha256_RsaPss';
+            username?: string;
+            password?: string | null;
+            userCertificate?: string;
+            userPrivateKey?: string | null;
+            serverCertificateSha256?: string;
+            samplingIntervalMs?: number;
+            publishingIntervalMs?: number;
+            nodes?: { nodeId: string; deviceId: string; state: string }[];
+          };
+          accountId?: string;
         };
     reply: {
       id: string;
@@ -1500,7 +1520,20 @@ export interface ApiOperations {
             maxAttempts?: number;
             retryDelayMs?: number;
           }
-        | Record<string, never>;
+        | Record<string, never>
+        | {
+            endpointUrl: string;
+            securityMode?: 'None' | 'Sign' | 'SignAndEncrypt';
+            securityPolicy?: 'None' | 'Basic256Sha256' | 'Aes128_Sha256_RsaOaep' | 'Aes256_Sha256_RsaPss';
+            username?: string;
+            password?: string | null;
+            userCertificate?: string;
+            userPrivateKey?: string | null;
+            serverCertificateSha256?: string;
+            samplingIntervalMs?: number;
+            publishingIntervalMs?: number;
+            nodes?: { nodeId: string; deviceId: string; state: string }[];
+          };
     };
     reply: {
       id: string;
@@ -1637,6 +1670,21 @@ export interface ApiOperations {
       lastFiredAt: string | null;
       createdAt: string;
       updatedAt: string;
+    };
+  };
+  /** Children of a node on the OPC UA server of an opcua connector (at most 1000) */
+  'GET /xapi/v1/connectors/{id}/opcua/browse': {
+    path: { id: string };
+    query: { nodeId?: string };
+    body: never;
+    reply: {
+      data: {
+        nodeId: string;
+        browseName: string;
+        displayName: string;
+        nodeClass: string;
+        dataType: string | null;
+      }[];
     };
   };
   /** Dashboards of an account: search in the title, sort, paging */
