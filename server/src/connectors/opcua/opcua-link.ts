@@ -39,7 +39,6 @@ export interface OpcuaConfig {
   nodes?: NodeMapping[];
 }
 
-const TIMEOUT_MS = 10_000;
 const first = (message: string) => message.split('\n')[0]!.slice(0, 300);
 
 /**
@@ -77,7 +76,6 @@ export class OpcuaDriver implements LinkDriver<OpcuaSession> {
       // The link runtime reconnects with its backoff; node-opcua must not retry on its own.
       connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
       endpointMustExist: false,
-      transportTimeout: TIMEOUT_MS,
       requestedSessionTimeout: 60_000,
       keepSessionAlive: true,
     };
