@@ -124,7 +124,11 @@ describe('opcua connector', () => {
         'GET',
         `/xapi/v1/connectors/${connector.id}/opcua/browse${nodeId ? `?nodeId=${encodeURIComponent(nodeId)}` : ''}`,
       );
-    const root = expectStatus<{ data: Array<{ nodeId: string; displayName: string }> }>(await browse(), 200);
+    const root = expectStatus<{ connected: boolean; data: Array<{ nodeId: string; displayName: string }> }>(
+      await browse(),
+      200,
+    );
+    expect(root.connected).toBe(true);
     expect(root.data).toContainEqual(
       expect.objectContaining({ nodeId: 'ns=1;s=Boiler', displayName: 'Boiler' }),
     );
@@ -252,6 +256,13 @@ describe('opcua connector', () => {
       });
       await logged(bad.id, /^error: /);
       expect(t.services.links.isConnected(bad.id)).toBe(false);
+      // Nothing to browse without a session, and the node picker is told so.
+      expect(
+        expectStatus<{ connected: boolean; data: unknown[] }>(
+          await call('GET', `/xapi/v1/connectors/${bad.id}/opcua/browse`),
+          200,
+        ),
+      ).toEqual({ connected: false, data: [] });
       expect(t.services.links.isConnected(connector.id)).toBe(true);
       await call('DELETE', `/xapi/v1/connectors/${bad.id}`);
     } finally {

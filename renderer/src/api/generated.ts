@@ -1678,6 +1678,7 @@ export interface ApiOperations {
     query: { nodeId?: string };
     body: never;
     reply: {
+      connected: boolean;
       data: {
         nodeId: string;
         browseName: string;

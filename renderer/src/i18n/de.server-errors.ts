@@ -14,7 +14,6 @@ export const deServerErrors: Messages['serverErrors'] = {
   CONFIG_NOT_ASSIGNED: 'Ein gewähltes Element gehört nicht zu diesem Konto.',
   CONFLICT: 'Etwas mit diesen Werten gibt es schon, oder es wird noch verwendet.',
   CONNECTOR_INACTIVE: 'Der Konnektor ist inaktiv.',
-  CONNECTOR_NOT_CONNECTED: 'Der Konnektor ist gerade nicht mit seinem Server verbunden.',
   CONNECTOR_SETTING_INVALID: 'Eine Einstellung des Konnektors ist ungültig.',
   CONNECTOR_SETTING_MISSING: 'Eine nötige Einstellung des Konnektors fehlt.',
   CSRF_CHECK_FAILED: 'Die Anfrage wurde aus Sicherheitsgründen abgelehnt. Laden Sie die Seite neu.',

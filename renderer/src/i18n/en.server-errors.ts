@@ -17,7 +17,6 @@ export const enServerErrors = {
   CONFIG_NOT_ASSIGNED: 'A chosen item does not belong to this account.',
   CONFLICT: 'Something with these values exists already, or is still in use.',
   CONNECTOR_INACTIVE: 'The connector is inactive.',
-  CONNECTOR_NOT_CONNECTED: 'The connector is not connected to its server right now.',
   CONNECTOR_SETTING_INVALID: 'A connector setting is invalid.',
   CONNECTOR_SETTING_MISSING: 'A required connector setting is missing.',
   CSRF_CHECK_FAILED: 'The request was refused for security reasons. Reload the page.',

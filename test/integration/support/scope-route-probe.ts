@@ -164,10 +164,6 @@ export const EXPECT: Record<string, { status: number | 'skip'; why: string }> = 
     status: 401,
     why: 'the dashboard’s key only, never a user',
   },
-  'GET /xapi/v1/connectors/:id/opcua/browse': {
-    status: 409,
-    why: 'the probe’s connector has no OPC UA session; browsing is tested against a server in opcua.test.ts',
-  },
 };
 
 /** Bodies and query strings the schema alone cannot make valid. */

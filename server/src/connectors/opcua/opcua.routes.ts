@@ -42,17 +42,23 @@ export async function opcuaRoutes(
         summary: 'Children of a node on the OPC UA server of an opcua connector (at most 1000)',
         params: IdParams,
         querystring: BrowseQuery,
-        response: { 200: Type.Object({ data: Type.Array(BrowsedNodeReply) }), ...errorResponses },
+        response: {
+          200: Type.Object({
+            connected: Type.Boolean({
+              description: 'false: the connector has no open OPC UA session (data is empty)',
+            }),
+            data: Type.Array(BrowsedNodeReply),
+          }),
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
       const connector = await connectors.get(request.principal as Principal, request.params.id);
       const session = links.session(connector.id);
+      // Not connected (or not an OPC UA client): nothing to browse, said so; the picker shows it.
       if (connector.type !== 'opcua' || !(session instanceof OpcuaSession))
-        throw errors.conflict(
-          'CONNECTOR_NOT_CONNECTED',
-          'The connector has no open OPC UA session to browse with',
-        );
+        return { connected: false, data: [] };
       const nodeId = request.query.nodeId ?? 'i=85';
       try {
         resolveNodeId(nodeId);
@@ -60,7 +66,7 @@ export async function opcuaRoutes(
         throw errors.validation('nodeId is not an OPC UA node id (e.g. ns=2;s=Boiler or i=85)');
       }
       try {
-        return { data: await session.browse(nodeId) };
+        return { connected: true, data: await session.browse(nodeId) };
       } catch (error) {
         const message = (error as Error).message.split('\n')[0]!.slice(0, 300);
         throw errors.unprocessable('OPCUA_BROWSE_FAILED', message);
