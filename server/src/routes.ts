@@ -17,6 +17,7 @@ import { consoleRoutes } from './console/console.routes.js';
 import { liveRoutes } from './live/live.routes.js';
 import { connectorRoutes } from './connectors/connector.routes.js';
 import { webhookRoutes } from './connectors/webhook.routes.js';
+import { opcuaRoutes } from './connectors/opcua/opcua.routes.js';
 import { jobRoutes } from './jobs/job.routes.js';
 import { deviceTemplateRoutes } from './templates/device-template.routes.js';
 import { virtualDeviceRoutes } from './devices/virtual-device.routes.js';
@@ -60,6 +61,7 @@ export async function registerDomains(app: App, ctx: AppContext): Promise<Servic
   await liveRoutes(app, ctx, services);
   await connectorRoutes(app, ctx, services);
   await webhookRoutes(app, ctx, services);
+  await opcuaRoutes(app, ctx, services);
   await jobRoutes(app, ctx, services);
   await deviceTemplateRoutes(app, ctx, services);
   await virtualDeviceRoutes(app, ctx, services);

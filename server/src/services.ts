@@ -352,6 +352,7 @@ export function createServices(ctx: AppContext) {
     connectors,
     connectorTelemetry,
     mqttIn,
+    links,
     webhooks,
     networkEvents,
     hubDevices,

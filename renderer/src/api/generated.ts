@@ -1411,6 +1411,26 @@ export interface ApiOperations {
             }[];
           };
           accountId?: string;
+        }
+      | {
+          type: 'opcua';
+          title: string;
+          description?: string;
+          active?: boolean;
+          config?: {
+            endpointUrl: string;
+            securityMode?: 'None' | 'Sign' | 'SignAndEncrypt';
+            securityPolicy?: 'None' | 'Basic256Sha256' | 'Aes128_Sha256_RsaOaep' | 'Aes256_Sha256_RsaPss';
+            username?: string;
+            password?: string | null;
+            userCertificate?: string;
+            userPrivateKey?: string | null;
+            serverCertificateSha256?: string;
+            samplingIntervalMs?: number;
+            publishingIntervalMs?: number;
+            nodes?: { nodeId: string; deviceId: string; state: string }[];
+          };
+          accountId?: string;
         };
     reply: {
       id: string;
@@ -1658,6 +1678,19 @@ export interface ApiOperations {
               offset?: number;
               poll?: boolean;
             }[];
+          }
+        | {
+            endpointUrl: string;
+            securityMode?: 'None' | 'Sign' | 'SignAndEncrypt';
+            securityPolicy?: 'None' | 'Basic256Sha256' | 'Aes128_Sha256_RsaOaep' | 'Aes256_Sha256_RsaPss';
+            username?: string;
+            password?: string | null;
+            userCertificate?: string;
+            userPrivateKey?: string | null;
+            serverCertificateSha256?: string;
+            samplingIntervalMs?: number;
+            publishingIntervalMs?: number;
+            nodes?: { nodeId: string; deviceId: string; state: string }[];
           };
     };
     reply: {
@@ -1795,6 +1828,22 @@ export interface ApiOperations {
       lastFiredAt: string | null;
       createdAt: string;
       updatedAt: string;
+    };
+  };
+  /** Children of a node on the OPC UA server of an opcua connector (at most 1000) */
+  'GET /xapi/v1/connectors/{id}/opcua/browse': {
+    path: { id: string };
+    query: { nodeId?: string };
+    body: never;
+    reply: {
+      connected: boolean;
+      data: {
+        nodeId: string;
+        browseName: string;
+        displayName: string;
+        nodeClass: string;
+        dataType: string | null;
+      }[];
     };
   };
   /** Dashboards of an account: search in the title, sort, paging */

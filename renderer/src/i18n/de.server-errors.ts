@@ -82,6 +82,7 @@ export const deServerErrors: Messages['serverErrors'] = {
   OAUTH_PROVIDER_UNREACHABLE: 'Der Identitätsanbieter ist nicht erreichbar.',
   OAUTH_RESPONSE_INVALID: 'Der Identitätsanbieter hat eine ungültige Antwort gesendet.',
   OAUTH_STATE_INVALID: 'Die Anmeldung ist abgelaufen oder wurde anderswo begonnen. Beginnen Sie neu.',
+  OPCUA_BROWSE_FAILED: 'Der OPC-UA-Server konnte diesen Knoten nicht durchsuchen.',
   ORIGIN_NOT_ALLOWED: 'Die Verbindung von dieser Adresse ist nicht erlaubt.',
   OUTGOING_TARGET_REFUSED: 'Die Zieladresse ist nicht erlaubt.',
   PARSER_ERROR: 'Das Parser-Skript ist fehlgeschlagen.',

@@ -83,6 +83,7 @@ export const enServerErrors = {
   OAUTH_PROVIDER_UNREACHABLE: 'The identity provider cannot be reached.',
   OAUTH_RESPONSE_INVALID: 'The identity provider sent an invalid answer.',
   OAUTH_STATE_INVALID: 'The login has expired or was started elsewhere. Start again.',
+  OPCUA_BROWSE_FAILED: 'The OPC UA server could not browse this node.',
   ORIGIN_NOT_ALLOWED: 'The connection from this address is not allowed.',
   OUTGOING_TARGET_REFUSED: 'The target address is not allowed.',
   PARSER_ERROR: 'The parser script failed.',

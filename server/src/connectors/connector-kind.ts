@@ -70,6 +70,11 @@ export interface KindDeps {
   links: LinkHost;
   /** The weather kind: twin locations and the operator's shortest poll interval. */
   weather?: WeatherDeps;
+  /**
+   * The server's data directory: kinds that keep files (the OPC UA client's PKI) keep them under it.
+   * Absent where kinds are built without a server (tests of descriptors).
+   */
+  dataDir?: string;
 }
 
 /** The behaviour of a kind that needs server services. */

@@ -62,6 +62,7 @@ export function createConnectors(
     },
     broker: deps.broker,
     outgoing: { secretBox: ctx.secretBox, dial: deps.dial, log: ctx.log },
+    dataDir: ctx.config.dataDir,
     weather: {
       twinLocations: (accountId, options) => twinLocations(ctx.orm.em.fork(), accountId, options),
       minIntervalSeconds: ctx.config.weatherMinIntervalSeconds,

@@ -10,6 +10,7 @@ import { modbusKind } from './modbus.kind.js';
 import { mqttBrokerKind } from './mqtt-broker.kind.js';
 import { mqttInKind } from './mqtt-in.kind.js';
 import { mqttOutKind } from './mqtt-out.kind.js';
+import { opcuaKind } from './opcua.kind.js';
 import { smtpMailKind } from './smtp-mail.kind.js';
 import { ttsUplinkKind } from './tts-uplink.kind.js';
 import { webhookInKind } from './webhook-in.kind.js';
@@ -42,6 +43,7 @@ export const CONNECTOR_KIND_DESCRIPTORS: readonly ConnectorKindDescriptor[] = [
   weatherKind,
   websocketKind,
   modbusKind,
+  opcuaKind,
 ];
 
 export const CONNECTOR_TYPES = CONNECTOR_KIND_DESCRIPTORS.map((k) => k.type);
