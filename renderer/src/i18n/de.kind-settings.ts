@@ -256,4 +256,69 @@ export const deKindSettings: Record<string, KindTexts> = {
     },
     maxClients: { label: 'Höchstens registrierte Clients', help: 'Vorgabe 1000' },
   },
+  iec104: {
+    host: { label: 'Host', help: 'Hostname oder IP-Adresse der Unterstation' },
+    port: { label: 'Port', help: 'TCP-Port (Vorgabe 2404)' },
+    commonAddress: {
+      label: 'Gemeinsame Adresse (CA)',
+      help: 'ASDU-Adresse für Generalabfrage, Uhrzeitsynchronisation und Zeilen ohne ca (Vorgabe 1)',
+    },
+    originatorAddress: {
+      label: 'Herkunftsadresse',
+      help: 'Herkunftsadresse in der Übertragungsursache (Vorgabe 0)',
+    },
+    k: { label: 'k', help: 'Höchstens so viele unquittierte I-Telegramme senden (Vorgabe 12)' },
+    w: { label: 'w', help: 'Empfangene I-Telegramme spätestens nach so vielen quittieren (Vorgabe 8)' },
+    t0: { label: 't0 (s)', help: 'Sekunden für den Verbindungsaufbau (Vorgabe 30)' },
+    t1: { label: 't1 (s)', help: 'Sekunden bis zur Quittung oder Bestätigung (Vorgabe 15)' },
+    t2: {
+      label: 't2 (s)',
+      help: 'Empfangene I-Telegramme spätestens nach so vielen Sekunden quittieren (Vorgabe 10; unter t1)',
+    },
+    t3: { label: 't3 (s)', help: 'Sekunden Stille bis zu einem TESTFR (Vorgabe 20)' },
+    interrogationIntervalSeconds: {
+      label: 'Generalabfrage alle (s)',
+      help: 'Zusätzlich zur Generalabfrage nach jedem Start (0: nur nach dem Start)',
+    },
+    clockSync: { label: 'Uhrzeit synchronisieren', help: 'Nach jedem Start die Uhrzeit senden (Vorgabe an)' },
+    selectBeforeOperate: {
+      label: 'Anwählen vor Ausführen',
+      help: 'Befehle erst anwählen, dann ausführen (Vorgabe an)',
+    },
+    points: {
+      label: 'Datenpunktliste (CSV)',
+      help: 'Kopfzeile ioa,device_id,state[,type,scale,ca]; siehe docs/connectors/iec104.md',
+    },
+  },
+  opcua: {
+    endpointUrl: { label: 'Endpunkt-URL', help: 'opc.tcp://host:port/pfad des Server-Endpunkts' },
+    securityMode: { label: 'Sicherheitsmodus', help: 'Nachrichtensicherheit (Vorgabe None)' },
+    securityPolicy: {
+      label: 'Sicherheitsrichtlinie',
+      help: 'Vorgabe Basic256Sha256, wenn gesichert',
+    },
+    username: {
+      label: 'Benutzername',
+      help: 'Ohne Benutzername und ohne Zertifikat ist die Sitzung anonym',
+    },
+    password: { label: 'Passwort' },
+    userCertificate: {
+      label: 'Benutzerzertifikat (PEM)',
+      help: 'X.509-Zertifikat zur Anmeldung (mit dem privaten Schlüssel)',
+    },
+    userPrivateKey: { label: 'Privater Schlüssel (PEM)', help: 'Privater Schlüssel des Benutzerzertifikats' },
+    serverCertificateSha256: {
+      label: 'SHA-256 des Server-Zertifikats',
+      help: 'Fingerabdruck des Zertifikats, dem vertraut wird; ohne ihn gilt das zuerst gesehene',
+    },
+    samplingIntervalMs: {
+      label: 'Abtastintervall (ms)',
+      help: 'Wie oft der Server jeden Knoten abtastet (Vorgabe 1000)',
+    },
+    publishingIntervalMs: {
+      label: 'Sendeintervall (ms)',
+      help: 'Wie oft der Server Änderungen sendet (Vorgabe 1000)',
+    },
+    nodes: { label: 'Knoten', help: 'Knoten-IDs, den Zuständen von Geräten zugeordnet' },
+  },
 };
