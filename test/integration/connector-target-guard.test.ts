@@ -39,6 +39,13 @@ const SAMPLES: Record<string, (host: string, port: number) => Record<string, unk
     port,
     registers: [{ deviceId: 'd', state: 'v', table: 'holding', address: 0 }],
   }),
+  iec104: (host, port) => ({ host, port }),
+  opcua: (host, port) => ({ endpointUrl: `opc.tcp://${host}:${port}` }),
+  websocket: (host, port) => ({ url: `ws://${host}:${port}/feed`, deviceIdPointer: '/device' }),
+  weather: (host, port) => ({
+    baseUrl: `http://${host}:${port}`,
+    places: [{ latitude: 52.52, longitude: 13.4 }],
+  }),
 };
 
 /** Kinds that dial out on their own (a subscription), not when a message is sent. */

@@ -14,7 +14,7 @@ function check(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   if (
     typeof config.endpointUrl === 'string' &&
-    !/^opc\.tcp:\/\/[^\s/:]+(:\d{1,5})?(\/\S*)?$/i.test(config.endpointUrl)
+    !/^opc\.tcp:\/\/(\[[0-9a-f:.]+\]|[^\s/:[\]]+)(:\d{1,5})?(\/\S*)?$/i.test(config.endpointUrl)
   )
     check.custom('endpointUrl', 'must be an opc.tcp://host:port URL');
   const mode = config.securityMode ?? 'None';

@@ -13,7 +13,7 @@ import type { Connector } from '../connector.entity.js';
 import { LinkError, type LinkContext, type LinkDriver } from '../links/link.types.js';
 import { OpcuaSession } from './opcua-session.js';
 import { APPLICATION_URI, OpcuaTrust } from './opcua-trust.js';
-import { guardedTransportFactory } from './opcua-transport.js';
+import { guardedTransportFactory, type RefusalHolder } from './opcua-transport.js';
 import type { NodeMapping } from './opcua-values.js';
 
 export const SECURITY_MODES = ['None', 'Sign', 'SignAndEncrypt'] as const;
@@ -67,12 +67,13 @@ export class OpcuaDriver implements LinkDriver<OpcuaSession> {
     const trust = this.trust;
     if (!trust) throw new Error('The OPC UA client needs the server data directory for its certificates');
     const manager = await trust.certificateManager();
+    const refusals: RefusalHolder = {};
     const base: OPCUAClientOptions = {
       applicationName: 'Stellwerk',
       applicationUri: APPLICATION_URI,
       clientCertificateManager: manager,
       certificateFile: trust.certificateFile(),
-      transportFactory: guardedTransportFactory(ctx.dial),
+      transportFactory: guardedTransportFactory(ctx.dial, refusals),
       // The link runtime reconnects with its backoff; node-opcua must not retry on its own.
       connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
       endpointMustExist: false,
@@ -80,7 +81,11 @@ export class OpcuaDriver implements LinkDriver<OpcuaSession> {
       keepSessionAlive: true,
     };
     const serverCertificate =
-      mode === 'None' ? undefined : await this.serverCertificate(ctx, trust, base, config, mode, policy);
+      mode === 'None'
+        ? undefined
+        : await this.serverCertificate(ctx, trust, base, config, mode, policy).catch((error: unknown) => {
+            throw refusals.refused ?? error;
+          });
     const client = OPCUAClient.create({
       ...base,
       securityMode: MessageSecurityMode[mode],
@@ -113,7 +118,7 @@ export class OpcuaDriver implements LinkDriver<OpcuaSession> {
       return link;
     } catch (error) {
       await client.disconnect().catch(() => undefined);
-      throw error;
+      throw refusals.refused ?? error;
     } finally {
       ctx.signal.removeEventListener('abort', stop);
     }

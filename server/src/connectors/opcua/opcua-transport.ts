@@ -1,5 +1,15 @@
 import { ClientTransportBase, parseEndpointUrl, type IClientTransportFactory } from 'node-opcua';
+import { refusalOf } from '../../outgoing/dial/connect-failure.js';
 import type { DialOut } from '../../outgoing/dial/dial-out.js';
+import type { TargetRefusedError } from '../../outgoing/target-guard.js';
+
+/**
+ * The guard's refusal of the last connection attempt, kept for the caller: node-opcua reports a
+ * failed connect with its own error, without the cause, and the tenant must read why.
+ */
+export interface RefusalHolder {
+  refused?: TargetRefusedError;
+}
 
 /**
  * node-opcua's own TCP transport opens its socket with `net.createConnection`, past the
@@ -11,6 +21,7 @@ import type { DialOut } from '../../outgoing/dial/dial-out.js';
 class GuardedTcpTransport extends ClientTransportBase {
   constructor(
     private readonly dial: DialOut,
+    private readonly refusals: RefusalHolder,
     settings: ConstructorParameters<typeof ClientTransportBase>[0],
   ) {
     super(settings);
@@ -44,7 +55,11 @@ class GuardedTcpTransport extends ClientTransportBase {
         finish(err ?? undefined);
       });
     });
-    const onConnectError = (err: Error) => finish(err);
+    const onConnectError = (err: Error) => {
+      const refused = refusalOf(err);
+      if (refused) this.refusals.refused = refused;
+      finish(err);
+    };
     socket.once('error', onConnectError);
     socket.setNoDelay(false);
     socket.setKeepAlive(true, this.timeout >> 1);
@@ -54,6 +69,9 @@ class GuardedTcpTransport extends ClientTransportBase {
 }
 
 /** The transport factory a client of the kind is created with (`OPCUAClientOptions.transportFactory`). */
-export function guardedTransportFactory(dial: DialOut): IClientTransportFactory {
-  return { create: (settings) => new GuardedTcpTransport(dial, settings) };
+export function guardedTransportFactory(
+  dial: DialOut,
+  refusals: RefusalHolder = {},
+): IClientTransportFactory {
+  return { create: (settings) => new GuardedTcpTransport(dial, refusals, settings) };
 }
