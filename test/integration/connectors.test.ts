@@ -108,10 +108,10 @@ describe('connectors', () => {
   });
 
   it('has no stored-only kind: every kind does something and refuses settings it does not know', async () => {
-    const kinds = expectStatus<Array<{ type: string; capabilities: string[]; freeForm: boolean }>>(
+    const kinds = expectStatus<{ data: Array<{ type: string; capabilities: string[]; freeForm: boolean }> }>(
       await call('GET', '/xapi/v1/connector-kinds'),
       200,
-    );
+    ).data;
     expect(kinds.filter((k) => k.capabilities.length === 0 || k.freeForm).map((k) => k.type)).toEqual([]);
     // A body written for the stored-only kind of earlier versions is now checked against the kind's settings.
     const refused = await call('POST', '/xapi/v1/connectors', {
