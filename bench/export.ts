@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import pino from 'pino';
+import { startBenchDatabase } from './bench-database.js';
 import { ENTITIES } from '../server/src/entities.js';
 import { exportCsv } from '../server/src/exports/export-csv.js';
 import { writeExportFile } from '../server/src/exports/export-files.js';
@@ -15,7 +16,6 @@ import {
   type ExportDefinition,
 } from '../server/src/exports/export-plan.types.js';
 import { newId } from '../server/src/platform/crypto/ids.js';
-import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
 import { migrateUp, openOrm } from '../server/src/platform/db/orm.js';
 import { PartitionMaintenance } from '../server/src/timeseries/partitions.js';
 import { PostgresTarget } from '../server/src/timeseries/targets/postgres.target.js';
@@ -50,16 +50,7 @@ async function measured(work: () => Promise<void>): Promise<{ ms: number; peakRs
 }
 
 async function main() {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-bench-export-'));
-  // As root the cluster runs as `postgres`, which must be able to enter the temp folder.
-  await fs.chmod(dir, 0o755);
-  const embedded = new EmbeddedDatabase({
-    dataDir: path.join(dir, 'pg'),
-    port: 0,
-    database: 'stellwerk',
-    log,
-  });
-  const url = await embedded.start();
+  const { dir, url, embedded } = await startBenchDatabase('export');
   const cleanup = async () => {
     await embedded.stop().catch(() => undefined);
     await fs.rm(dir, { recursive: true, force: true });

@@ -1,9 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
-import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
+import { startBenchDatabase } from './bench-database.js';
 import { startServer } from '../test/integration/support/server-process.js';
 import { ms, now, pct } from './load.js';
 
@@ -23,16 +21,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
 const ADMIN = { email: 'bench@stellwerk.test', password: 'bench password 123' };
 
 async function main() {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-bench-overview-'));
-  // As root the cluster runs as `postgres`, which must be able to enter the temp folder.
-  await fs.chmod(dir, 0o755);
-  const embedded = new EmbeddedDatabase({
-    dataDir: path.join(dir, 'pg'),
-    port: 0,
-    database: 'stellwerk',
-    log: pino({ level: 'warn' }),
-  });
-  const url = await embedded.start();
+  const { dir, url, embedded } = await startBenchDatabase('overview');
   const server = await startServer(
     {
       DATABASE_URL: url,

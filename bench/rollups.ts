@@ -1,14 +1,12 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import pino from 'pino';
+import { startBenchDatabase } from './bench-database.js';
 import { ENTITIES } from '../server/src/entities.js';
 import { newId } from '../server/src/platform/crypto/ids.js';
-import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
 import { migrateUp, openOrm } from '../server/src/platform/db/orm.js';
 import { PartitionMaintenance } from '../server/src/timeseries/partitions.js';
 import { planQuery } from '../server/src/timeseries/query/query.analyze.js';
@@ -215,16 +213,7 @@ async function explain(pool: pg.Pool, label: string, statement: CompiledSql): Pr
 }
 
 async function main() {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-bench-rollups-'));
-  // As root the cluster runs as `postgres`, which must be able to enter the temp folder.
-  await fs.chmod(dir, 0o755);
-  const embedded = new EmbeddedDatabase({
-    dataDir: path.join(dir, 'pg'),
-    port: 0,
-    database: 'stellwerk',
-    log,
-  });
-  const url = await embedded.start();
+  const { dir, url, embedded } = await startBenchDatabase('rollups');
   const orm = await openOrm({ clientUrl: url, entities: ENTITIES, poolMax: 2 });
   try {
     await migrateUp(orm);

@@ -1,14 +1,13 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import pino from 'pino';
+import { startBenchDatabase } from './bench-database.js';
 import { ENTITIES } from '../server/src/entities.js';
 import { newId } from '../server/src/platform/crypto/ids.js';
-import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
 import { migrateUp, openOrm } from '../server/src/platform/db/orm.js';
 import { Metrics } from '../server/src/platform/metrics.js';
 import { OutboxSink } from '../server/src/timeseries/outbox.js';
@@ -121,16 +120,7 @@ async function throughWriter(
 }
 
 async function main() {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-bench-ts-'));
-  // As root the cluster runs as `postgres`, which must be able to enter the temp folder.
-  await fs.chmod(dir, 0o755);
-  const embedded = new EmbeddedDatabase({
-    dataDir: path.join(dir, 'pg'),
-    port: 0,
-    database: 'stellwerk',
-    log,
-  });
-  const url = await embedded.start();
+  const { dir, url, embedded } = await startBenchDatabase('ts');
   const cleanup = async () => {
     await embedded.stop().catch(() => undefined);
     await fs.rm(dir, { recursive: true, force: true });
