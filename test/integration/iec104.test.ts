@@ -5,6 +5,7 @@ import { bearer, caller, expectStatus, login } from './support/identity.js';
 import { asdu, cp56, float32, int16, int32, ioa, Outstation } from './support/iec104-outstation.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait.js';
+import { disconnectedRule } from './support/link-monitoring.js';
 
 /**
  * The iec104 kind against an outstation simulator on loopback (support/iec104-outstation.ts,
@@ -211,14 +212,7 @@ describe('iec104 connector against an outstation', () => {
   });
 
   it('shows a lost outstation in the log and status, fires a status duration rule and stores no value twice', async () => {
-    const rule = expectStatus<{ id: string }>(
-      await call('POST', `/xapi/v1/connectors/${connector.id}/monitoring-rules`, {
-        title: 'outstation lost',
-        type: 'status-duration',
-        params: { status: 'disconnected', durationSeconds: 5 },
-      }),
-      201,
-    ).id;
+    const rule = await disconnectedRule(call, connector.id, 5);
     expect(await round()).not.toContain(rule);
     outstation.send(asdu(13, 0x01, 3, 1, [...ioa(1001), ...float32(23.75), 0x00]));
     await stateIs('feeder-1', 'temperature', 23.75);

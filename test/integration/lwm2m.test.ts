@@ -8,6 +8,7 @@ import { statesOf } from './support/ingest-fixtures.js';
 import { Lwm2mClientSimulator } from './support/lwm2m-client.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait.js';
+import { disconnectedRule } from './support/link-monitoring.js';
 
 /**
  * The lwm2m connector against two peers on loopback: Debian's coap-client-notls (libcoap, an
@@ -159,14 +160,7 @@ describe('lwm2m connector', () => {
 
   it('observes a coap-package client, sends it read/write/execute, sees it lapse and re-registers it without duplicates', async () => {
     const deviceId = await device('sim-1');
-    const ruleId = expectStatus<{ id: string }>(
-      await call('POST', `/xapi/v1/connectors/${connectorId}/monitoring-rules`, {
-        title: 'no LwM2M client',
-        type: 'status-duration',
-        params: { status: 'disconnected', durationSeconds: 30 },
-      }),
-      201,
-    ).id;
+    const ruleId = await disconnectedRule(call, connectorId, 30);
     const sim = new Lwm2mClientSimulator(serverPort, 'sim-1', 2);
     expect(await sim.start()).toBe('2.01');
     await statesWhere(deviceId, (s) => s['3303/0/5700'] === 21.5 && s['3/0/9'] === 87);

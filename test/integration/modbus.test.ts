@@ -5,6 +5,7 @@ import { startPymodbus, startRawPeer, type ModbusSeed, type PymodbusServer } fro
 import { freePort } from './support/mosquitto.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait.js';
+import { disconnectedRule } from './support/link-monitoring.js';
 
 /**
  * The modbus kind against Debian's pymodbus server: register-map values become device states with
@@ -189,14 +190,7 @@ describe('modbus connector against pymodbus', () => {
   });
 
   it('shows a stopped server in log and monitoring, reconnects when it is back, and stores no value twice', async () => {
-    const rule = expectStatus<{ id: string }>(
-      await call('POST', `/xapi/v1/connectors/${connector.id}/monitoring-rules`, {
-        title: 'modbus down',
-        type: 'status-duration',
-        params: { status: 'disconnected', durationSeconds: 1 },
-      }),
-      201,
-    ).id;
+    const rule = await disconnectedRule(call, connector.id, 1);
     expect(await fires(rule, new Date())).toBe(false);
     const before = (await packetsOf(t, connector.id)).length;
     await peer!.stop();

@@ -12,6 +12,7 @@ import { freePort } from './support/mosquitto.js';
 import { SOURCE_TIME, startOpcuaServer, USER, type OpcuaPeer } from './support/opcua-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait.js';
+import { disconnectedRule } from './support/link-monitoring.js';
 
 /**
  * The opcua kind against a real node-opcua server: values of mapped nodes become device states with
@@ -184,14 +185,7 @@ describe('opcua connector', () => {
   });
 
   it('logs the loss of the server, fires a status-duration rule and reconnects without storing a value twice', async () => {
-    const rule = expectStatus<{ id: string }>(
-      await call('POST', `/xapi/v1/connectors/${connector.id}/monitoring-rules`, {
-        title: 'OPC UA down',
-        type: 'status-duration',
-        params: { status: 'disconnected', durationSeconds: 5 },
-      }),
-      201,
-    ).id;
+    const rule = await disconnectedRule(call, connector.id, 5);
     expect(await round()).not.toContain(rule);
     expect(await temperatures()).toEqual([21.5]);
     await peer.stop();

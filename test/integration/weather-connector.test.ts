@@ -6,6 +6,7 @@ import { bearer, caller, expectStatus, login } from './support/identity.js';
 import { freePort } from './support/mosquitto.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait.js';
+import { disconnectedRule } from './support/link-monitoring.js';
 
 /**
  * The weather kind against a fake HTTP peer on loopback that answers `GET /v1/forecast` shaped as
@@ -200,14 +201,7 @@ describe('weather connector', () => {
   });
 
   it('logs the loss when the API goes away, fires a status-duration rule and resumes without duplicates', async () => {
-    const ruleId = expectStatus<{ id: string }>(
-      await call('POST', `/xapi/v1/connectors/${connector.id}/monitoring-rules`, {
-        title: 'no weather',
-        type: 'status-duration',
-        params: { status: 'disconnected', durationSeconds: 1 },
-      }),
-      201,
-    ).id;
+    const ruleId = await disconnectedRule(call, connector.id, 1);
     const evaluate = async (atMs: number) =>
       (await t.services.monitoringEvaluator.evaluate(new Date(atMs))).map((f) => f.ruleId);
     expect(await evaluate(Date.now())).not.toContain(ruleId);

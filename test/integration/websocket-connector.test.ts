@@ -12,6 +12,7 @@ import { bearer, caller, expectStatus, login } from './support/identity.js';
 import { freePort, makePki } from './support/mosquitto.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait.js';
+import { disconnectedRule } from './support/link-monitoring.js';
 
 /**
  * The websocket kind against a real `ws` server on loopback: headers and bearer token in the
@@ -172,14 +173,7 @@ describe('websocket connector', () => {
   });
 
   it('logs the loss when the server goes away, fires a status-duration rule, reconnects and duplicates nothing', async () => {
-    const ruleId = expectStatus<{ id: string }>(
-      await call('POST', `/xapi/v1/connectors/${connector.id}/monitoring-rules`, {
-        title: 'feed down',
-        type: 'status-duration',
-        params: { status: 'disconnected', durationSeconds: 1 },
-      }),
-      201,
-    ).id;
+    const ruleId = await disconnectedRule(call, connector.id, 1);
     const evaluate = async (atMs: number) =>
       (await t.services.monitoringEvaluator.evaluate(new Date(atMs))).map((f) => f.ruleId);
     expect(await evaluate(Date.now())).not.toContain(ruleId);
