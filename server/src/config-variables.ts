@@ -22,6 +22,7 @@ import {
 import { variable } from './config-variable.js';
 import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { WEATHER_VARIABLES } from './config-variables.weather.js';
+import { LWM2M_VARIABLES } from './config-variables.lwm2m.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
 import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
 import { METRICS_VARIABLES } from './config-variables.metrics.js';
@@ -163,6 +164,7 @@ export const ENV_VARIABLES = [
   }),
   ...WEBHOOK_VARIABLES,
   ...WEATHER_VARIABLES,
+  ...LWM2M_VARIABLES,
   ...DASHBOARD_VARIABLES,
   ...EXPORT_VARIABLES,
   variable({

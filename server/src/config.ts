@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { PortRanges } from './config-variables.lwm2m.js';
 import { ENVIRONMENT_ONLY, readSettingsFile, settingsFilePath } from './config-file.js';
 import { ConfigError, defaultDataDir, type LogLevel } from './config-values.js';
 import type { LogFormatSetting } from './config-variables.logging.js';
@@ -70,6 +71,9 @@ export interface Config {
   webhookRateLimit: number;
   /** Shortest poll interval of weather connectors (config-variables.weather.ts). */
   weatherMinIntervalSeconds: number;
+  /** UDP ports and addresses LwM2M connectors may listen on (config-variables.lwm2m.ts). */
+  lwm2mPorts: PortRanges;
+  lwm2mBindAddresses: string[];
   /** Requests per minute, client address and public dashboard (config-variables.dashboards.ts). */
   publicDashboardRateLimit: number;
   /** Export e-mails: attachment size limit and link lifetime (config-variables.exports.ts). */

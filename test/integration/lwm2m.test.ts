@@ -68,7 +68,8 @@ const coapClient = (localPort: number, args: string[]) =>
   run('coap-client-notls', ['-B', '5', '-p', String(localPort), ...args], { timeout: 15_000 });
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // The test listens on a free port and 127.0.0.1; the operator's default range is 5683-5699.
+  t = await createTestApp({ env: { STELLWERK_LWM2M_PORTS: '1024-65535' } });
   call = caller(t, bearer(await login(t)));
   await t.services.downlinkQueue.start();
   serverPort = await freeUdpPort();
@@ -133,29 +134,32 @@ describe('lwm2m connector', () => {
     expect(after.stdout + after.stderr).toContain('4.03');
   });
 
-  it('refuses a second connector on a port another lwm2m connector listens on, in its log', async () => {
-    const second = expectStatus<{ id: string }>(
-      await call('POST', '/xapi/v1/connectors', {
-        type: 'lwm2m',
-        title: 'LwM2M twin',
-        config: { port: serverPort, bindAddress: '127.0.0.1' },
-      }),
-      201,
-    ).id;
-    const secondLogs = () =>
-      waitFor(
+  it('refuses a port another lwm2m connector listens on, and an address the operator does not allow, in the log', async () => {
+    const refusal = async (config: Record<string, unknown>) => {
+      const id = expectStatus<{ id: string }>(
+        await call('POST', '/xapi/v1/connectors', { type: 'lwm2m', title: 'LwM2M twin', config }),
+        201,
+      ).id;
+      const lines = await waitFor(
         async () => {
-          const lines = expectStatus<{ data: Array<{ level: string; message: string }> }>(
-            await call('GET', `/xapi/v1/connectors/${second}/logs`),
+          const found = expectStatus<{ data: Array<{ level: string; message: string }> }>(
+            await call('GET', `/xapi/v1/connectors/${id}/logs`),
             200,
           ).data.map((l) => `${l.level}: ${l.message}`);
-          return lines.length > 0 ? lines : undefined;
+          return found.length > 0 ? found : undefined;
         },
         15_000,
-        { what: 'a log entry of the second connector' },
+        { what: 'a log entry of the refused connector' },
       );
-    expect(await secondLogs()).toEqual([`error: UDP port ${serverPort} is used by another LwM2M connector`]);
-    expectStatus(await call('POST', `/xapi/v1/connectors/${second}/deactivate`), 200);
+      expectStatus(await call('POST', `/xapi/v1/connectors/${id}/deactivate`), 200);
+      return lines;
+    };
+    expect(await refusal({ port: serverPort, bindAddress: '127.0.0.1' })).toEqual([
+      `error: UDP port ${serverPort} is used by another LwM2M connector`,
+    ]);
+    expect(await refusal({ port: serverPort, bindAddress: '0.0.0.0' })).toEqual([
+      'error: LwM2M connectors may not listen on 0.0.0.0 here (STELLWERK_LWM2M_BIND_ADDRESSES: 127.0.0.1,::1)',
+    ]);
   });
 
   it('observes a coap-package client, sends it read/write/execute, sees it lapse and re-registers it without duplicates', async () => {

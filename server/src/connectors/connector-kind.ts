@@ -6,6 +6,7 @@ import type { PacketMeta } from '../ingest/packet-meta.js';
 import type { DownlinkSender, RemoteDeviceDeleter } from '../downlinks/downlink-delivery.js';
 import type { NetworkServerEvent } from './network-events.js';
 import type { LinkHost } from './links/link.types.js';
+import type { Lwm2mListenPolicy } from './lwm2m/lwm2m.link.js';
 import type { WeatherDeps } from './kinds/weather/weather.link.js';
 
 /**
@@ -75,6 +76,8 @@ export interface KindDeps {
    * Absent where kinds are built without a server (tests of descriptors).
    */
   dataDir?: string;
+  /** What LwM2M connectors may listen on; absent: the variables' defaults. */
+  lwm2m?: Lwm2mListenPolicy;
 }
 
 /** The behaviour of a kind that needs server services. */

@@ -63,6 +63,7 @@ export function createConnectors(
     broker: deps.broker,
     outgoing: { secretBox: ctx.secretBox, dial: deps.dial, log: ctx.log },
     dataDir: ctx.config.dataDir,
+    lwm2m: { ports: ctx.config.lwm2mPorts, bindAddresses: ctx.config.lwm2mBindAddresses },
     weather: {
       twinLocations: (accountId, options) => twinLocations(ctx.orm.em.fork(), accountId, options),
       minIntervalSeconds: ctx.config.weatherMinIntervalSeconds,

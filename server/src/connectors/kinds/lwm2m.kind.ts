@@ -52,8 +52,8 @@ export const lwm2mKind: ConnectorKindDescriptor = {
   }),
   check,
   devices: PLAIN_DEVICES,
-  runtime: ({ links }) => ({
-    ...linkKindRuntime(links, 'lwm2m', lwm2mLink),
+  runtime: ({ links, lwm2m }) => ({
+    ...linkKindRuntime(links, 'lwm2m', lwm2mLink(lwm2m)),
     downlink: lwm2mDownlinkSender(links),
   }),
 };

@@ -55,14 +55,40 @@ function bind(settings: Lwm2mSettings): Promise<Socket> {
   });
 }
 
+/** What the operator lets LwM2M connectors listen on (STELLWERK_LWM2M_PORTS, STELLWERK_LWM2M_BIND_ADDRESSES). */
+export interface Lwm2mListenPolicy {
+  ports: ReadonlyArray<readonly [number, number]>;
+  bindAddresses: readonly string[];
+}
+
+/** Without a server's settings (descriptor tests): the defaults of the variables. */
+const DEFAULT_POLICY: Lwm2mListenPolicy = { ports: [[5683, 5699]], bindAddresses: ['127.0.0.1', '::1'] };
+
+/** Why the operator's policy keeps a connector from listening where it asks, or undefined. */
+function refusedByPolicy(settings: Lwm2mSettings, policy: Lwm2mListenPolicy): LinkError | undefined {
+  if (!policy.ports.some(([from, to]) => settings.port >= from && settings.port <= to))
+    return new LinkError(
+      `UDP port ${settings.port} is not one LwM2M connectors may use here (STELLWERK_LWM2M_PORTS: ${policy.ports
+        .map(([from, to]) => (from === to ? `${from}` : `${from}-${to}`))
+        .join(',')})`,
+    );
+  if (!policy.bindAddresses.includes(settings.bindAddress))
+    return new LinkError(
+      `LwM2M connectors may not listen on ${settings.bindAddress} here (STELLWERK_LWM2M_BIND_ADDRESSES: ${policy.bindAddresses.join(',')})`,
+    );
+  return undefined;
+}
+
 /** The LwM2M server's link: the UDP socket it listens on (lwm2m-session.ts does the protocol). */
-export const lwm2mLink: LinkDriver<Lwm2mSession> = {
+export const lwm2mLink = (policy: Lwm2mListenPolicy = DEFAULT_POLICY): LinkDriver<Lwm2mSession> => ({
   target(connector: Connector) {
     const settings = lwm2mSettings(connector.config);
     return `coap://${isIPv6(settings.bindAddress) ? `[${settings.bindAddress}]` : settings.bindAddress}:${settings.port}`;
   },
   async open(ctx) {
     const settings = lwm2mSettings(ctx.connector.config);
+    const refused = refusedByPolicy(settings, policy);
+    if (refused) throw refused;
     const holder = claimed.get(settings.port);
     if (holder !== undefined && holder !== ctx.connector.id)
       throw new LinkError(`UDP port ${settings.port} is used by another LwM2M connector`, {
@@ -81,4 +107,4 @@ export const lwm2mLink: LinkDriver<Lwm2mSession> = {
     }
     return new Lwm2mSession(ctx, settings, socket, release);
   },
-};
+});
