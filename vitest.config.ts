@@ -35,7 +35,7 @@ export default defineConfig({
           environment: 'node',
           // A page's first render waits for its API reads; a busy machine needs more than 1 s.
           expect: { poll: { timeout: 5_000 } },
-          globalSetup: ['test/integration/global-setup.ts'],
+          globalSetup: ['test/integration/global-setup.ts', 'test/e2e/support/console-build.global.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: 'forks',

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { inject } from 'vitest';
 import { createTestDatabase } from '../../integration/support/database.js';
 import { freePort } from '../../integration/support/mosquitto.js';
 import {
@@ -77,7 +78,10 @@ export async function startConsoleHarness(
   let mqttPort = await freePort();
   while (mqttPort === httpPort) mqttPort = await freePort();
   const [, server] = await Promise.all([
-    Promise.resolve().then(() => buildConsole(consoleDir, options.precompressed)),
+    // The run's build (console-build.global.ts) is copied; only the precompressed variant is built here.
+    options.precompressed
+      ? Promise.resolve().then(() => buildConsole(consoleDir, true))
+      : fs.cp(inject('builtConsoleDir'), consoleDir, { recursive: true }),
     // The console build runs beside the server's start: on a busy machine both together take minutes.
     startServer(
       {
