@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import { PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { isPermanentRefusal, MAX_CLIENT_PAYLOAD_BYTES, type PacketSink } from '../ingest/ingest.types.js';
 import { couldNotConnect, refusalOf } from '../outgoing/dial/connect-failure.js';
 import type { DialOut } from '../outgoing/dial/dial-out.js';
 import { TARGET_REFUSED } from '../outgoing/target-guard.js';
@@ -36,10 +36,8 @@ import type { MqttInConfig } from './kinds/mqtt-in.kind.js';
  * the server's log at debug level.
  */
 
-const MAX_PAYLOAD_BYTES = 256 * 1024;
 const MIN_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
-const TRANSIENT = new Set(['INGEST_BUSY', 'INGEST_STORE_FAILED', 'INGEST_STOPPED']);
 
 interface Running {
   client: MqttClient;
@@ -222,8 +220,8 @@ export class MqttInRuntime implements Lifecycle {
   ): Promise<void> {
     const id = connector.id;
     const refuse = this.refuser(id, topic);
-    if (message.length > MAX_PAYLOAD_BYTES) {
-      return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_PAYLOAD_BYTES}`, {});
+    if (message.length > MAX_CLIENT_PAYLOAD_BYTES) {
+      return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_CLIENT_PAYLOAD_BYTES}`, {});
     }
     const deviceKey = deviceKeyOf(config, topic, message);
     if (!deviceKey) return refuse('Packet refused: no device id in topic or payload', {});
@@ -243,8 +241,8 @@ export class MqttInRuntime implements Lifecycle {
   ): Promise<void> {
     const id = connector.id;
     const refuse = this.refuser(id, topic);
-    if (message.length > MAX_PAYLOAD_BYTES) {
-      return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_PAYLOAD_BYTES}`, {});
+    if (message.length > MAX_CLIENT_PAYLOAD_BYTES) {
+      return refuse(`Packet refused: ${message.length} bytes is more than ${MAX_CLIENT_PAYLOAD_BYTES}`, {});
     }
     let read;
     try {
@@ -277,7 +275,7 @@ export class MqttInRuntime implements Lifecycle {
         meta: { ...item.meta, topic },
       });
     } catch (error) {
-      if (error instanceof PacketRefusedError && !TRANSIENT.has(error.code)) {
+      if (isPermanentRefusal(error)) {
         return refuse(`Packet refused: ${error.message}`, { code: error.code });
       }
       this.deps.telemetry.record(id, 'failed');

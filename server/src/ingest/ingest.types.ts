@@ -29,6 +29,23 @@ export class PacketRefusedError extends Error {
   }
 }
 
+/** The largest payload a client connection of a connector (mqtt-in, field-protocol links) stores. */
+export const MAX_CLIENT_PAYLOAD_BYTES = 256 * 1024;
+
+const TRANSIENT_REFUSALS: ReadonlySet<string> = new Set([
+  'INGEST_BUSY',
+  'INGEST_STORE_FAILED',
+  'INGEST_STOPPED',
+]);
+
+/**
+ * A refusal for good (no device id, too large, invalid): the sender may be told it is received, as
+ * sending it again would never succeed. Anything else (the store is busy, failing or stopping) is not
+ * acknowledged, so the peer sends it again.
+ */
+export const isPermanentRefusal = (error: unknown): error is PacketRefusedError =>
+  error instanceof PacketRefusedError && !TRANSIENT_REFUSALS.has(error.code);
+
 export interface PacketSink {
   /** Resolves once the packet is durably stored; rejects with PacketRefusedError when refused (full, invalid). */
   append(packet: IncomingPacket): Promise<void>;

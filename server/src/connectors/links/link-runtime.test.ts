@@ -166,6 +166,7 @@ describe('connector links', () => {
     await links.stop();
     expect(recorded.logs[0]!.message).toMatch(/^Could not connect to 127\.0\.0\.1:\d+; an administrator/);
 
+    // A private IP literal is refused by the guard before any socket exists: nothing leaves loopback.
     const guarded = runtime();
     guarded.links.register('line', {
       target: () => '10.0.0.1:2404',

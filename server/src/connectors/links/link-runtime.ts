@@ -1,6 +1,7 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import { PacketRefusedError, type PacketSink } from '../../ingest/ingest.types.js';
+import { isPermanentRefusal, MAX_CLIENT_PAYLOAD_BYTES, type PacketSink } from '../../ingest/ingest.types.js';
 import { couldNotConnect, refusalOf } from '../../outgoing/dial/connect-failure.js';
 import type { DialOut } from '../../outgoing/dial/dial-out.js';
 import { TARGET_REFUSED } from '../../outgoing/target-guard.js';
@@ -23,9 +24,6 @@ import {
 export const MIN_BACKOFF_MS = 1000;
 export const MAX_BACKOFF_MS = 60_000;
 const STABLE_MS = 60_000;
-const MAX_PAYLOAD_BYTES = 256 * 1024;
-/** Refusals that pass: the peer should send the packet again later (the store is busy or failing). */
-const TRANSIENT = new Set(['INGEST_BUSY', 'INGEST_STORE_FAILED', 'INGEST_STOPPED']);
 
 interface Running {
   connector: Connector;
@@ -226,8 +224,11 @@ export class LinkRuntime implements Lifecycle, LinkHost {
       this.deps.telemetry.record(id, 'failed');
       this.write(id, 'warn', message, { deviceId: item.deviceKey.slice(0, 200), ...details });
     };
-    if (item.payload.length > MAX_PAYLOAD_BYTES)
-      return refuse(`Packet refused: ${item.payload.length} bytes is more than ${MAX_PAYLOAD_BYTES}`, {});
+    if (item.payload.length > MAX_CLIENT_PAYLOAD_BYTES)
+      return refuse(
+        `Packet refused: ${item.payload.length} bytes is more than ${MAX_CLIENT_PAYLOAD_BYTES}`,
+        {},
+      );
     if (!item.deviceKey || item.deviceKey.length > 200)
       return refuse('Packet refused: no usable device id', {});
     try {
@@ -240,8 +241,7 @@ export class LinkRuntime implements Lifecycle, LinkHost {
         ...(item.meta ? { meta: item.meta } : {}),
       });
     } catch (error) {
-      if (error instanceof PacketRefusedError && !TRANSIENT.has(error.code))
-        return refuse(`Packet refused: ${error.message}`, { code: error.code });
+      if (isPermanentRefusal(error)) return refuse(`Packet refused: ${error.message}`, { code: error.code });
       this.deps.telemetry.record(id, 'failed');
       throw error;
     }
@@ -249,19 +249,9 @@ export class LinkRuntime implements Lifecycle, LinkHost {
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  wait(ms, undefined, { signal }).catch(() => undefined);
 
 const aborted = (signal: AbortSignal): Promise<string> =>
   new Promise((resolve) => {
