@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { comma, escaped, PLAIN_SHAPE, STANDARD } from './export-expectations.js';
 import { wallClock, type ExportWorld } from './export-world.js';
 
 /**
@@ -122,22 +123,6 @@ export async function seedExportDevices(
   return { flowMeter, pressureSensor, mB1, mN1, gatewayNy, north };
 }
 
-const STANDARD = {
-  delimiter: ',',
-  decimalSeparator: '.',
-  bom: false,
-  headerNames: {},
-  escapeFormulas: true,
-  gzip: false,
-};
-const PLAIN_SHAPE = {
-  layout: 'points',
-  average: null,
-  address: false,
-  geolocation: false,
-  customProperties: [],
-};
-
 /** Meters of the flow-meter type in Berlin, as a German Excel file with geolocation and properties. */
 export const devicePointsPlan = (d: DeviceWorld) => ({
   title: 'Meters Berlin',
@@ -200,8 +185,6 @@ export const deviceDailyPlan = (d: DeviceWorld) => ({
   format: STANDARD,
 });
 
-const comma = (n: number) => String(n).replace('.', ',');
-const escaped = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
 const MB1 = ['m-b1', 'Meter B1'];
 const MN1 = ['m-n1', 'Meter N1'];
 

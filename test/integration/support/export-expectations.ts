@@ -2,7 +2,8 @@ import { wallClock, type ExportWorld } from './export-world.js';
 
 /** Plans covering every option, and the rows they must write (computed here from the seed alone). */
 
-const STANDARD = {
+/** A plan's format with every default, and its shape with no extras: the plans below spread them. */
+export const STANDARD = {
   delimiter: ',',
   decimalSeparator: '.',
   bom: false,
@@ -10,7 +11,7 @@ const STANDARD = {
   escapeFormulas: true,
   gzip: false,
 };
-const PLAIN_SHAPE = {
+export const PLAIN_SHAPE = {
   layout: 'points',
   average: null,
   address: false,
@@ -76,8 +77,9 @@ export const DAILY_PLAN = {
   format: STANDARD,
 };
 
-const comma = (n: number) => String(n).replace('.', ',');
-const escaped = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+/** A number as a German Excel cell, and a text cell after formula escaping. */
+export const comma = (n: number) => String(n).replace('.', ',');
+export const escaped = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
 const B1 = ['Pumpe B1', 'Werk Berlin / Pumpe B1'];
 const N1 = ['Pump N1', 'Plant NY / Pump N1'];
 
