@@ -268,7 +268,7 @@ export function createServices(ctx: AppContext) {
     connectors,
     digitalTwins,
     stateEngine,
-    isMqttInConnected: (id) => mqttIn.isReady(id) || links.isConnected(id),
+    isClientConnected: (id) => mqttIn.isReady(id) || links.isConnected(id),
     brokerClients: (id) => broker.clientCount(id),
     downlinks: downlinkParts.downlinks,
   });

@@ -3,8 +3,8 @@ import { kindDescriptor } from '../connectors/kinds/index.js';
 import type { ConnectorStatus } from './monitoring-conditions.js';
 
 export interface ConnectionProbes {
-  /** The client a `connection`-monitored connector keeps (mqtt-in) is connected and subscribed. */
-  mqttInConnected(connectorId: string): boolean;
+  /** The client a `connection`-monitored connector keeps (an mqtt-in client, a field-protocol link) is connected. */
+  clientConnected(connectorId: string): boolean;
   /** Clients of an embedded-broker connector connected now. */
   brokerClients(connectorId: string): number;
 }
@@ -18,7 +18,7 @@ export interface ConnectionProbes {
 export function connectorStatus(connector: Connector, probes: ConnectionProbes): ConnectorStatus {
   if (!connector.active) return 'inactive';
   const monitoring = kindDescriptor(connector.type)?.monitoring;
-  if (monitoring === 'connection') return probes.mqttInConnected(connector.id) ? 'connected' : 'disconnected';
+  if (monitoring === 'connection') return probes.clientConnected(connector.id) ? 'connected' : 'disconnected';
   if (monitoring === 'broker-clients')
     return probes.brokerClients(connector.id) > 0 ? 'connected' : 'disconnected';
   return 'active';

@@ -34,7 +34,7 @@ export function createAlarmsAndRules(
     connectors: ConnectorService;
     digitalTwins: DigitalTwinService;
     stateEngine: StateEngine;
-    isMqttInConnected(connectorId: string): boolean;
+    isClientConnected(connectorId: string): boolean;
     brokerClients(connectorId: string): number;
     downlinks: CommandRun['downlinks'];
   },
@@ -75,7 +75,7 @@ export function createAlarmsAndRules(
     counters: (connector) => deps.connectors.counters(connector),
     statusOf: (connector) =>
       connectorStatus(connector, {
-        mqttInConnected: (id) => deps.isMqttInConnected(id),
+        clientConnected: (id) => deps.isClientConnected(id),
         brokerClients: (id) => deps.brokerClients(id),
       }),
   });
