@@ -24,6 +24,7 @@ import { MQTT_VARIABLES } from './config-variables.mqtt.js';
 import { WEATHER_VARIABLES } from './config-variables.weather.js';
 import { LWM2M_VARIABLES } from './config-variables.lwm2m.js';
 import { DATABASE_VARIABLES } from './config-variables.database.js';
+import { CLUSTER_VARIABLES } from './config-variables.cluster.js';
 import { HTTP_VARIABLES, httpsModeOf } from './config-variables.http.js';
 import { METRICS_VARIABLES } from './config-variables.metrics.js';
 import { BACKUP_VARIABLES } from './config-variables.backup.js';
@@ -93,6 +94,7 @@ export const ENV_VARIABLES = [
     parse: optionalUrl(['postgres:', 'postgresql:']),
   }),
   ...DATABASE_VARIABLES,
+  ...CLUSTER_VARIABLES,
   variable({
     name: 'STELLWERK_PUBLIC_URL',
     key: 'publicUrl',

@@ -55,6 +55,8 @@ export interface Config {
   mqttReservedFiles: number | undefined;
   pgPort: number;
   databaseUrl: string | undefined;
+  /** Cluster mode's shared Redis (config-variables.cluster.ts); undefined: a single node. */
+  redisUrl: string | undefined;
   pgRestartAttempts: number;
   publicUrl: string;
   adminEmail: string | undefined;
@@ -153,6 +155,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   checkHttpConfig(result);
+  if (result.redisUrl !== undefined && result.databaseUrl === undefined) {
+    // Each node's embedded PostgreSQL would be a database of its own: the nodes would share nothing.
+    throw new ConfigError(
+      'STELLWERK_REDIS_URL',
+      'cluster mode needs DATABASE_URL: one PostgreSQL for every node',
+    );
+  }
   if (result.adminEmail && !result.adminPassword) {
     throw new ConfigError('STELLWERK_ADMIN_PASSWORD', 'must be set when STELLWERK_ADMIN_EMAIL is set');
   }
