@@ -166,3 +166,24 @@ describe('defaultDataDir', () => {
     );
   });
 });
+
+describe('loadConfig cluster mode', () => {
+  it('is off without STELLWERK_REDIS_URL and on with it and DATABASE_URL', () => {
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    const config = loadConfig({
+      STELLWERK_REDIS_URL: 'redis://127.0.0.1:6379/0',
+      DATABASE_URL: 'postgres://stellwerk@127.0.0.1:5432/stellwerk',
+    });
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379/0');
+  });
+
+  it('refuses Redis without a shared database, and a URL that is not Redis', () => {
+    const alone = configError({ STELLWERK_REDIS_URL: 'redis://127.0.0.1:6379/0' });
+    expect(alone.message).toMatch(/STELLWERK_REDIS_URL.*DATABASE_URL/);
+    const wrong = configError({
+      STELLWERK_REDIS_URL: 'http://127.0.0.1:6379',
+      DATABASE_URL: 'postgres://stellwerk@127.0.0.1:5432/stellwerk',
+    });
+    expect(wrong.message).toMatch(/STELLWERK_REDIS_URL.*redis:/);
+  });
+});
