@@ -110,6 +110,23 @@ export const deDevices: Messages['devices'] = {
     blockedBy: 'Noch verwendet von:',
     blockerDevice: 'Gerät',
     blockerState: 'Zwillingszustand',
+    opcua: {
+      browse: 'Server durchsuchen',
+      browseHint:
+        'Variablen des Servers zum Zuordnen auswählen; jede kommt mit ihrem Namen als Zustand in die Knotenliste unten.',
+      saveFirst: 'Zuerst den Connector speichern: Der Server wird über seine offene Sitzung durchsucht.',
+      notConnected:
+        'Der Connector hat keine offene Sitzung mit dem Server. Prüfen Sie sein Protokoll und versuchen Sie es erneut.',
+      path: 'Pfad',
+      root: 'Objects',
+      open: '{name} öffnen',
+      add: 'Hinzufügen',
+      added: 'Zugeordnet',
+      addTo: 'Geräte-ID für hinzugefügte Knoten',
+      empty: 'Dieser Knoten hat keine untergeordneten Knoten.',
+      dataType: 'Typ',
+      close: 'Durchsuchen schließen',
+    },
   },
   logs: {
     title: 'Protokoll von {name}',

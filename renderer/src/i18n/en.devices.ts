@@ -102,6 +102,22 @@ export const enDevices = {
     blockedBy: 'Still in use by:',
     blockerDevice: 'Device',
     blockerState: 'Twin state',
+    opcua: {
+      browse: 'Browse the server',
+      browseHint:
+        'Pick variables of the server to map; each is added to the node list below with its name as the state.',
+      saveFirst: 'Save the connector first: the server is browsed through its open session.',
+      notConnected: 'The connector has no open session with the server. Check its log, then try again.',
+      path: 'Path',
+      root: 'Objects',
+      open: 'Open {name}',
+      add: 'Add',
+      added: 'Mapped',
+      addTo: 'Device id for added nodes',
+      empty: 'This node has no children.',
+      dataType: 'Type',
+      close: 'Close the browser',
+    },
   },
   logs: {
     title: 'Log of {name}',

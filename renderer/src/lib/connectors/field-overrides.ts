@@ -20,8 +20,8 @@ export interface FieldOverride {
   showWhen?: ShowWhen;
   /** The value of a new connector's field (a flag's value while unset). */
   default?: string | boolean;
-  /** Rendered after the field: the OAuth 2.0 consent step of the mail kinds. */
-  after?: 'oauth-connect';
+  /** Rendered after the field: the OAuth 2.0 consent step of the mail kinds, the OPC UA node picker. */
+  after?: 'oauth-connect' | 'opcua-browse';
   /** Folded under "Delivery: queue and retries". */
   group?: 'delivery';
   /** List items may also be separated by commas (one line of addresses or hosts). */
@@ -75,6 +75,7 @@ export const FIELD_OVERRIDES: Record<string, FieldOverride> = {
   'smtp-mail.oauth2AuthUrl': { showWhen: { field: 'oauth2Provider', in: ['custom'] } },
   'smtp-mail.oauth2TokenUrl': { showWhen: { field: 'oauth2Provider', in: ['custom'] } },
   'smtp-mail.oauth2Scope': { showWhen: whenOAuth, after: 'oauth-connect' },
+  'opcua.nodes': { after: 'opcua-browse' },
 };
 
 /** The override of `kind`'s `key`, the kind's own entry over the one for every kind. */
