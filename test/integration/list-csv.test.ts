@@ -145,6 +145,27 @@ describe('lists as CSV', () => {
     expect(alarms[0]!.occurrenceCount).toBe('1');
   });
 
+  it('writes the spreadsheet format asked for: German Excel gets semicolons and a byte order mark', async () => {
+    const plain = await reader('GET', '/xapi/v1/alarm-logs?format=csv');
+    const german = await reader(
+      'GET',
+      `/xapi/v1/alarm-logs?format=csv&delimiter=${encodeURIComponent(';')}&decimalSeparator=${encodeURIComponent(',')}&bom=true`,
+    );
+    expect(german.statusCode, german.body).toBe(200);
+    expect(german.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    const [header, ...rows] = german.body
+      .replace(/^\uFEFF/, '')
+      .trimEnd()
+      .split('\r\n');
+    const plainHeader = plain.body.split('\r\n')[0]!;
+    expect(header!.split(';')).toEqual(plainHeader.split(','));
+    expect(rows.map((row) => row.split(';')[header!.split(';').indexOf('message')])).toEqual([
+      "'-1 works pressure",
+    ]);
+    const refused = await reader('GET', '/xapi/v1/alarm-logs?format=csv&delimiter=x');
+    expect(refused.statusCode).toBe(400);
+  });
+
   it('is refused without the list permission, as a JSON error', async () => {
     const user = await userWithPermissions(t, bearer(await login(t)), 'twin reader', ['digitalTwin.read'], {
       accountId: works,

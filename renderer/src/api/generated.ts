@@ -242,6 +242,9 @@ export interface ApiOperations {
       searchItems?: string;
       parentId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -469,6 +472,9 @@ export interface ApiOperations {
       referenceType?: string;
       referenceId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -625,6 +631,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -800,6 +809,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -891,6 +903,9 @@ export interface ApiOperations {
       accountId?: string;
       action?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -969,6 +984,9 @@ export interface ApiOperations {
       accountId?: string;
       connectorId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -1071,6 +1089,9 @@ export interface ApiOperations {
       type?: string;
       active?: boolean;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -1856,6 +1877,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -1954,6 +1978,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -2160,6 +2187,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -2345,6 +2375,9 @@ export interface ApiOperations {
       referenceId?: string;
       'filter[status]'?: ('active' | 'inactive') | ('active' | 'inactive')[];
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -2613,7 +2646,16 @@ export interface ApiOperations {
   /** Data states of a twin (sort by key, title, createdAt, updatedAt; searchItems on key and title) */
   'GET /xapi/v1/digital-twins/{id}/states': {
     path: { id: string };
-    query: { page?: number; pageSize?: number; sort?: string; searchItems?: string; format?: 'json' | 'csv' };
+    query: {
+      page?: number;
+      pageSize?: number;
+      sort?: string;
+      searchItems?: string;
+      format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     body: never;
     reply: {
       data: {
@@ -2687,6 +2729,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -3122,6 +3167,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -3223,6 +3271,9 @@ export interface ApiOperations {
       connectorId?: string;
       status?: 'online' | 'offline';
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -3381,7 +3432,14 @@ export interface ApiOperations {
   /** Devices the gateway heard, newest first, with their last RSSI and SNR */
   'GET /xapi/v1/gateways/{id}/devices': {
     path: { id: string };
-    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
+    query: {
+      page?: number;
+      pageSize?: number;
+      format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     body: never;
     reply: {
       data: {
@@ -3432,6 +3490,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -3609,6 +3670,9 @@ export interface ApiOperations {
       status?: 'queued' | 'running' | 'finished' | 'failed';
       type?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -3741,6 +3805,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -3821,6 +3888,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -3904,6 +3974,9 @@ export interface ApiOperations {
       twinId?: string;
       triggerType?: 'event' | 'time' | 'location';
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -4054,6 +4127,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -4174,6 +4250,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -4405,6 +4484,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -4489,6 +4571,9 @@ export interface ApiOperations {
       searchItems?: string;
       accountId?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -4713,6 +4798,9 @@ export interface ApiOperations {
       parentId?: string;
       healthState?: string;
       format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
     };
     body: never;
     reply: {
@@ -5059,7 +5147,14 @@ export interface ApiOperations {
   /** The device's downlinks with their status, newest first */
   'GET /xapi/v1/virtual-devices/{id}/downlinks': {
     path: { id: string };
-    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
+    query: {
+      page?: number;
+      pageSize?: number;
+      format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     body: never;
     reply: {
       data: {
@@ -5209,7 +5304,14 @@ export interface ApiOperations {
   /** Packet history, newest first, bounded; meta.maximumReached when older packets exist */
   'GET /xapi/v1/virtual-devices/{id}/packets': {
     path: { id: string };
-    query: { page?: number; pageSize?: number; format?: 'json' | 'csv' };
+    query: {
+      page?: number;
+      pageSize?: number;
+      format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     body: never;
     reply: {
       data: {
@@ -5255,7 +5357,12 @@ export interface ApiOperations {
   /** Current device states (`_raw`, `_parsed`, target variables) */
   'GET /xapi/v1/virtual-devices/{id}/states': {
     path: { id: string };
-    query: { format?: 'json' | 'csv' };
+    query: {
+      format?: 'json' | 'csv';
+      delimiter?: ',' | ';' | '\t' | '|';
+      decimalSeparator?: '.' | ',';
+      bom?: boolean;
+    };
     body: never;
     reply: {
       data: { key: string; value: unknown; timestamp: string; packetId: string | null }[];

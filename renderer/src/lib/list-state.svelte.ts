@@ -1,4 +1,6 @@
 import { untrack } from 'svelte';
+import { spreadsheetCsv, type SpreadsheetCsv } from './charts/chart-download';
+import { i18n } from './i18n.svelte';
 import { ListLoader, type ListFields, type ListLoaderOptions, type ListReply } from './list-loader';
 
 export type { ListQuery, ListReply } from './list-loader';
@@ -54,12 +56,19 @@ export class ListState<R extends ListReply<{ id: string }>> implements ListField
   };
 }
 
-/** A list's CSV download parameters: its search and sort (the server reads every page itself). */
-export function csvQuery(list: { sort: string; search: string }): {
-  format: 'csv';
-  sort: string;
-  searchItems?: string;
-} {
+/**
+ * A list's CSV download parameters: its search and sort (the server reads every page itself), in the
+ * spreadsheet format of the console's language (German Excel: semicolons, decimal commas, a BOM).
+ */
+export function csvQuery(
+  list: { sort: string; search: string },
+  language: string = i18n.language,
+): SpreadsheetCsv & { format: 'csv'; sort: string; searchItems?: string } {
   const search = list.search.trim();
-  return { format: 'csv', sort: list.sort, ...(search ? { searchItems: search } : {}) };
+  return {
+    format: 'csv',
+    sort: list.sort,
+    ...(search ? { searchItems: search } : {}),
+    ...spreadsheetCsv(language),
+  };
 }

@@ -3,7 +3,8 @@ import { Readable } from 'node:stream';
 import { RequestContext } from '@mikro-orm/postgresql';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Type, type TSchema } from 'typebox';
-import { csvLine, type CsvValue } from '../csv/csv-writer.js';
+import { CSV_FORMAT_FIELDS } from '../csv/csv-format.schemas.js';
+import { csvLine, UTF8_BOM, type CsvOptions, type CsvValue } from '../csv/csv-writer.js';
 import { MAX_PAGE_SIZE } from './schemas.js';
 
 /**
@@ -12,7 +13,8 @@ import { MAX_PAGE_SIZE } from './schemas.js';
  * one page), up to LIST_CSV_MAX_ROWS. The route's own handler reads each page (pageSize 500), so
  * authorization, tenant scope, filters and order are exactly the JSON list's. Columns are the reply
  * item's properties in schema order, named as in the JSON; arrays of plain values are joined with
- * "; ", objects written as JSON. Cells go through csv-writer (formula cells escaped).
+ * "; ", objects written as JSON. Cells go through csv-writer (formula cells escaped), in the
+ * spreadsheet format the request asks for (`delimiter`, `decimalSeparator`, `bom`, as the time-series query's).
  *
  * Paging is by offset, as the JSON list's: a row written while the download runs can appear twice or
  * not at all, the same as when a user pages through the list.
@@ -25,6 +27,14 @@ export interface ListCsvColumns {
   /** The reply item's property names, in schema order. */
   names: string[];
 }
+
+/** The download's own query fields; the rest are the list's filters, search and sort. */
+type ListCsvQuery = Record<string, unknown> & {
+  format?: string;
+  delimiter?: CsvOptions['delimiter'];
+  decimalSeparator?: CsvOptions['decimalSeparator'];
+  bom?: boolean;
+};
 
 type ListHandler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
 
@@ -77,7 +87,7 @@ const FormatParam = Type.Optional(
 
 function withFormatParam(querystring: unknown): TSchema {
   const qs = (querystring ?? Type.Object({})) as TSchema & { properties?: Record<string, unknown> };
-  return { ...qs, properties: { ...(qs.properties ?? {}), format: FormatParam } };
+  return { ...qs, properties: { ...(qs.properties ?? {}), format: FormatParam, ...CSV_FORMAT_FIELDS } };
 }
 
 /** The download's file name: the list's last path segment and the day, `virtual-devices-2026-11-27.csv`. */
@@ -125,8 +135,9 @@ async function sendListCsv(
   columns: ListCsvColumns,
   url: string,
 ): Promise<FastifyReply> {
-  const base: Record<string, unknown> = { ...(request.query as object), pageSize: MAX_PAGE_SIZE };
-  delete base.format;
+  const { format: _format, delimiter, decimalSeparator, bom, ...query } = request.query as ListCsvQuery;
+  const base: Record<string, unknown> = { ...query, pageSize: MAX_PAGE_SIZE };
+  const options: CsvOptions = { delimiter, decimalSeparator };
   // The first page before any byte is sent: a refusal (permission, unknown account) stays a JSON error.
   const first = await readPage({ ...base, page: 1 });
   if (!Array.isArray(first?.data)) throw new Error(`${url} answered no list`);
@@ -135,12 +146,19 @@ async function sendListCsv(
   const inRequest = AsyncLocalStorage.snapshot();
   const body = Readable.from(
     (async function* () {
-      yield csvLine(columns.names);
+      yield (bom ? UTF8_BOM : '') + csvLine(columns.names, options);
       let written = 0;
       let page: Page = first;
       for (let number = 1; ; number++) {
         const rows = page.data.slice(0, LIST_CSV_MAX_ROWS - written);
-        yield rows.map((row) => csvLine(columns.names.map((name) => csvCell(row[name])))).join('');
+        yield rows
+          .map((row) =>
+            csvLine(
+              columns.names.map((name) => csvCell(row[name])),
+              options,
+            ),
+          )
+          .join('');
         written += rows.length;
         if (written >= total || page.data.length === 0) return;
         // Drops the rows read so far from the identity map, so a long download stays small.

@@ -4,6 +4,7 @@ import type { App, AppContext } from '../../context.js';
 import type { Services } from '../../services.js';
 import type { Principal } from '../../auth/principal.js';
 import { errorResponses, Uuid } from '../../platform/http/schemas.js';
+import { CSV_FORMAT_FIELDS } from '../../platform/csv/csv-format.schemas.js';
 import { csvStream, type CsvDelimiter } from '../../platform/csv/csv-writer.js';
 import type { TimeSeriesQueryResult } from './query.service.js';
 
@@ -30,19 +31,7 @@ const inputFields = {
         'them as formulas (default true); false writes every cell unaltered.',
     }),
   ),
-  delimiter: Type.Optional(
-    Type.Union([Type.Literal(','), Type.Literal(';'), Type.Literal('\t'), Type.Literal('|')], {
-      description: 'CSV only: the field separator (default `,`); German Excel reads `;`.',
-    }),
-  ),
-  decimalSeparator: Type.Optional(
-    Type.Union([Type.Literal('.'), Type.Literal(',')], {
-      description: 'CSV only: written in place of the `.` of numbers (default `.`); German Excel reads `,`.',
-    }),
-  ),
-  bom: Type.Optional(
-    Type.Boolean({ description: 'CSV only: start with a UTF-8 byte order mark (Excel), default false.' }),
-  ),
+  ...CSV_FORMAT_FIELDS,
 };
 const QueryBody = Type.Object(inputFields, { additionalProperties: false });
 const QueryString = Type.Object(inputFields);
