@@ -26,6 +26,7 @@ import { PermissionScopeService } from './permission-scopes/permission-scope.ser
 import { createMailer } from './platform/mail/mailer.js';
 import { DeviceDriverService } from './drivers/device-driver.service.js';
 import { DriverParsing } from './drivers/driver-parsing.service.js';
+import { StoredResends } from './broker/stored-resends.js';
 import { BrokerService } from './broker/broker.service.js';
 import { WebhookService } from './connectors/webhook.service.js';
 import { createConnectors } from './connectors/connectors.module.js';
@@ -113,6 +114,8 @@ export function createServices(ctx: AppContext) {
       return Number(row?.value ?? 0);
     },
     maxOutstanding: ctx.config.ingestMaxPending,
+    // Cluster mode: a PUBACK (or webhook answer) waits for the PostgreSQL commit (ADR 0130).
+    acknowledgeAfterCommit: ctx.config.redisUrl !== undefined,
     metrics: ctx.metrics,
     log: ctx.log,
   });
@@ -128,6 +131,11 @@ export function createServices(ctx: AppContext) {
       broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     },
   );
+  const resends =
+    ctx.config.redisUrl !== undefined
+      ? new StoredResends(String(ctx.orm.config.get('clientUrl')), ctx.metrics)
+      : undefined;
+  if (resends) ctx.lifecycle.push(resends);
   const broker = new BrokerService({
     config: ctx.config,
     log: ctx.log,
@@ -135,6 +143,7 @@ export function createServices(ctx: AppContext) {
     clock: ctx.clock,
     packets,
     connectors,
+    ...(resends ? { resends } : {}),
   });
   ctx.lifecycle.push(broker);
   const webhooks = new WebhookService(connectors, packets, networkEvents);
@@ -170,6 +179,7 @@ export function createServices(ctx: AppContext) {
     metricsLabels: { node: ctx.config.nodeName },
     points,
     log: ctx.log,
+    cluster: ctx.config.redisUrl !== undefined,
   });
   ingest.onVisibleEntries((deviceIds, entries) => live.publishEncoded(deviceIds, entries));
   live.onDevicesFollowed((deviceIds) => ingest.preloadVisible(deviceIds));

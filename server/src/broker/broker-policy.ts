@@ -1,6 +1,8 @@
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
 import { MAX_ARRAY_ITEMS, PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import { resendSession, type ResendSession, type StoredResends } from './stored-resends.js';
+import type { PacketMeta } from '../ingest/packet-meta.js';
 import { ConcurrencyLimit } from '../platform/concurrency-limit.js';
 import { LiveClients, type ConnectionLimits, type LimitRefusal } from './live-clients.js';
 import { Mqtt5Bridge, ReasonCode } from './mqtt5-bridge.js';
@@ -58,6 +60,8 @@ export interface BrokerSession {
   connectorId: string;
   /** The client id as the client sent it (Aedes knows the client by `{connectorId}/{clientId}`). */
   clientId: string;
+  /** Date.now() at the CONNECT, and the order of its messages while resends are looked up. */
+  resends: ResendSession;
 }
 
 type Refusal = { reasonCode: number; code: string; message: string; details?: Record<string, unknown> };
@@ -112,6 +116,8 @@ export class BrokerPolicy {
       limits: ConnectionLimits;
       /** Counts a connection refused at CONNECT (metrics), by reason. */
       countRefusal?: (reason: string) => void;
+      /** Cluster mode: resends of stored messages are acknowledged, not stored twice (ADR 0130). */
+      resends?: StoredResends;
     },
   ) {
     this.live = new LiveClients(deps.limits);
@@ -185,8 +191,9 @@ export class BrokerPolicy {
           if (refusal) return this.refuseConnection(client, connector.id, clientId, refusal, done);
           client.conn.once('close', () => this.live.release(client));
           client.id = key;
-          this.sessions.set(client, { connectorId: connector.id, clientId });
-          this.byConnection.set(client.conn, { connectorId: connector.id, clientId });
+          const session = { connectorId: connector.id, clientId, resends: resendSession() };
+          this.sessions.set(client, session);
+          this.byConnection.set(client.conn, session);
           done(null, true);
         },
         (error: unknown) => {
@@ -248,23 +255,41 @@ export class BrokerPolicy {
         details: { deviceId: deviceKey, items, limit: MAX_ARRAY_ITEMS },
       });
     }
-    this.deps.packets
-      .append({ connectorId, deviceKey, payload, source: 'mqtt', receivedAt: this.deps.clock() })
-      .then(
-        () => {
-          this.deps.connectors.recordPackets?.(connectorId, 'in');
-          callback(null);
-        },
-        (error: unknown) => {
-          const code = error instanceof PacketRefusedError ? error.code : 'INGEST_FAILED';
-          refuse({
-            reasonCode: code === 'INGEST_BUSY' ? ReasonCode.quotaExceeded : ReasonCode.unspecifiedError,
-            code,
-            message: `Packet refused: ${(error as Error).message}`,
-            details: { deviceId: deviceKey },
-          });
-        },
-      );
+    const { resends } = this.deps;
+    const packetId = packet.qos > 0 ? packet.messageId : undefined;
+    const receivedAt = this.deps.clock();
+    const append = (meta?: PacketMeta) =>
+      this.deps.packets.append({
+        connectorId,
+        deviceKey,
+        payload,
+        source: 'mqtt',
+        receivedAt,
+        ...(meta ? { meta } : {}),
+      });
+    const appended =
+      resends && packetId !== undefined
+        ? resends.appendUnlessStored(
+            session.resends,
+            { connectorId, deviceKey, payload, packetId, dup: packet.dup },
+            append,
+          )
+        : append();
+    appended.then(
+      () => {
+        this.deps.connectors.recordPackets?.(connectorId, 'in');
+        callback(null);
+      },
+      (error: unknown) => {
+        const code = error instanceof PacketRefusedError ? error.code : 'INGEST_FAILED';
+        refuse({
+          reasonCode: code === 'INGEST_BUSY' ? ReasonCode.quotaExceeded : ReasonCode.unspecifiedError,
+          code,
+          message: `Packet refused: ${(error as Error).message}`,
+          details: { deviceId: deviceKey },
+        });
+      },
+    );
   };
 
   readonly authorizeSubscribe = (

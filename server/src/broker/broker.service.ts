@@ -16,6 +16,7 @@ import { brokerConnectionCap, SocketBudget, type BrokerConnectionCap } from './c
 import { connectProtocolVersion, FrameSizeGuard } from './mqtt-framing.js';
 import { Mqtt5Bridge } from './mqtt5-bridge.js';
 import { downlinkTopic } from './topic-acl.js';
+import type { StoredResends } from './stored-resends.js';
 import { coalesceWrites } from './write-coalescer.js';
 
 /**
@@ -43,6 +44,8 @@ export interface BrokerDeps {
   clock: () => Date;
   packets: PacketSink;
   connectors: BrokerConnectors;
+  /** Cluster mode: resends of stored messages are recognised (stored-resends.ts). */
+  resends?: StoredResends;
 }
 
 export class BrokerService implements Lifecycle {
@@ -75,6 +78,7 @@ export class BrokerService implements Lifecycle {
         perAccount: deps.config.mqttMaxConnectionsPerAccount,
       },
       countRefusal: (reason) => this.refusedConnections.inc({ reason }),
+      ...(deps.resends ? { resends: deps.resends } : {}),
     });
     deps.connectors.onDeactivated?.((connectorId) => this.disconnectConnector(connectorId));
     this.connections = deps.metrics.counter(

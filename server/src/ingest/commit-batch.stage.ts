@@ -12,6 +12,10 @@ import type { PacketOutcome } from './parse-packet.stage.js';
  * The commit hook (the state engine, ADR 0100) runs in the same transaction, after the device
  * states and before the cursor: twin states and time-series points commit exactly with the batch.
  *
+ * Cluster mode (`fenced`, ADR 0130): the transaction first locks the cursor row and refuses a batch
+ * whose first packet the cursor already passed (FencedError): a processor that lost its lease can
+ * never commit a batch twice.
+ *
  * Failure behaviour: any error rolls the transaction back and is thrown; the pipeline decides
  * whether to retry (database unavailable) or to split the batch (one packet's data is refused).
  */
@@ -59,16 +63,35 @@ const CURSOR_SQL = `
 
 const ERROR_MAX_LENGTH = 1000;
 
+// Locks the cursor row for the transaction: processors commit one after the other, and each sees
+// whether another already passed its batch.
+const FENCE_SQL = `SELECT (value #>> '{}')::bigint AS cursor FROM system_settings WHERE key = $1 FOR UPDATE`;
+
+/** The batch's packets were processed by another node (cluster mode): this processor was deposed. */
+export class FencedError extends Error {
+  constructor(stored: string, first: bigint) {
+    super(`the ingest cursor is at ${stored}, past this batch's first packet ${first}`);
+    this.name = 'FencedError';
+  }
+}
+
 export async function commitBatch(
   pool: pg.Pool,
   outcomes: PacketOutcome[],
   cursor: bigint,
   hook?: BatchCommitHook,
+  fenced = false,
 ): Promise<(() => void) | undefined> {
   const client = await pool.connect();
   let broken = false;
   try {
     await client.query('BEGIN');
+    if (fenced) {
+      const { rows } = await client.query<{ cursor: string | null }>(FENCE_SQL, [CURSOR_KEY]);
+      const stored = rows[0]?.cursor;
+      const first = outcomes[0]!.packet.id;
+      if (stored != null && BigInt(stored) >= first) throw new FencedError(stored, first);
+    }
     const states = stateRows(outcomes);
     if (states.d.length > 0)
       await client.query(STATES_SQL, [states.d, states.k, states.v, states.t, states.p]);

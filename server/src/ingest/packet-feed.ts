@@ -42,6 +42,11 @@ export interface FeedOptions {
   maxQueued: number;
   /** Payload bytes held in memory, likewise. */
   maxQueuedBytes: number;
+  /**
+   * Cluster mode (ADR 0130): every node stores packets and one processes them, so the feed reads only
+   * the table: at once when this node stored packets, else every `pollMs`.
+   */
+  pollMs?: number;
 }
 
 export class PacketFeed {
@@ -86,6 +91,7 @@ export class PacketFeed {
   /** Committed packets from the packet store, in ascending id order. */
   push(packets: StoredPacket[]): void {
     if (this.closed) return;
+    if (this.options.pollMs !== undefined) return this.notify();
     for (const p of packets) {
       this.queue.push(p);
       this.queuedBytes += p.payload.length;
@@ -102,6 +108,15 @@ export class PacketFeed {
   /** The next batch in id order; waits while there is none; empty once closed. */
   async next(): Promise<StoredPacket[]> {
     while (!this.closed) {
+      if (this.options.pollMs !== undefined) {
+        const rows = await this.read();
+        if (rows.length > 0) {
+          this.position = rows[rows.length - 1]!.id;
+          return rows;
+        }
+        await this.nap(this.options.pollMs);
+        continue;
+      }
       if (this.catchUp) {
         const overflows = this.overflows;
         const rows = await this.read();
@@ -153,6 +168,13 @@ export class PacketFeed {
       };
       if (r.meta) packet.meta = r.meta;
       return packet;
+    });
+  }
+
+  private nap(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => ((this.wake = undefined), resolve()), ms);
+      this.wake = () => (clearTimeout(timer), resolve());
     });
   }
 

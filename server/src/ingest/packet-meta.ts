@@ -31,6 +31,8 @@ export interface GatewayReception {
 
 export interface PacketMeta {
   event?: PacketEvent;
+  /** Embedded broker in cluster mode: the MQTT packet id, to recognise a resend (ADR 0130); no state. */
+  mqttPacketId?: number;
   /** MQTT kinds: the topic the packet was published on. */
   topic?: string;
   fPort?: number;

@@ -77,6 +77,13 @@ const POSITION_ONLY = `
     SET value = to_jsonb(GREATEST((system_settings.value #>> '{}')::bigint, $1::bigint)::text), updated_at = now()`;
 
 const MAX_BATCH = 2000;
+
+/**
+ * Cluster mode (ADR 0130): taken in each insert's transaction, so the packets of all nodes commit in
+ * id order and the single ingest cursor never passes an id that commits later.
+ */
+export const PACKET_INSERT_LOCK = 0x5354_4c50; // STLP
+
 const RETRY_DELAYS_MS = [100, 250, 500, 1000, 2000, 5000];
 
 /** Highest spool sequence number whose packet is in `packets` (0: none yet). */
@@ -117,6 +124,8 @@ export class PacketStore implements Lifecycle {
       warn(fields: object, message: string): void;
       error(fields: object, message: string): void;
     },
+    /** Cluster mode: inserts serialised across nodes (PACKET_INSERT_LOCK). */
+    private readonly serialised = false,
   ) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // An idle connection dropped by the server (restart, failover) must not crash the process.
@@ -200,10 +209,7 @@ export class PacketStore implements Lifecycle {
   private async commitSpooled(packets: SpooledPacket[], lastSeq: number): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.pool.query<{ id: string }>({
-          ...INSERT_SPOOLED,
-          values: [...packetColumns(packets), lastSeq, this.positionKey],
-        });
+        const result = await this.insert([...packetColumns(packets), lastSeq, this.positionKey]);
         this.committed(
           packets,
           result.rows.map((r) => BigInt(r.id)),
@@ -220,6 +226,24 @@ export class PacketStore implements Lifecycle {
         });
         this.wakeRetry = undefined;
       }
+    }
+  }
+
+  private async insert(values: unknown[]): Promise<pg.QueryResult<{ id: string }>> {
+    if (!this.serialised) return this.pool.query<{ id: string }>({ ...INSERT_SPOOLED, values });
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [PACKET_INSERT_LOCK]);
+      const result = await client.query<{ id: string }>({ ...INSERT_SPOOLED, values });
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw error;
+    } finally {
+      client.release(broken);
     }
   }
 

@@ -4,7 +4,7 @@ import { safeErrorMessage } from '../platform/db/database-errors.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
-import { commitBatch, CURSOR_KEY, type BatchCommitHook } from './commit-batch.stage.js';
+import { commitBatch, CURSOR_KEY, FencedError, type BatchCommitHook } from './commit-batch.stage.js';
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { FrameCounters } from './frame-counter.js';
@@ -98,6 +98,12 @@ export interface PipelineOptions {
    * the spool accepted never overflows the feed (an overflow re-reads and pushes packets live twice).
    */
   feedMaxPackets?: number;
+  /**
+   * Cluster mode (ADR 0130): this node processes the packets of every node, read from the table every
+   * `pollMs`, and each commit is fenced: a batch another processor already passed is never committed,
+   * and `onFenced` hears of it (the worker then exits and contends for the processing lease again).
+   */
+  cluster?: { pollMs: number; onFenced: () => void };
 }
 
 const BACKOFF_MS = [50, 100, 250, 500, 1000, 2000, 5000];
@@ -125,6 +131,7 @@ export class IngestPipeline implements Lifecycle {
   private readonly batchSize: number;
   private readonly commitIntervalMs: number;
   private readonly commitHook: BatchCommitHook | undefined;
+  private readonly cluster: PipelineOptions['cluster'];
   private lastBatchAt = 0;
   private wakeSleeper: (() => void) | undefined;
 
@@ -140,11 +147,13 @@ export class IngestPipeline implements Lifecycle {
     this.commitIntervalMs = options.commitIntervalMs ?? 100;
     this.commitHook = options.commitHook;
     this.shownOnArrival = options.shownOnArrival ?? (() => false);
+    this.cluster = options.cluster;
     this.feed = new PacketFeed(this.pool, {
       batchSize,
       maxBatchSize: options.maxBatchSize ?? 10 * batchSize,
       maxQueued: options.feedMaxPackets ?? 50_000,
       maxQueuedBytes: 64 * 1024 * 1024,
+      ...(options.cluster ? { pollMs: options.cluster.pollMs } : {}),
     });
     this.resolver = new DeviceResolver(this.pool);
     this.frameCounters = new FrameCounters(this.pool);
@@ -208,6 +217,13 @@ export class IngestPipeline implements Lifecycle {
   /** Replays packets above the stored cursor, then follows new ones. */
   async start(): Promise<void> {
     if (this.running) return;
+    // The fence locks the cursor row (commit-batch.stage.ts): it has to exist before the first batch.
+    if (this.cluster)
+      await this.pool.query(
+        `INSERT INTO system_settings (key, value, updated_at) VALUES ($1, to_jsonb('0'::text), now())
+         ON CONFLICT (key) DO NOTHING`,
+        [CURSOR_KEY],
+      );
     const { rows } = await this.pool.query<{ cursor: string | null }>(
       `SELECT value #>> '{}' AS cursor FROM system_settings WHERE key = $1`,
       [CURSOR_KEY],
@@ -236,6 +252,11 @@ export class IngestPipeline implements Lifecycle {
         if (batch.length > 0) await this.process(batch);
       } catch (error) {
         if (error instanceof Stopped) return;
+        if (error instanceof FencedError) {
+          this.log.warn({ err: error }, 'ingest pipeline: another node processes packets; stopping');
+          this.stopped = true;
+          return this.cluster?.onFenced();
+        }
         // Not expected (each step retries or splits); keep the loop alive rather than stall ingest.
         this.log.error({ err: error }, 'ingest pipeline: batch failed');
       }
@@ -302,10 +323,12 @@ export class IngestPipeline implements Lifecycle {
           outcomes,
           outcomes[outcomes.length - 1]!.packet.id,
           this.commitHook,
+          this.cluster !== undefined,
         );
         if (done) afterCommit.push(done);
         return outcomes;
       } catch (error) {
+        if (error instanceof FencedError) throw error;
         if (this.stopped) throw new Stopped();
         if (isTransient(error)) {
           this.log.warn({ err: error, attempt }, 'ingest pipeline: commit failed, retrying');

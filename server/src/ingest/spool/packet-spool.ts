@@ -34,7 +34,9 @@ export type { SpoolGroup } from './spool-files.js';
  *
  * Failure behaviour, in order:
  * - `append` resolves only after the packet's record is written and fdatasync'ed, so a front door
- *   that acknowledges after `append` never acknowledges a packet a crash can lose.
+ *   that acknowledges after `append` never acknowledges a packet a crash can lose. In cluster mode
+ *   (`acknowledgeAfterCommit`) it resolves only once downstream committed it to `packets`; appends a
+ *   stop leaves waiting for that never resolve (the client was not acknowledged and sends again).
  * - One write + fdatasync is in flight at a time; packets arriving meanwhile form the next group (up
  *   to MAX_GROUP_RECORDS or MAX_GROUP_BYTES) and cost one fdatasync each; when idle a packet is
  *   written at once. The packets of a group share one promise.
@@ -61,6 +63,11 @@ export interface PacketSpoolOptions {
   readCommittedSeq: (spoolId: string) => Promise<number>;
   /** Records accepted but not yet committed downstream; beyond it `append` rejects INGEST_BUSY. */
   maxOutstanding: number;
+  /**
+   * Cluster mode (ADR 0130): `append` resolves once downstream committed the packet to PostgreSQL
+   * (`committed`), not at the fdatasync, so losing this node's disk loses nothing acknowledged.
+   */
+  acknowledgeAfterCommit?: boolean;
   /** Rotate the segment file after it reaches this size; default 64 MiB. */
   segmentBytes?: number;
   metrics: Metrics;
@@ -94,6 +101,8 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private lastFlushAt = -Infinity;
   private committedSeq = 0;
   private deleting: Promise<void> = Promise.resolve();
+  /** acknowledgeAfterCommit: durable groups waiting for downstream's commit, in seq order. */
+  private awaitingCommit: Array<{ lastSeq: number; resolve: () => void }> = [];
   private readonly groupSize;
   private readonly spooled;
   private readonly refused;
@@ -210,6 +219,9 @@ export class PacketSpool implements PacketSink, Lifecycle {
   committed(seq: number): void {
     if (seq <= this.committedSeq) return;
     this.committedSeq = seq;
+    let settled = 0;
+    while (settled < this.awaitingCommit.length && this.awaitingCommit[settled]!.lastSeq <= seq) settled += 1;
+    for (const group of this.awaitingCommit.splice(0, settled)) group.resolve();
     this.deleteCommittedSegments();
   }
 
@@ -332,7 +344,8 @@ export class PacketSpool implements PacketSink, Lifecycle {
     // Before resolving: a resolved append then finds the segments settled (stop, tests), at the cost
     // of one close + open + directory fsync per segment for the group that filled it.
     if (segment.durableBytes >= this.segmentBytes) await this.rotate();
-    group.resolve();
+    if (!this.options.acknowledgeAfterCommit || lastSeq <= this.committedSeq) group.resolve();
+    else this.awaitingCommit.push({ lastSeq, resolve: group.resolve });
     const durable: SpoolGroup = { firstSeq, lastSeq, bytes };
     if (group.declined.length > 0) durable.declinedSeqs = group.declined.map((i) => firstSeq + i);
     for (const listener of this.listeners) {

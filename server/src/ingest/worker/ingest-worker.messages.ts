@@ -26,6 +26,11 @@ export interface IngestWorkerSetup {
   nice?: number;
   /** Debug lines (driver scripts' console output) are relayed only when the main logger writes them. */
   debug?: boolean;
+  /**
+   * Cluster mode (ADR 0130): packet inserts serialised across nodes, and the pipeline runs only while
+   * this node holds the processing lease, reading every node's packets from the table.
+   */
+  cluster?: boolean;
 }
 
 export type ToWorker =

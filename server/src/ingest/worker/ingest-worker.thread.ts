@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FastifyBaseLogger } from 'fastify';
 import { DriverParsing } from '../../drivers/driver-parsing.service.js';
 import { packetEntry } from '../../live/live.protocol.js';
+import { AdvisoryLease } from '../../platform/db/advisory-lock.js';
 import { trackPool } from '../../platform/db/pool-metrics.js';
 import { Metrics } from '../../platform/metrics.js';
 import { StateEngine } from '../../states/engine/state-engine.js';
@@ -70,9 +71,18 @@ function serialisable(fields: object): Record<string, unknown> {
 }
 
 const log = relayLogger();
+const cluster = setup.cluster === true;
+/** Cluster mode: how often the processing node looks for packets other nodes stored. */
+const CLUSTER_POLL_MS = 20;
+/** Cluster mode: how often a node asks for the processing lease (and the holder checks it still has it). */
+const LEASE_ATTEMPT_MS = 1000;
+/** `pg_try_advisory_lock` key of the processing lease: "STLI". */
+const PROCESSING_LEASE = 0x5354_4c49;
+const lease = cluster ? new AdvisoryLease(setup.databaseUrl, PROCESSING_LEASE) : undefined;
+let leaseTimer: NodeJS.Timeout | undefined;
 const metrics = new Metrics(setup.metricsLabels, { processMetrics: false });
 const { databaseUrl } = setup;
-const packets = new PacketStore(databaseUrl, setup.spoolPositionKey, metrics, log);
+const packets = new PacketStore(databaseUrl, setup.spoolPositionKey, metrics, log, cluster);
 packets.onCommittedSeq((seq) => post({ type: 'committed', seq }));
 // Without metrics: the main thread's engine counts the changes this one reports.
 const engine = new StateEngine({ databaseUrl, points: new TransactionalPointSink(setup.points), log });
@@ -90,10 +100,14 @@ const pipeline = new IngestPipeline({
   metrics,
   log,
   commitHook: engine.inBatch,
+  // A deposed processor ends this thread; the main thread starts a new one, which contends again.
+  ...(cluster ? { cluster: { pollMs: CLUSTER_POLL_MS, onFenced: () => process.exit(1) } } : {}),
   // The main thread's visible stage showed every packet that arrived while this store ran, unless it
   // declined it (overloaded) or its parser runs user code (ADR 0104); replayed packets and those are
   // pushed after their commit.
   shownOnArrival: ({ packet, device }) => {
+    // Cluster mode: the packet may have arrived at any node; consoles see it after its commit.
+    if (cluster) return false;
     const arrivedFrom = packets.firstArrivedId;
     return (
       arrivedFrom !== undefined &&
@@ -136,6 +150,11 @@ async function start(): Promise<void> {
     lowerPriority(setup.nice ?? 0);
     await packets.start();
     const committedSeq = await packets.spoolPosition();
+    if (lease) {
+      // Storing starts at once; processing waits for the lease.
+      post({ type: 'started', committedSeq });
+      return void contendForProcessing();
+    }
     await engine.start();
     await pipeline.start();
     post({ type: 'started', committedSeq });
@@ -144,10 +163,41 @@ async function start(): Promise<void> {
   }
 }
 
+/**
+ * Cluster mode: asks for the processing lease until it holds it, then processes; a holder that finds
+ * the lease gone ends this thread (its next commit would be fenced anyway).
+ */
+function contendForProcessing(): void {
+  let processing = false;
+  const attempt = async () => {
+    try {
+      const held = await lease!.acquire();
+      if (processing && !held) {
+        log.warn({}, 'ingest worker: lost the processing lease; restarting');
+        return process.exit(1);
+      }
+      if (held && !processing) {
+        processing = true;
+        log.info({}, 'ingest worker: this node processes the packets of every node');
+        await engine.start();
+        await pipeline.start();
+      }
+    } catch (error) {
+      if (processing) return process.exit(1);
+      log.warn({ err: error }, 'ingest worker: could not ask for the processing lease; trying again');
+    }
+  };
+  leaseTimer = setInterval(() => void attempt(), LEASE_ATTEMPT_MS);
+  void attempt();
+}
+
 async function stop(): Promise<void> {
+  if (leaseTimer) clearInterval(leaseTimer);
   await packets.stop();
   await pipeline.stop();
   await engine.stop();
+  // Ending its session frees the lease at once: another node takes over within LEASE_ATTEMPT_MS.
+  await lease?.release();
   post({ type: 'stopped' });
 }
 

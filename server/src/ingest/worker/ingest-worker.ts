@@ -63,6 +63,12 @@ export interface IngestWorkerOptions {
   maxPending?: number;
   /** Nice value of the worker thread under Linux (STELLWERK_INGEST_WORKER_NICE); 0 leaves it. */
   nice?: number;
+  /**
+   * Cluster mode (ADR 0130): the worker serialises its inserts across nodes and processes only while
+   * it holds the processing lease; arriving packets are not shown on arrival (the processing node
+   * shows every packet after its commit, and the cluster bus carries it to every node's consoles).
+   */
+  cluster?: boolean;
 }
 
 export type VisibleEntriesListener = (deviceIds: string[], entries: string[]) => void;
@@ -107,7 +113,8 @@ export class IngestWorker implements Lifecycle {
     const visible = new VisibleStage({
       resolver: this.visibleResolver,
       parsing: options.parsing,
-      wanted: (deviceId) => this.visibleListeners.length > 0 || options.followed(deviceId),
+      wanted: (deviceId) =>
+        !options.cluster && (this.visibleListeners.length > 0 || options.followed(deviceId)),
       publish: (updates) => this.publishVisible(updates),
       // This thread saturated, or the worker far behind: the broker's thread keeps its CPU for
       // accepting packets, and the worker shows them after their commit (ADR 0104).
@@ -208,6 +215,7 @@ export class IngestWorker implements Lifecycle {
       ...(options.nice ? { nice: options.nice } : {}),
       ...(options.maxPending ? { maxPending: options.maxPending } : {}),
       ...(options.log.level === 'debug' || options.log.level === 'trace' ? { debug: true } : {}),
+      ...(options.cluster ? { cluster: true } : {}),
     };
     const worker = createWorker(setup);
     this.worker = worker;

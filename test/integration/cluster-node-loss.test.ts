@@ -1,0 +1,127 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  clusterNode,
+  loseDisk,
+  startHaproxy,
+  startRedis,
+  type ClusterNode,
+  type Haproxy,
+  type Redis,
+} from './support/cluster.js';
+import { CLUSTER_ADMIN, runFleet, seedClusterSite, type ClusterSite } from './support/cluster-site.js';
+import { createTestDatabase } from './support/database.js';
+import { killSpawnedServers } from './support/server-process.js';
+
+/**
+ * Cluster mode loses nothing acknowledged when a node dies with its disk: three nodes behind HAProxy
+ * share Redis and one PostgreSQL database; 200 devices send 20,000 QoS 1 messages through HAProxy;
+ * mid-run the node that processes every node's packets is SIGKILLed and its data directory deleted.
+ * Its clients reconnect through HAProxy to the others, which take over the processing; every
+ * acknowledged message is then in `packets` and in the time series, and none twice in the time series.
+ */
+
+const DEVICES = 200;
+const PER_CLIENT = 100;
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let redis: Redis;
+let haproxy: Haproxy;
+let nodes: ClusterNode[] = [];
+let site: ClusterSite;
+let sql: pg.Client;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  redis = await startRedis();
+  const env = {
+    STELLWERK_ADMIN_EMAIL: CLUSTER_ADMIN.email,
+    STELLWERK_ADMIN_PASSWORD: CLUSTER_ADMIN.password,
+    // Faulty after 3 s of silence, so /xapi/v1/health shows the dead node within the test.
+    STELLWERK_HEARTBEAT_INTERVAL_MS: '1000',
+    STELLWERK_NODE_FAULTY_AFTER_MS: '3000',
+  };
+  nodes = await Promise.all(
+    ['node-1', 'node-2', 'node-3'].map((name) =>
+      clusterNode(name, { databaseUrl: db.url, redisUrl: redis.url, env }),
+    ),
+  );
+  // Node 1 first: it bootstraps the admin and takes the processing lease.
+  await nodes[0]!.start();
+  site = await seedClusterSite(nodes[0]!.process!.baseUrl, db.url, DEVICES);
+  // Started again, so its caches and routing index hold the devices and twins seeded into the tables.
+  await nodes[0]!.stop();
+  await nodes[0]!.start();
+  await Promise.all([nodes[1]!.start(), nodes[2]!.start()]);
+  haproxy = await startHaproxy(nodes.map((n) => n.ports));
+  sql = new pg.Client({ connectionString: db.url });
+  await sql.connect();
+}, 180_000);
+
+afterAll(async () => {
+  await sql?.end();
+  await Promise.all(nodes.map((n) => n.stop().catch(() => undefined)));
+  killSpawnedServers();
+  await haproxy?.stop();
+  await redis?.stop();
+  await db?.drop();
+});
+
+/** The node holding the processing lease (its PostgreSQL session holds the advisory lock). */
+async function processingNodePid(): Promise<number | undefined> {
+  const { rows } = await sql.query<{ pid: number }>(
+    `SELECT a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.objid = $1 AND l.granted`,
+    [0x5354_4c49],
+  );
+  return rows[0]?.pid;
+}
+
+describe('cluster mode: losing a node under ingest', () => {
+  it('keeps every acknowledged message, once in the time series, and the clients reconnect through HAProxy', async () => {
+    expect(await processingNodePid()).toBeDefined();
+    const fleet = runFleet(haproxy.mqtt, site, PER_CLIENT);
+    // Mid-run: the first node (the processing one) dies with its disk.
+    const began = Date.now();
+    while (fleet.acknowledged.size < (DEVICES * PER_CLIENT) / 3) {
+      if (Date.now() - began > 60_000)
+        throw new Error(`only ${fleet.acknowledged.size} acknowledged in 60 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await nodes[0]!.kill();
+    await loseDisk(nodes[0]!);
+    const killedAt = fleet.acknowledged.size;
+    await fleet.done;
+    await fleet.close();
+    const acknowledged = [...fleet.acknowledged];
+    expect(acknowledged.length, 'every message acknowledged in the end').toBe(DEVICES * PER_CLIENT);
+    expect(killedAt).toBeLessThan(DEVICES * PER_CLIENT);
+    expect(fleet.reconnects, 'clients of the dead node reconnected').toBeGreaterThan(0);
+
+    // Another node took over the processing.
+    await expect.poll(processingNodePid, { timeout: 10_000 }).toBeDefined();
+    const valuesIn = async (query: string) =>
+      new Set((await sql.query<{ v: number }>(query)).rows.map((r) => Number(r.v)));
+    await expect
+      .poll(
+        async () =>
+          (await sql.query<{ n: string }>(`SELECT count(DISTINCT value) AS n FROM ts_points`)).rows[0]!.n,
+        { timeout: 60_000, interval: 500 },
+      )
+      .toBe(String(DEVICES * PER_CLIENT));
+    const stored = await valuesIn(
+      `SELECT (convert_from(payload, 'UTF8')::jsonb ->> 'v')::bigint AS v FROM packets`,
+    );
+    const points = await valuesIn(`SELECT value AS v FROM ts_points`);
+    expect(
+      acknowledged.filter((v) => !stored.has(v)),
+      'acknowledged but not in packets',
+    ).toEqual([]);
+    expect(
+      acknowledged.filter((v) => !points.has(v)),
+      'acknowledged but not in the time series',
+    ).toEqual([]);
+    const twice = await sql.query(`SELECT value, count(*) FROM ts_points GROUP BY value HAVING count(*) > 1`);
+    expect(twice.rows, 'values twice in the time series').toEqual([]);
+  }, 240_000);
+});
