@@ -4,7 +4,9 @@ import { caller, expectStatus, login } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 // A 28 MB CSV import: accepted as a streamed text/csv body, read off the main thread, every row
-// imported or reported; bodies over the limits are refused.
+// imported or reported; bodies over the limits are refused. The file has more rows than the
+// 100,000 an import was once limited to; its size comes from long descriptions rather than from
+// more rows, since each row costs the job's paced inserts time while the size costs the upload little.
 
 type JobBody = {
   id: string;
@@ -17,7 +19,7 @@ type JobBody = {
   result: Record<string, unknown>;
 };
 
-const ROWS = 200_000;
+const ROWS = 120_000;
 let t: TestApp;
 let token: string;
 let call: ReturnType<typeof caller>;
@@ -38,12 +40,12 @@ const post = (payload: string, contentType: string) =>
   });
 
 describe('a 28 MB CSV import', () => {
-  it('imports 200,000 devices from a text/csv body with an error for each bad row', async () => {
+  it('imports 120,000 devices from a text/csv body with an error for each bad row', async () => {
     const connectorId = await makeConnector(t, t.rootAccountId, 'tts-uplink');
     const driverId = await makeDriver(t, t.rootAccountId);
     const lines = ['device_id,title,description,connectorId,deviceDriverId,tags,operationalStatus,kv.room'];
     const bad = new Map<number, string>();
-    const text = '"Sensor, north wing"';
+    const text = `"Sensor, north wing${'.'.repeat(100)}"`;
     for (let i = 1; i <= ROWS; i++) {
       const line = i + 1;
       let status = String(i % 5);
@@ -82,10 +84,10 @@ describe('a 28 MB CSV import', () => {
     const sample = await t.orm.em
       .getConnection()
       .execute<Array<{ title: string; key_value_data: unknown; operational_status: number }>>(
-        `SELECT title, key_value_data, operational_status FROM virtual_devices WHERE device_id = 'big-123457'`,
+        `SELECT title, key_value_data, operational_status FROM virtual_devices WHERE device_id = 'big-103457'`,
       );
     expect(sample).toEqual([
-      { title: 'Sensor 123457, hall 17', key_value_data: { room: '123457' }, operational_status: 2 },
+      { title: 'Sensor 103457, hall 17', key_value_data: { room: '103457' }, operational_status: 2 },
     ]);
     // The uploaded file is not kept once the job ended.
     expect((await sql('SELECT count(*)::int AS n FROM job_attachments'))[0]!.n).toBe(0);
