@@ -133,7 +133,7 @@ export class RedisClusterBus implements ClusterBus {
       connectionOf.on('close', () => this.lost(null));
       connectionOf.on('ready', () => this.ready());
     }
-    this.sub.on('messageBuffer', (channel: Buffer, message: Buffer) =>
+    this.sub.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) =>
       this.deliver(channel.toString(), message),
     );
   }
