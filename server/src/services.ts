@@ -28,6 +28,7 @@ import { DeviceDriverService } from './drivers/device-driver.service.js';
 import { DriverParsing } from './drivers/driver-parsing.service.js';
 import { StoredResends } from './broker/stored-resends.js';
 import { BrokerService } from './broker/broker.service.js';
+import { createCluster, wireCluster } from './cluster/cluster.module.js';
 import { WebhookService } from './connectors/webhook.service.js';
 import { createConnectors } from './connectors/connectors.module.js';
 import { HubDeviceService } from './hub/hub-device.service.js';
@@ -66,6 +67,8 @@ import { createExports } from './exports/exports.module.js';
 
 /** Every domain service, built once per server; domains call each other only through these. */
 export function createServices(ctx: AppContext) {
+  // Redis bus, broker backends and cache invalidation across nodes; inert on a single node (ADR 0131).
+  const cluster = createCluster(ctx);
   const audit = new AuditService(ctx.em, ctx.clock, ctx.log);
   const accounts = new AccountService(ctx.em, ctx.secretBox, ctx.config.publicUrl, audit, ctx.clock);
   const announcements = new AnnouncementService(ctx.em, accounts);
@@ -144,6 +147,7 @@ export function createServices(ctx: AppContext) {
     packets,
     connectors,
     ...(resends ? { resends } : {}),
+    backends: cluster.brokerBackends,
   });
   ctx.lifecycle.push(broker);
   const webhooks = new WebhookService(connectors, packets, networkEvents);
@@ -169,7 +173,8 @@ export function createServices(ctx: AppContext) {
   const ingest = new IngestWorker({
     stateEngine,
     parsing: driverParsing,
-    followed: (deviceId) => live.followsDevice(deviceId),
+    // In a cluster a console on another node may follow it: every device's packets go out (ADR 0131).
+    followed: (deviceId) => cluster.bus.clustered || live.followsDevice(deviceId),
     databaseUrl: String(ctx.orm.config.get('clientUrl')),
     spool: packets,
     nice: ctx.config.ingestWorkerNice,
@@ -210,6 +215,7 @@ export function createServices(ctx: AppContext) {
           return await handler.run(run);
         } finally {
           ingest.invalidateDevice();
+          cluster.invalidation.announce('ingest.device');
         }
       },
     });
@@ -330,6 +336,14 @@ export function createServices(ctx: AppContext) {
     gatewayParts.gateways,
     ctx.clock,
   );
+  wireCluster(ctx, cluster, {
+    live,
+    ingest,
+    stateEngine,
+    alarmLogs: alarmsAndRules.alarmLogs,
+    connectors,
+    flowRunner: outgoingAndFlows.flowRunner,
+  });
   return {
     overview,
     ...createMaps(ctx, { accounts, audit }),

@@ -5,6 +5,7 @@ import tls from 'node:tls';
 import type { IncomingMessage } from 'node:http';
 import { Aedes, type AedesPublishPacket } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
+import type { BrokerBackends } from '../cluster/broker-backends.js';
 import type { Config } from '../config.js';
 import type { PacketSink } from '../ingest/ingest.types.js';
 import { StartupError } from '../platform/db/startup-error.js';
@@ -46,12 +47,15 @@ export interface BrokerDeps {
   connectors: BrokerConnectors;
   /** Cluster mode: resends of stored messages are recognised (stored-resends.ts). */
   resends?: StoredResends;
+  /** Cluster mode: Aedes' emitter and persistence in Redis (cluster/broker-backends.ts); unset: in memory. */
+  backends?: (() => BrokerBackends) | undefined;
 }
 
 export class BrokerService implements Lifecycle {
   readonly name = 'mqtt-broker';
   readonly policy: BrokerPolicy;
   private aedes: Aedes | undefined;
+  private backends: BrokerBackends | undefined;
   private tcp: net.Server | undefined;
   private tls: tls.Server | undefined;
   /** Connections not yet handed to Aedes (waiting for their CONNECT). */
@@ -120,7 +124,9 @@ export class BrokerService implements Lifecycle {
       reservedFiles: config.mqttReservedFiles,
     });
     this.budget = new SocketBudget(this.cap.max);
+    this.backends = this.deps.backends?.();
     const aedes = new Aedes({
+      ...(this.backends ? { mq: this.backends.mq, persistence: this.backends.persistence } : {}),
       connectTimeout: config.mqttConnectTimeoutMs,
       // Keep-alive is honoured as the client asks (1.5 × its interval); 0 means none, as in MQTT.
       keepaliveLimit: 0,
@@ -190,6 +196,8 @@ export class BrokerService implements Lifecycle {
     const aedes = this.aedes;
     this.aedes = undefined;
     if (aedes) await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    await this.backends?.close();
+    this.backends = undefined;
     await Promise.all(closing);
   }
 

@@ -334,6 +334,11 @@ export class ConnectorService {
     }
   }
 
+  /** Another node deactivated, deleted or re-keyed this connector: its clients here must go too. */
+  deactivatedOnAnotherNode(connectorId: string): void {
+    this.notifyDeactivated(connectorId);
+  }
+
   private notifyDeactivated(connectorId: string): void {
     this.brokerLogins.forgetConnector(connectorId);
     for (const listener of this.deactivationListeners) {

@@ -66,6 +66,8 @@ export class RuleScheduler implements Lifecycle {
     const rows = await em.getConnection().execute<
       Array<{
         id: string;
+        /** As text: a Date would round away microseconds, and the compare-and-set below must match exactly. */
+        due: string;
         title: string;
         account_id: string;
         twin_id: string | null;
@@ -76,7 +78,7 @@ export class RuleScheduler implements Lifecycle {
         permission_scope_ids: string[] | null;
       }>
     >(
-      `SELECT r.id, r.title, r.account_id, r.twin_id, r.trigger, r.commands, r.schedule_anchor, a.time_zone,
+      `SELECT r.id, r.next_run_at::text AS due, r.title, r.account_id, r.twin_id, r.trigger, r.commands, r.schedule_anchor, a.time_zone,
               r.permission_scope_ids
          FROM rules r JOIN accounts a ON a.id = r.account_id
         WHERE r.active AND r.next_run_at <= ? ORDER BY r.next_run_at LIMIT ${BATCH}`,
@@ -86,7 +88,16 @@ export class RuleScheduler implements Lifecycle {
     for (const r of rows) {
       try {
         const next = nextRun(r.trigger.schedule, r.time_zone, now, new Date(r.schedule_anchor));
-        await em.getConnection().execute('UPDATE rules SET next_run_at = ? WHERE id = ?', [next, r.id]);
+        // Compare-and-set on the due time read: a node that lost the lease mid-round (and a new leader
+        // that already moved the rule on) finds no row and does not fire the same due time again.
+        const moved = await em
+          .getConnection()
+          .execute<{ affectedRows?: number }>(
+            'UPDATE rules SET next_run_at = ? WHERE id = ? AND next_run_at = ?::timestamptz',
+            [next, r.id, r.due],
+            'run',
+          );
+        if (moved.affectedRows !== 1) continue;
         const run = await this.deps.runner.fire(
           {
             id: r.id,

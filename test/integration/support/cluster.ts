@@ -55,8 +55,9 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** Debian's redis-server on a free loopback port, without persistence (the tests need none). */
-export async function startRedis(): Promise<Redis> {
-  const port = await freePort();
+/** `port`: a restart where a stopped one listened (the nodes keep their URL). */
+export async function startRedis(port?: number): Promise<Redis> {
+  port ??= await freePort();
   const { child, output } = run('/usr/bin/redis-server', [
     '--port',
     String(port),
