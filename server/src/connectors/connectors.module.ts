@@ -36,6 +36,9 @@ export function createConnectors(
     dial: deps.dial,
     log: ctx.log,
     networkEvents,
+    cluster: ctx.config.redisUrl
+      ? { databaseUrl: String(ctx.orm.config.get('clientUrl')), redisUrl: ctx.config.redisUrl }
+      : undefined,
   });
   // Field-protocol kinds (WebSocket, weather, LwM2M, IEC 104, OPC UA, Modbus) keep their links here.
   const links = new LinkRuntime({
