@@ -1,6 +1,7 @@
 import mqtt from 'mqtt';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { OWNER_LOCK_CLASS, ownerKey } from '../../server/src/connectors/connector-owner.js';
 import { PACKET_STATUS_SQL } from '../../server/src/ingest/commit-batch.stage.js';
 import { clusterNode, startRedis, type ClusterNode, type Redis } from './support/cluster.js';
 import { createTestDatabase } from './support/database.js';
@@ -61,6 +62,18 @@ describe('external broker mode', () => {
       nodes.push(await clusterNode(name, { databaseUrl: db.url, redisUrl: redis.url, env }));
     const [first, second] = nodes as [ClusterNode, ClusterNode];
     await first.start();
+    // A dial-out connector without a shared subscription runs on one node: the first one here.
+    const firstLogin = await api<{ token: string }>(first.process!.baseUrl, '/xapi/v1/auth/login', {
+      body: ADMIN,
+    });
+    const plain = await api<{ id: string }>(first.process!.baseUrl, '/xapi/v1/connectors', {
+      token: firstLogin.token,
+      body: {
+        title: 'plain subscription',
+        type: 'mqtt-in',
+        config: { url: `mqtt://127.0.0.1:${broker.port}`, topics: ['plain/+/up'], clientId: 'plain-one' },
+      },
+    });
     await second.start();
     const base = second.process!.baseUrl;
     const { token } = await api<{ token: string }>(base, '/xapi/v1/auth/login', { body: ADMIN });
@@ -102,6 +115,16 @@ describe('external broker mode', () => {
         what: 'both nodes holding a slot',
       });
       await sleep(1000); // both slots subscribed
+      const owners = async () =>
+        (
+          await sql.query<{ pid: number }>(
+            `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+                AND classid = $1::bigint::oid AND objid = $2::bigint::oid`,
+            [OWNER_LOCK_CLASS, ownerKey(plain.id)],
+          )
+        ).rows.map((r) => r.pid);
+      const [firstOwner] = await owners();
+      expect(await owners()).toHaveLength(1);
 
       const stored = async () =>
         Number(
@@ -140,6 +163,15 @@ describe('external broker mode', () => {
       await waitFor(async () => ((await holders()) === '1' ? true : undefined), 20_000, {
         what: 'the survivor holding both slots',
       });
+      // The plain connector moved to the survivor, still on one node.
+      await waitFor(
+        async () => {
+          const now = await owners();
+          return now.length === 1 && now[0] !== firstOwner ? true : undefined;
+        },
+        10_000,
+        { what: 'the plain connector running on the survivor' },
+      );
       await first.start();
 
       const counts = async () =>

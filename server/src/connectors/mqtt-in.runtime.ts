@@ -9,6 +9,7 @@ import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { Connector } from './connector.entity.js';
 import type { MqttMessageReader, WebhookItem } from './connector-kind.js';
+import type { ConnectorOwner } from './connector-owner.js';
 import type { ConnectorTelemetry } from './connector-telemetry.js';
 import type { NetworkEvents } from './network-events.js';
 import { openSecret } from './kinds/config-fields.js';
@@ -87,6 +88,8 @@ export class MqttInRuntime implements Lifecycle {
       networkEvents?: NetworkEvents;
       /** Cluster mode: shared slots held through PostgreSQL, redeliveries recognised through Redis. */
       cluster?: { databaseUrl: string; redisUrl: string };
+      /** Cluster mode: a client without a shared subscription runs on one node. */
+      owner?: ConnectorOwner;
     },
   ) {
     if (deps.cluster) {
@@ -149,7 +152,12 @@ export class MqttInRuntime implements Lifecycle {
     if (this.stopped) return;
     const config = connector.config as unknown as MqttInConfig;
     const shared = connector.type === 'mqtt-in' ? sharedOf(config) : undefined;
-    if (!shared) return this.open(connector.id, connector, this.options(connector, config), config.topics);
+    if (!shared) {
+      const owner = this.deps.owner;
+      const retry = () => this.startClient(connector);
+      if (owner && !(await owner.claim(connector.id, retry, () => this.stopClient(connector.id)))) return;
+      return this.open(connector.id, connector, this.options(connector, config), config.topics);
+    }
     // In cluster mode the keeper decides which slots run here; it looks again at once.
     if (this.slots) return this.slots.poke();
     for (let slot = 0; slot < shared.slots; slot++) this.openSlot(connector, slot);
@@ -271,6 +279,7 @@ export class MqttInRuntime implements Lifecycle {
 
   async stopClient(connectorId: string): Promise<void> {
     await this.slots?.release(connectorId);
+    await this.deps.owner?.release(connectorId);
     const keys = [...this.clients].filter(([, r]) => r.connectorId === connectorId).map(([k]) => k);
     await Promise.all(keys.map((key) => this.close(key)));
   }
