@@ -1137,6 +1137,8 @@ export interface ApiOperations {
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
             downlinkTopic?: string;
+            sharedGroup?: string;
+            sharedSlots?: number;
           };
           accountId?: string;
         }
@@ -1502,6 +1504,8 @@ export interface ApiOperations {
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
             downlinkTopic?: string;
+            sharedGroup?: string;
+            sharedSlots?: number;
           }
         | {
             deviceIdFrom?: 'dev_eui' | 'device_id';
