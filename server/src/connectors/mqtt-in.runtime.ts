@@ -22,6 +22,7 @@ import {
   SlotKeeper,
   slotClientId,
   storedAlready,
+  committed,
 } from './mqtt-in.shared.js';
 
 /**
@@ -40,8 +41,8 @@ import {
  * Reconnects back off from 1 s to 60 s; connection changes go to the connector log.
  *
  * A connector with a shared-subscription group has one client per slot instead (mqtt-in.shared.ts):
- * all of them on a single node; in cluster mode the slots this node holds, and a redelivered message
- * (DUP) another node already stored is acknowledged without storing it again.
+ * all of them on a single node; in cluster mode the slots this node holds, a message acknowledged
+ * once committed to `packets`, and a redelivery (DUP) already stored acknowledged, not stored again.
  *
  * The broker URL is the tenant's, so the client connects through DialOut (SSRF protection at every
  * (re)connect). The connector log tells a tenant what the broker answered (a refused login) and
@@ -88,8 +89,7 @@ export class MqttInRuntime implements Lifecycle {
       networkEvents?: NetworkEvents;
       /** Cluster mode: shared slots held through PostgreSQL, redeliveries recognised through Redis. */
       cluster?: { databaseUrl: string; redisUrl: string };
-      /** Cluster mode: a client without a shared subscription runs on one node. */
-      owner?: ConnectorOwner;
+      owner?: ConnectorOwner; // cluster mode: a client without a shared subscription runs on one node
     },
   ) {
     if (deps.cluster) {
@@ -209,10 +209,9 @@ export class MqttInRuntime implements Lifecycle {
         reader
           ? this.ingestRead(connector, reader, packet.topic, payload, packet.dup)
           : this.ingest(connector, config, packet.topic, payload, packet.dup);
-      const seen = this.seen;
       const ingest =
-        seen && packet.qos === 1 && packet.messageId !== undefined
-          ? seen.once(
+        this.seen && packet.qos === 1 && packet.messageId !== undefined
+          ? this.seen.once(
               SeenMessages.key(id, clientId, packet.messageId, packet.topic, payload),
               packet.dup,
               store,
@@ -356,13 +355,14 @@ export class MqttInRuntime implements Lifecycle {
     redelivered: boolean,
   ): Promise<void> {
     if (redelivered && this.seen && (await storedAlready(this.deps.orm, id, item, topic))) return;
+    const receivedAt = new Date();
     try {
       await this.deps.sink.append({
         connectorId: id,
         deviceKey: item.deviceKey,
         payload: item.payload,
         source: 'mqtt-in',
-        receivedAt: new Date(),
+        receivedAt,
         // Topics on an external broker vary (device id in a segment or in the payload): keep it.
         meta: { ...item.meta, topic },
       });
@@ -373,6 +373,7 @@ export class MqttInRuntime implements Lifecycle {
       this.deps.telemetry.record(id, 'failed');
       throw error;
     }
+    if (this.seen) await committed(this.deps.orm, id, item, receivedAt);
     this.deps.telemetry.record(id, 'in');
   }
 

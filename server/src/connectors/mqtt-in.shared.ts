@@ -222,6 +222,33 @@ export async function storedAlready(
   return rows.length > 0;
 }
 
+const COMMIT_WAIT_MS = 30_000;
+
+/**
+ * Cluster mode: resolves once the stored packet is committed to `packets`, rejects (no PUBACK, the
+ * broker redelivers) when it is not within COMMIT_WAIT_MS. A node's local spool dies with the node;
+ * only the shared table survives it, and a survivor's redelivery check looks there.
+ */
+export async function committed(
+  orm: MikroORM,
+  connectorId: string,
+  item: { deviceKey: string; payload: Buffer },
+  receivedAt: Date,
+): Promise<void> {
+  const deadline = Date.now() + COMMIT_WAIT_MS;
+  for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+    const rows = await orm.em.getConnection().execute<unknown[]>(
+      `SELECT 1 FROM (SELECT payload, received_at FROM packets
+                       WHERE connector_id = ? AND device_key = ? ORDER BY id DESC LIMIT ${RECENT_PACKETS}) p
+        WHERE p.received_at = ? AND p.payload = ? LIMIT 1`,
+      [connectorId, item.deviceKey, receivedAt, item.payload],
+    );
+    if (rows.length > 0) return;
+    if (Date.now() > deadline) throw new Error('the packet was not committed in time');
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
 function versionOf(connector: Connector): string {
   return `${connector.updatedAt.getTime()}`;
 }
