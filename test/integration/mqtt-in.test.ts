@@ -150,6 +150,37 @@ describe('mqtt-in with username and password', () => {
     expect(await logMessages(byField.id)).toContain('warn: Packet refused: no device id in topic or payload');
     expectStatus(await call('POST', `/xapi/v1/connectors/${byField.id}/deactivate`), 200);
   });
+
+  it('consumes a shared subscription through every slot on a single node, each message once', async () => {
+    const shared = await createConnector(t, admin, {
+      type: 'mqtt-in',
+      config: {
+        url: `mqtt://127.0.0.1:${broker.port}`,
+        topics: ['shared/+/up'],
+        deviceIdTopicSegment: 1,
+        username: 'stellwerk',
+        password: 'bridge secret 1',
+        sharedGroup: 'stellwerk',
+        sharedSlots: 3,
+      },
+    });
+    // Every slot's session is there: the broker hands messages to all three in turn.
+    await waitFor(async () =>
+      (await logMessages(shared.id)).filter((m) => m.startsWith('info: Connected')).length === 3
+        ? true
+        : undefined,
+    );
+    await ready(shared.id);
+    const auth = ['-p', String(broker.port), '-u', 'stellwerk', '-P', 'bridge secret 1'];
+    for (let i = 0; i < 6; i++)
+      await mosquittoPub([...auth, '-q', '1', '-t', `shared/s-${i}/up`, '-m', `{"i":${i}}`]);
+    const keys = await waitFor(async () => {
+      const stored = (await packetsOf(t, shared.id)).map((p) => p.device_key);
+      return stored.length >= 6 ? stored : undefined;
+    });
+    expect(keys.sort()).toEqual(['s-0', 's-1', 's-2', 's-3', 's-4', 's-5']);
+    expectStatus(await call('POST', `/xapi/v1/connectors/${shared.id}/deactivate`), 200);
+  });
 });
 
 describe('mqtt-in with TLS client certificates', () => {

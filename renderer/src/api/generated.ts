@@ -1158,6 +1158,8 @@ export interface ApiOperations {
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
             downlinkTopic?: string;
+            sharedGroup?: string;
+            sharedSlots?: number;
           };
           accountId?: string;
         }
@@ -1523,6 +1525,8 @@ export interface ApiOperations {
             deviceIdTopicSegment?: number;
             deviceIdField?: string;
             downlinkTopic?: string;
+            sharedGroup?: string;
+            sharedSlots?: number;
           }
         | {
             deviceIdFrom?: 'dev_eui' | 'device_id';

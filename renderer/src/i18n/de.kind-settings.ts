@@ -103,6 +103,14 @@ export const deKindSettings: Record<string, KindTexts> = {
       label: 'Downlink-Topic',
       help: 'Topic-Vorlage für Downlinks; {deviceId}, {devEui} und {fPort} werden eingesetzt',
     },
+    sharedGroup: {
+      label: 'Shared-Subscription-Gruppe',
+      help: 'MQTT 5 $share/<Gruppe>/<Filter>, z. B. stellwerk; leer: ein gewöhnliches Abonnement',
+    },
+    sharedSlots: {
+      label: 'Sitzungen der Gruppe',
+      help: 'Persistente Sitzungen, die sich das Abonnement teilen (Vorgabe 2), verteilt auf die Knoten',
+    },
   },
   'tts-uplink': {
     deviceIdFrom: { label: 'Geräte-ID aus', help: 'Was das Gerät bezeichnet (Vorgabe dev_eui)' },

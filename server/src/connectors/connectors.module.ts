@@ -2,6 +2,7 @@ import type { AccountService } from '../accounts/account.service.js';
 import type { AppContext } from '../context.js';
 import type { PacketSink } from '../ingest/ingest.types.js';
 import type { DialOut } from '../outgoing/dial/dial-out.js';
+import { ConnectorOwner } from './connector-owner.js';
 import { ConnectorService } from './connector.service.js';
 import { ConnectorTelemetry } from './connector-telemetry.js';
 import type { KindDeps } from './connector-kind.js';
@@ -28,6 +29,9 @@ export function createConnectors(
     ),
   );
   const connectorTelemetry = new ConnectorTelemetry(ctx.orm, ctx.log, ctx.metrics);
+  const databaseUrl = String(ctx.orm.config.get('clientUrl'));
+  // Cluster mode: dial-out runtimes run on one node each (ADR 0132).
+  const owner = ctx.config.redisUrl ? new ConnectorOwner(databaseUrl, ctx.log) : undefined;
   const mqttIn = new MqttInRuntime({
     orm: ctx.orm,
     sink: deps.packets,
@@ -36,6 +40,8 @@ export function createConnectors(
     dial: deps.dial,
     log: ctx.log,
     networkEvents,
+    cluster: ctx.config.redisUrl ? { databaseUrl, redisUrl: ctx.config.redisUrl } : undefined,
+    owner,
   });
   // Field-protocol kinds (WebSocket, weather, LwM2M, IEC 104, OPC UA, Modbus) keep their links here.
   const links = new LinkRuntime({
@@ -46,6 +52,7 @@ export function createConnectors(
     dial: deps.dial,
     log: ctx.log,
     metrics: ctx.metrics,
+    owner,
   });
   const connectorKinds = createConnectorKinds({
     links: {
@@ -78,6 +85,6 @@ export function createConnectors(
     ctx.secretBox,
     { publicUrl: ctx.config.publicUrl, mqttPort: ctx.config.mqttPort },
   );
-  ctx.lifecycle.push(connectorTelemetry, mqttIn, links);
+  ctx.lifecycle.push(connectorTelemetry, ...(owner ? [owner] : []), mqttIn, links);
   return { networkEvents, connectorTelemetry, mqttIn, links, connectorKinds, connectors };
 }

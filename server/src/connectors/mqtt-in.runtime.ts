@@ -9,10 +9,21 @@ import type { SecretBox } from '../platform/crypto/secret-box.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { Connector } from './connector.entity.js';
 import type { MqttMessageReader, WebhookItem } from './connector-kind.js';
+import type { ConnectorOwner } from './connector-owner.js';
 import type { ConnectorTelemetry } from './connector-telemetry.js';
 import type { NetworkEvents } from './network-events.js';
 import { openSecret } from './kinds/config-fields.js';
-import type { MqttInConfig } from './kinds/mqtt-in.kind.js';
+import { deviceKeyOf, type MqttInConfig } from './kinds/mqtt-in.kind.js';
+import {
+  SeenMessages,
+  SESSION_EXPIRY_SECONDS,
+  sharedOf,
+  sharedTopics,
+  SlotKeeper,
+  slotClientId,
+  storedAlready,
+  committed,
+} from './mqtt-in.shared.js';
 
 /**
  * One mqtt.js client per active mqtt-in connector.
@@ -29,6 +40,10 @@ import type { MqttInConfig } from './kinds/mqtt-in.kind.js';
  * - QoS 0 messages go the same way; there is just no acknowledgement to hold back.
  * Reconnects back off from 1 s to 60 s; connection changes go to the connector log.
  *
+ * A connector with a shared-subscription group has one client per slot instead (mqtt-in.shared.ts):
+ * all of them on a single node; in cluster mode the slots this node holds, a message acknowledged
+ * once committed to `packets`, and a redelivery (DUP) already stored acknowledged, not stored again.
+ *
  * The broker URL is the tenant's, so the client connects through DialOut (SSRF protection at every
  * (re)connect). The connector log tells a tenant what the broker answered (a refused login) and
  * when the SSRF protection refused the target; an attempt that never reached an MQTT answer reads
@@ -40,6 +55,7 @@ const MIN_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 
 interface Running {
+  connectorId: string;
   client: MqttClient;
   qos: 0 | 1;
   connected: boolean;
@@ -53,7 +69,10 @@ interface Running {
 
 export class MqttInRuntime implements Lifecycle {
   readonly name = 'mqtt-in';
+  /** By connector id, or `<connector id>/<slot>` for a shared subscription's slots. */
   private readonly clients = new Map<string, Running>();
+  private readonly slots: SlotKeeper | undefined;
+  private readonly seen: SeenMessages | undefined;
   /** Kinds besides mqtt-in that subscribe through this runtime, with how they read their messages. */
   private readonly readers = new Map<string, MqttMessageReader>();
   private stopped = false;
@@ -68,8 +87,24 @@ export class MqttInRuntime implements Lifecycle {
       log: FastifyBaseLogger;
       /** Where downlink and gateway events of network-server kinds go. */
       networkEvents?: NetworkEvents;
+      /** Cluster mode: shared slots held through PostgreSQL, redeliveries recognised through Redis. */
+      cluster?: { databaseUrl: string; redisUrl: string };
+      owner?: ConnectorOwner; // cluster mode: a client without a shared subscription runs on one node
     },
-  ) {}
+  ) {
+    if (deps.cluster) {
+      this.slots = new SlotKeeper({
+        orm: deps.orm,
+        databaseUrl: deps.cluster.databaseUrl,
+        log: deps.log,
+        clients: {
+          openSlot: (connector, slot) => this.openSlot(connector, slot),
+          closeSlot: (id, slot) => this.close(`${id}/${slot}`),
+        },
+      });
+      this.seen = new SeenMessages(deps.cluster.redisUrl, deps.log);
+    }
+  }
 
   /**
    * A kind that subscribes like mqtt-in but reads its messages its own way (chirpstack-mqtt):
@@ -85,42 +120,78 @@ export class MqttInRuntime implements Lifecycle {
     const types = ['mqtt-in', ...this.readers.keys()];
     const connectors = await this.deps.orm.em.fork().find(Connector, { type: { $in: types }, active: true });
     for (const connector of connectors) await this.startClient(connector);
+    this.slots?.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.clients.keys()].map((id) => this.stopClient(id)));
+    await this.slots?.stop();
+    await Promise.all([...this.clients.keys()].map((key) => this.close(key)));
+    await this.seen?.close();
+  }
+
+  private ofConnector(connectorId: string): Running[] {
+    return [...this.clients.values()].filter((r) => r.connectorId === connectorId);
   }
 
   /** Connected and subscribed: messages published from now on reach the packet store. */
   isReady(connectorId: string): boolean {
-    return this.clients.get(connectorId)?.subscribed ?? false;
+    return this.ofConnector(connectorId).some((r) => r.subscribed);
   }
 
   /** Publishes with the connector's client (downlinks); rejects while it is not connected. */
   async publish(connectorId: string, topic: string, payload: Buffer): Promise<void> {
-    const running = this.clients.get(connectorId);
-    if (!running?.connected) throw new Error('the connector is not connected to its broker');
+    const running = this.ofConnector(connectorId).find((r) => r.connected);
+    if (!running) throw new Error('the connector is not connected to its broker');
     await running.client.publishAsync(topic, payload, { qos: running.qos });
   }
 
-  /** (Re)starts the connector's client with its current settings. */
+  /** (Re)starts the connector's client (or its shared slots) with its current settings. */
   async startClient(connector: Connector): Promise<void> {
     await this.stopClient(connector.id);
     if (this.stopped) return;
+    const config = connector.config as unknown as MqttInConfig;
+    const shared = connector.type === 'mqtt-in' ? sharedOf(config) : undefined;
+    if (!shared) {
+      const owner = this.deps.owner;
+      const retry = () => this.startClient(connector);
+      if (owner && !(await owner.claim(connector.id, retry, () => this.stopClient(connector.id)))) return;
+      return this.open(connector.id, connector, this.options(connector, config), config.topics);
+    }
+    // In cluster mode the keeper decides which slots run here; it looks again at once.
+    if (this.slots) return this.slots.poke();
+    for (let slot = 0; slot < shared.slots; slot++) this.openSlot(connector, slot);
+  }
+
+  private openSlot(connector: Connector, slot: number): void {
+    if (this.stopped) return;
+    const config = connector.config as unknown as MqttInConfig;
+    const shared = sharedOf(config)!;
+    const options: IClientOptions = {
+      ...this.options(connector, config),
+      clientId: slotClientId(connector, config, slot),
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: SESSION_EXPIRY_SECONDS },
+    };
+    this.open(`${connector.id}/${slot}`, connector, options, sharedTopics(shared.group, config.topics));
+  }
+
+  private open(key: string, connector: Connector, options: IClientOptions, configTopics: string[]): void {
     const reader = this.readers.get(connector.type);
     const config = connector.config as unknown as MqttInConfig;
-    const topics = reader ? reader.topics(connector.config) : config.topics;
+    const topics = reader ? reader.topics(connector.config) : configTopics;
     const id = connector.id;
     const qos = config.qos ?? 1;
     let client: MqttClient;
     try {
-      client = this.deps.dial.mqtt(config.url, this.options(connector, config));
+      client = this.deps.dial.mqtt(config.url, options);
     } catch (error) {
       void this.deps.telemetry.write(id, 'error', `Cannot use the settings: ${(error as Error).message}`);
       return;
     }
+    const clientId = options.clientId ?? id;
     const running: Running = {
+      connectorId: id,
       client,
       qos,
       connected: false,
@@ -128,15 +199,24 @@ export class MqttInRuntime implements Lifecycle {
       lastError: undefined,
       attemptLogged: false,
     };
-    this.clients.set(id, running);
+    this.clients.set(key, running);
     // mqtt.js calls handleMessage one packet at a time and sends the PUBACK only after its callback
     // (customHandleAcks would do the same, but mqtt.js honours it for MQTT 5 only).
     client.handleMessage = (packet, callback) => {
       if (packet.cmd !== 'publish') return callback();
       const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
-      const ingest = reader
-        ? this.ingestRead(connector, reader, packet.topic, payload)
-        : this.ingest(connector, config, packet.topic, payload);
+      const store = () =>
+        reader
+          ? this.ingestRead(connector, reader, packet.topic, payload, packet.dup)
+          : this.ingest(connector, config, packet.topic, payload, packet.dup);
+      const ingest =
+        this.seen && packet.qos === 1 && packet.messageId !== undefined
+          ? this.seen.once(
+              SeenMessages.key(id, clientId, packet.messageId, packet.topic, payload),
+              packet.dup,
+              store,
+            )
+          : store();
       ingest.then(
         () => callback(),
         (error: Error) => {
@@ -197,9 +277,16 @@ export class MqttInRuntime implements Lifecycle {
   }
 
   async stopClient(connectorId: string): Promise<void> {
-    const running = this.clients.get(connectorId);
+    await this.slots?.release(connectorId);
+    await this.deps.owner?.release(connectorId);
+    const keys = [...this.clients].filter(([, r]) => r.connectorId === connectorId).map(([k]) => k);
+    await Promise.all(keys.map((key) => this.close(key)));
+  }
+
+  private async close(key: string): Promise<void> {
+    const running = this.clients.get(key);
     if (!running) return;
-    this.clients.delete(connectorId);
+    this.clients.delete(key);
     await running.client.endAsync(true).catch(() => undefined);
   }
 
@@ -217,6 +304,7 @@ export class MqttInRuntime implements Lifecycle {
     config: MqttInConfig,
     topic: string,
     message: Buffer,
+    redelivered = false,
   ): Promise<void> {
     const id = connector.id;
     const refuse = this.refuser(id, topic);
@@ -225,7 +313,7 @@ export class MqttInRuntime implements Lifecycle {
     }
     const deviceKey = deviceKeyOf(config, topic, message);
     if (!deviceKey) return refuse('Packet refused: no device id in topic or payload', {});
-    await this.append(id, topic, { deviceKey, payload: message }, refuse);
+    await this.append(id, topic, { deviceKey, payload: message }, refuse, redelivered);
   }
 
   /**
@@ -238,6 +326,7 @@ export class MqttInRuntime implements Lifecycle {
     reader: MqttMessageReader,
     topic: string,
     message: Buffer,
+    redelivered = false,
   ): Promise<void> {
     const id = connector.id;
     const refuse = this.refuser(id, topic);
@@ -253,7 +342,7 @@ export class MqttInRuntime implements Lifecycle {
     }
     for (const entry of read.logs)
       await this.deps.telemetry.write(id, entry.level, entry.message, entry.details);
-    for (const item of read.items) await this.append(id, topic, item, refuse);
+    for (const item of read.items) await this.append(id, topic, item, refuse, redelivered);
     await this.deps.networkEvents?.emit(read.events);
   }
 
@@ -263,14 +352,17 @@ export class MqttInRuntime implements Lifecycle {
     topic: string,
     item: WebhookItem,
     refuse: (reason: string, details: Record<string, unknown>) => void,
+    redelivered: boolean,
   ): Promise<void> {
+    if (redelivered && this.seen && (await storedAlready(this.deps.orm, id, item, topic))) return;
+    const receivedAt = new Date();
     try {
       await this.deps.sink.append({
         connectorId: id,
         deviceKey: item.deviceKey,
         payload: item.payload,
         source: 'mqtt-in',
-        receivedAt: new Date(),
+        receivedAt,
         // Topics on an external broker vary (device id in a segment or in the payload): keep it.
         meta: { ...item.meta, topic },
       });
@@ -281,6 +373,7 @@ export class MqttInRuntime implements Lifecycle {
       this.deps.telemetry.record(id, 'failed');
       throw error;
     }
+    if (this.seen) await committed(this.deps.orm, id, item, receivedAt);
     this.deps.telemetry.record(id, 'in');
   }
 
@@ -303,23 +396,4 @@ export class MqttInRuntime implements Lifecycle {
       rejectUnauthorized: config.rejectUnauthorized ?? true,
     };
   }
-}
-
-/** The device id from the topic segment or the payload field the settings name. */
-export function deviceKeyOf(config: MqttInConfig, topic: string, message: Buffer): string | undefined {
-  if (config.deviceIdSource === 'payload') {
-    try {
-      const value = (JSON.parse(message.toString('utf8')) as Record<string, unknown> | null)?.[
-        config.deviceIdField || 'device_id'
-      ];
-      const text = typeof value === 'number' ? String(value) : value;
-      return typeof text === 'string' && text.trim() && text.length <= 200 ? text.trim() : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  const levels = topic.split('/');
-  const index = config.deviceIdTopicSegment ?? -1;
-  const level = levels.at(index);
-  return level && level.length <= 200 ? level : undefined;
 }

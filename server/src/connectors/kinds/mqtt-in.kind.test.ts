@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
-import { deviceKeyOf } from '../mqtt-in.runtime.js';
 import { openSecret } from './config-fields.js';
 import { buildKind } from './derive.js';
-import { mqttInKind } from './mqtt-in.kind.js';
+import { deviceKeyOf, mqttInKind } from './mqtt-in.kind.js';
 
 const kind = buildKind(mqttInKind, {
   mqttIn: { start: async () => {}, stop: async () => {}, publish: async () => {} },

@@ -25,6 +25,12 @@ export interface MqttInConfig {
   deviceIdField?: string;
   /** Where downlinks are published: a topic with `{deviceId}`, `{devEui}`, `{fPort}` placeholders. */
   downlinkTopic?: string;
+  /**
+   * Consumes through an MQTT 5 shared subscription `$share/<group>/<filter>` with `sharedSlots`
+   * persistent sessions (mqtt-in.shared.ts): the nodes of a cluster share the messages.
+   */
+  sharedGroup?: string;
+  sharedSlots?: number;
 }
 
 const MAX_TOPICS = 20;
@@ -56,6 +62,9 @@ function check(config: Record<string, unknown>) {
   checkTopics(check, config.topics);
   if (typeof config.downlinkTopic === 'string' && /[#+]/.test(config.downlinkTopic)) {
     check.custom('downlinkTopic', 'must be a topic name without wildcards');
+  }
+  if (typeof config.sharedGroup === 'string' && !/^[A-Za-z0-9_-]*$/.test(config.sharedGroup)) {
+    check.custom('sharedGroup', 'may hold letters, digits, "-" and "_" only');
   }
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
@@ -97,6 +106,15 @@ export const mqttInKind: ConnectorKindDescriptor = {
         500,
         'Topic downlinks are published on; {deviceId}, {devEui} and {fPort} are replaced (e.g. devices/{deviceId}/down)',
       ),
+      sharedGroup: text(
+        100,
+        'Shared-subscription group (MQTT 5 $share/<group>/<filter>, e.g. stellwerk); empty: a plain subscription',
+      ),
+      sharedSlots: integer(
+        1,
+        16,
+        'Persistent sessions sharing the subscription (default 2), spread over the nodes',
+      ),
     },
     ['url', 'topics'],
   ),
@@ -108,3 +126,22 @@ export const mqttInKind: ConnectorKindDescriptor = {
     downlink: mqttInDownlinkSender(mqttIn),
   }),
 };
+
+/** The device id from the topic segment or the payload field the settings name. */
+export function deviceKeyOf(config: MqttInConfig, topic: string, message: Buffer): string | undefined {
+  if (config.deviceIdSource === 'payload') {
+    try {
+      const value = (JSON.parse(message.toString('utf8')) as Record<string, unknown> | null)?.[
+        config.deviceIdField || 'device_id'
+      ];
+      const text = typeof value === 'number' ? String(value) : value;
+      return typeof text === 'string' && text.trim() && text.length <= 200 ? text.trim() : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const levels = topic.split('/');
+  const index = config.deviceIdTopicSegment ?? -1;
+  const level = levels.at(index);
+  return level && level.length <= 200 ? level : undefined;
+}

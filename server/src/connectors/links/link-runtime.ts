@@ -1,3 +1,4 @@
+import type { ConnectorOwner } from '../connector-owner.js';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
@@ -45,6 +46,8 @@ export interface LinkRuntimeDeps {
   metrics: Metrics;
   /** Tests shorten the backoff; the server keeps the defaults. */
   backoff?: { minMs: number; maxMs: number };
+  /** Cluster mode: each link runs on one node (connector-owner.ts). */
+  owner?: ConnectorOwner;
 }
 
 /**
@@ -117,6 +120,9 @@ export class LinkRuntime implements Lifecycle, LinkHost {
     await this.stopLink(connector.id);
     const driver = this.drivers.get(connector.type);
     if (this.stopped || !driver) return;
+    const owner = this.deps.owner;
+    const retry = () => this.startLink(connector);
+    if (owner && !(await owner.claim(connector.id, retry, () => this.stopLink(connector.id)))) return;
     const run: Running = {
       connector,
       driver,
@@ -132,6 +138,7 @@ export class LinkRuntime implements Lifecycle, LinkHost {
   }
 
   async stopLink(connectorId: string): Promise<void> {
+    await this.deps.owner?.release(connectorId);
     const run = this.running.get(connectorId);
     if (!run) return;
     this.running.delete(connectorId);
