@@ -14,6 +14,8 @@ import { startServer, tempDataDir, type ServerProcess } from './server-process.j
 
 export interface Peer {
   port: number;
+  /** The process id, e.g. for its CPU time in /proc. */
+  pid: number;
   stop(): Promise<void>;
   /** Everything the process wrote so far. */
   output(): string;
@@ -70,7 +72,7 @@ export async function startRedis(): Promise<Redis> {
     'yes',
   ]);
   await waitForPort(port, child, output);
-  return { port, url: `redis://127.0.0.1:${port}/0`, output, stop: () => stopChild(child) };
+  return { port, pid: child.pid!, url: `redis://127.0.0.1:${port}/0`, output, stop: () => stopChild(child) };
 }
 
 export interface NodePorts {
@@ -125,6 +127,7 @@ ${servers('mqtt')}
   await waitForPort(http, child, output);
   return {
     port: http,
+    pid: child.pid!,
     http,
     mqtt,
     output,
