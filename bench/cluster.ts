@@ -45,6 +45,10 @@ const DRAIN_LIMIT_MS = Number(process.env.BENCH_DRAIN_LIMIT_SECONDS ?? (QUICK ? 
 /** Twins the console's live socket follows (a page shows dozens, not thousands). */
 const FOLLOWED = Number(process.env.BENCH_FOLLOW ?? 100);
 const PREFIX = 'fleet';
+/** `single` or `cluster`: runs only that mode (e.g. to profile one); the ratios need both. */
+const ONLY = process.env.BENCH_ONLY ?? '';
+/** Seconds without load before the ladder: the mode's idle CPU, taken off for the marginal figure. */
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? (QUICK ? 3 : 10));
 
 interface Mode {
   name: string;
@@ -67,9 +71,13 @@ interface StepResult {
   pubackP99: number;
   visibleP99: number;
   visibleCount: number;
+  /** Pushes of twin state `a` the console should get: one per message of a followed device. */
+  visibleExpected: number;
   drainMs: number;
   seconds: number;
   cpu: CpuReading;
+  /** CPU seconds the mode uses without load over the step's length (its idle cores × seconds). */
+  idleSeconds: number;
   publisherSeconds: number;
 }
 
@@ -101,7 +109,7 @@ async function changes(mode: Mode): Promise<number> {
   return sum;
 }
 
-async function step(mode: Mode, s: Scenario): Promise<StepResult> {
+async function step(mode: Mode, s: Scenario, idleCores = 0): Promise<StepResult> {
   const messages = s.processes * s.clientsPerProcess * s.perClient;
   const expectedChanges = messages * FLEET_STATES.length;
   const changesBefore = await changes(mode);
@@ -129,8 +137,16 @@ async function step(mode: Mode, s: Scenario): Promise<StepResult> {
     }
     await sleep(100);
   }
+  // The console's pushes of committed states can trail the commits by seconds under load: their CPU
+  // belongs to this step, so the step ends once they stopped coming (or all came).
+  const visibleExpected = Math.min(FOLLOWED, CLIENTS) * s.perClient;
+  for (let seen = -1; mode.live.latencies.length !== seen && mode.live.latencies.length < visibleExpected;) {
+    if (now() > pub.finishedAt + DRAIN_LIMIT_MS) break;
+    seen = mode.live.latencies.length;
+    await sleep(500);
+  }
   const cpu = cpuSpent(cpuBefore!, await readCpu(mode.processes));
-  const end = Number.isNaN(drainedAt) ? now() : drainedAt;
+  const end = now();
   return {
     rate: Math.round(s.rate * s.processes * s.clientsPerProcess),
     messages,
@@ -139,22 +155,32 @@ async function step(mode: Mode, s: Scenario): Promise<StepResult> {
     pubackP99: pct(pub.latencies, 99),
     visibleP99: pct(mode.live.latencies, 99),
     visibleCount: mode.live.latencies.length,
+    visibleExpected,
     drainMs: drainedAt - pub.finishedAt,
     seconds: (end - pub.firedAt) / 1000,
     cpu,
+    idleSeconds: idleCores * ((end - pub.firedAt) / 1000),
     publisherSeconds: pub.cpuSeconds,
   };
 }
 
 async function runLadder(mode: Mode): Promise<StepResult[]> {
   const load = await fs.readFile('/proc/loadavg', 'utf8');
-  console.log(`\n## ${mode.name} (load average before: ${load.split(' ').slice(0, 3).join(' ')})`);
+  console.log(
+    `\n## ${mode.name}, console's live socket on ${mode.liveAt} (load average before: ${load.split(' ').slice(0, 3).join(' ')})`,
+  );
   // Unmeasured warm-up: JIT, caches and pools.
   if (WARM_UP_SECONDS > 0) await step(mode, scenario(STEPS[0]!, WARM_UP_SECONDS));
+  // Idle: heartbeats, leases, polls, the Redis and HAProxy checks; a cost per node, not per message.
+  await sleep(2000);
+  const idleBefore = await readCpu(mode.processes);
+  await sleep(IDLE_SECONDS * 1000);
+  const idleCores = cpuTotal(cpuSpent(idleBefore, await readCpu(mode.processes))) / IDLE_SECONDS;
+  console.log(`  idle: ${idleCores.toFixed(3)} cores (over ${IDLE_SECONDS} s without load)`);
   const results: StepResult[] = [];
   for (const rate of STEPS) {
     debug(`${mode.name}: step ${rate}`);
-    const r = await step(mode, scenario(rate, STEP_SECONDS));
+    const r = await step(mode, scenario(rate, STEP_SECONDS), idleCores);
     results.push(r);
     const perMessage = (seconds: number) => `${((seconds / r.messages) * 1e6).toFixed(0)} µs`;
     const threads = [...r.cpu.threads]
@@ -162,18 +188,41 @@ async function runLadder(mode: Mode): Promise<StepResult[]> {
       .sort((a, b) => b[1] - a[1])
       .map(([name, seconds]) => `${name} ${perMessage(seconds)}`)
       .join(', ');
+    const load = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
     console.log(
-      `  ${r.rate} msg/s: acked ${r.acked}/${r.messages}, PUBACK p50 ${ms(r.pubackP50)} p99 ${ms(r.pubackP99)}, ` +
-        `state visible p99 ${ms(r.visibleP99)} (${r.visibleCount} pushes), drained ${Number.isNaN(r.drainMs) ? `not within ${DRAIN_LIMIT_MS / 1000} s` : `after ${(Math.max(0, r.drainMs) / 1000).toFixed(2)} s`}`,
+      `  ${r.rate} msg/s (load average after: ${load}): acked ${r.acked}/${r.messages}, PUBACK p50 ${ms(r.pubackP50)} p99 ${ms(r.pubackP99)}, ` +
+        `state visible p99 ${ms(r.visibleP99)} (${r.visibleCount} of ${r.visibleExpected} pushes), drained ${Number.isNaN(r.drainMs) ? `not within ${DRAIN_LIMIT_MS / 1000} s` : `after ${(Math.max(0, r.drainMs) / 1000).toFixed(2)} s`}`,
     );
     console.log(
-      `    CPU per message ${perMessage(cpuTotal(r.cpu))}: nodes ${perMessage(r.cpu.nodes)} (${threads}), PostgreSQL ${perMessage(r.cpu.postgres)}, ` +
+      `    CPU per message ${perMessage(cpuTotal(r.cpu))}, above idle ${perMessage(cpuTotal(r.cpu) - r.idleSeconds)}: nodes ${perMessage(r.cpu.nodes)} (${threads}), PostgreSQL ${perMessage(r.cpu.postgres)}, ` +
         `Redis ${perMessage(r.cpu.redis)}, HAProxy ${perMessage(r.cpu.haproxy)}; publishers ${perMessage(r.publisherSeconds)} (not counted); ` +
         `${(cpuTotal(r.cpu) / r.seconds).toFixed(2)} cores over ${r.seconds.toFixed(1)} s`,
     );
     if (Number.isNaN(r.drainMs)) break;
   }
+  await printStorage(mode.db);
   return results;
+}
+
+/** Bytes on disk per stored row (table and indexes), for sizing PostgreSQL (docs/scale-out.md). */
+async function printStorage(db: pg.Client): Promise<void> {
+  const size = async (table: string) =>
+    (
+      await db.query<{ bytes: string; rows: string }>(
+        `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree($1::regclass) WHERE isleaf),
+                         pg_total_relation_size($1::regclass)) AS bytes,
+                (SELECT count(*) FROM ${table}) AS rows`,
+        [table],
+      )
+    ).rows[0]!;
+  const parts = [];
+  for (const table of ['packets', 'ts_points']) {
+    const { bytes, rows } = await size(table);
+    parts.push(
+      `${table} ${Number(rows).toLocaleString('en-US')} rows, ${(Number(bytes) / Number(rows)).toFixed(0)} bytes each`,
+    );
+  }
+  console.log(`  stored: ${parts.join('; ')} (with indexes)`);
 }
 
 async function singleNode(url: string, dir: string, cleanups: Cleanups): Promise<Mode> {
@@ -272,15 +321,17 @@ async function connect(url: string, cleanups: Cleanups): Promise<pg.Client> {
 
 function compare(single: StepResult[], clustered: StepResult[]): void {
   const us = (r: StepResult) => (cpuTotal(r.cpu) / r.messages) * 1e6;
+  const above = (r: StepResult) => ((cpuTotal(r.cpu) - r.idleSeconds) / r.messages) * 1e6;
   console.log(
-    '\n| msg/s | CPU per message single / cluster | ratio | PUBACK p50 single / cluster | PUBACK p99 single / cluster | added by the cluster ack p50 / p99 | state visible p99 single / cluster |',
+    '\n| msg/s | CPU per message single / cluster | ratio | above idle single / cluster | ratio | PUBACK p50 single / cluster | PUBACK p99 single / cluster | PUBACK difference p50 / p99 | state visible p99 single / cluster |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const s of single) {
     const c = clustered.find((r) => r.rate === s.rate);
     if (!c) continue;
     console.log(
       `| ${s.rate.toLocaleString('en-US')} | ${us(s).toFixed(0)} / ${us(c).toFixed(0)} µs | ${(us(c) / us(s)).toFixed(2)} ` +
+        `| ${above(s).toFixed(0)} / ${above(c).toFixed(0)} µs | ${(above(c) / above(s)).toFixed(2)} ` +
         `| ${ms(s.pubackP50)} / ${ms(c.pubackP50)} | ${ms(s.pubackP99)} / ${ms(c.pubackP99)} ` +
         `| ${ms(c.pubackP50 - s.pubackP50)} / ${ms(c.pubackP99 - s.pubackP99)} | ${ms(s.visibleP99)} / ${ms(c.visibleP99)} |`,
     );
@@ -303,11 +354,9 @@ async function main(): Promise<void> {
     const clusterUrl = new URL(url);
     clusterUrl.pathname = '/stellwerk_cluster';
     // One mode at a time, the other stopped: each has the machine to itself.
-    const single = await withCleanups((c) => singleNode(url, dir, c), runLadder);
-    const clustered = await withCleanups(
-      (c) => cluster(clusterUrl.toString(), dir, c),
-      async (mode) => (console.log(`  (console live socket on ${mode.liveAt})`), runLadder(mode)),
-    );
+    const single = ONLY === 'cluster' ? [] : await withCleanups((c) => singleNode(url, dir, c), runLadder);
+    const clustered =
+      ONLY === 'single' ? [] : await withCleanups((c) => cluster(clusterUrl.toString(), dir, c), runLadder);
     compare(single, clustered);
     const load = await fs.readFile('/proc/loadavg', 'utf8');
     console.log(`\nload average at the end: ${load.split(' ').slice(0, 3).join(' ')}`);
