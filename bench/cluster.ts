@@ -274,7 +274,8 @@ async function cluster(url: string, dir: string, cleanups: Cleanups): Promise<Mo
   for (const node of nodes.slice(1)) await node.start();
   const haproxy = await startHaproxy(nodes.map((n) => n.ports));
   cleanups.unshift(() => haproxy.stop());
-  // The console on the last node: with one processing node, its pushes cross Redis at least 2 times in 3.
+  // The console on the last node: node 1 ran alone first and so holds the processing lease, and every
+  // twin state this console gets has crossed the Redis bus.
   const liveNode = nodes.at(-1)!;
   const live = await followTwins(liveNode.process!.httpPort, site.token, site.twinIds.slice(0, FOLLOWED));
   cleanups.unshift(async () => live.close());
