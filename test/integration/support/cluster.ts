@@ -14,8 +14,6 @@ import { startServer, tempDataDir, type ServerProcess } from './server-process.j
 
 export interface Peer {
   port: number;
-  /** The process id, e.g. for its CPU time in /proc. */
-  pid: number;
   stop(): Promise<void>;
   /** Everything the process wrote so far. */
   output(): string;
@@ -23,6 +21,8 @@ export interface Peer {
 
 export interface Redis extends Peer {
   url: string;
+  /** The process id, e.g. for its CPU time in /proc (bench:cluster). */
+  pid: number;
 }
 
 export async function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
@@ -84,6 +84,8 @@ export interface Haproxy extends Peer {
   /** The balanced ports clients use. */
   http: number;
   mqtt: number;
+  /** The process id, e.g. for its CPU time in /proc (bench:cluster). */
+  pid: number;
 }
 
 /**
