@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
 import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
 import { copyBaseline, postgresCpuSeconds, postmasterOf, processCpuSeconds } from './fleet-probes.js';
+import { FLEET_ADMIN, FLEET_STATES, seedFleet } from './fleet-seed.js';
 import { backlog, metric } from './ingest-twins.js';
 import {
   debug,
@@ -31,7 +32,7 @@ import {
 
 const PROCESSES = 4;
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 2000);
-const STATES = ['a', 'b', 'c'] as const;
+const STATES = FLEET_STATES;
 const STEPS = (process.env.BENCH_STEPS ?? '2000,5000,10000,15000,20000').split(',').map(Number);
 const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? 60);
 /** A step that has not drained this long after its end ends the ladder: higher steps would not either. */
@@ -46,7 +47,7 @@ const FOLLOWED = Number(process.env.BENCH_FOLLOW ?? 100);
 const SKIP_MOSQUITTO = process.env.BENCH_MOSQUITTO === '0';
 /** `1`: load pg_stat_statements and print the statements PostgreSQL spent the most time on. */
 const STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
-const ADMIN = { email: 'bench@stellwerk.test', password: 'bench password 123' };
+const ADMIN = FLEET_ADMIN;
 const PREFIX = 'fleet';
 
 interface Site {
@@ -113,80 +114,17 @@ async function setUp(dir: string, cleanups: Array<() => Promise<unknown>>): Prom
     { openFiles: { soft: 20_000, hard: 20_000 } },
   );
   cleanups.unshift(() => server.stop('SIGTERM'));
-  const call = async <T>(route: string, body: unknown, token?: string) => {
-    const response = await fetch(`${server.baseUrl}${route}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as T;
-  };
-  const { token, user } = await call<{ token: string; user: { accountId: string } }>(
-    '/xapi/v1/auth/login',
-    ADMIN,
-  );
-  const connector = await call<{ id: string; credentials: { username: string; password: string } }>(
-    '/xapi/v1/connectors',
-    { title: 'fleet', type: 'mqtt-broker' },
-    token,
-  );
   const db = new pg.Client({ connectionString: url });
   // PostgreSQL stopping at the end (or after a failure) must not hide the bench's own error.
   db.on('error', () => undefined);
   await db.connect();
   if (STATEMENTS) await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-  // Devices and their JSON driver straight into the tables: the bench measures ingest, not CRUD.
-  const driver = await db.query<{ id: string }>(
-    `INSERT INTO device_drivers (id, account_id, title, description, shared, parser, target_variables, health_config, created_at, updated_at)
-     VALUES (gen_random_uuid(), $1, 'fleet json', '', false, '{"type":"json"}', '[]', '{"rules":[]}', now(), now()) RETURNING id`,
-    [user.accountId],
-  );
   const keys = deviceKeys();
-  const devices = await db.query<{ id: string }>(
-    `INSERT INTO virtual_devices (id, account_id, connector_id, driver_id, device_id, title, description, tags, groups,
-        key_value_data, activation_method, skip_frame_counter_check, health_state, reference_id, created_at, updated_at)
-     SELECT gen_random_uuid(), $1, $2, $3, k, k, '', '{}', '{}', '{}', 'OTAA', false, 'Unknown', 'ref-' || k, now(), now()
-       FROM unnest($4::text[]) AS k RETURNING id`,
-    [user.accountId, connector.id, driver.rows[0]!.id, keys],
-  );
-  // Twins and states straight into the tables too (thousands of XAPI calls would take minutes); the
-  // last twin goes through the XAPI, which makes both state engines reload their routing index.
-  const t0 = now();
-  const twins = await db.query<{ id: string }>(
-    `INSERT INTO digital_twins (id, account_id, path, title, reference_id, custom_properties, tags, created_at, updated_at)
-     SELECT id, $1, ARRAY[id], 'fleet ' || k, 'ref-' || k, '{}', '{}', now(), now()
-       FROM (SELECT gen_random_uuid() AS id, k, ord FROM unnest($2::text[]) WITH ORDINALITY AS u(k, ord)) AS t
-      ORDER BY ord RETURNING id`,
-    [user.accountId, keys.slice(0, -1)],
-  );
-  const twinIds = twins.rows.map((r) => r.id);
-  const states = await db.query<{ id: string }>(
-    `INSERT INTO data_states (id, account_id, twin_id, key, title, value_type, source, meta, engine, created_at, updated_at)
-     SELECT gen_random_uuid(), $1, t.id, s.key, s.key, 'number',
-            jsonb_build_object('type', 'dynamic-routing', 'stateKey', s.key), '{}', '{}', now(), now()
-       FROM unnest($2::uuid[]) WITH ORDINALITY AS t(id, ord), unnest($3::text[]) WITH ORDINALITY AS s(key, sord)
-      ORDER BY t.ord, s.sord RETURNING id`,
-    [user.accountId, twinIds, STATES],
-  );
-  const stateIds = states.rows.map((r) => r.id);
-  const lastKey = keys.at(-1)!;
-  const last = await call<{ id: string }>(
-    '/xapi/v1/digital-twins',
-    { title: `fleet ${lastKey}`, referenceId: `ref-${lastKey}` },
-    token,
-  );
-  twinIds.push(last.id);
-  for (const key of STATES) {
-    const state = await call<{ id: string }>(
-      `/xapi/v1/digital-twins/${last.id}/states`,
-      { key, title: key, valueType: 'number', source: { type: 'dynamic-routing', stateKey: key } },
-      token,
-    );
-    stateIds.push(state.id);
-  }
+  const seeded = await seedFleet(server.baseUrl, db, keys);
+  const { token, stateIds } = seeded;
+  const twinIds = [...seeded.twinIds];
   console.log(
-    `${keys.length} devices, ${twinIds.length} twins with ${STATES.length} dynamic-routing states each (${((now() - t0) / 1000).toFixed(1)} s)`,
+    `${keys.length} devices, ${twinIds.length} twins with ${STATES.length} dynamic-routing states each (${seeded.seconds.toFixed(1)} s)`,
   );
   const visible: number[] = [];
   const twinVisible: number[] = [];
@@ -212,7 +150,7 @@ async function setUp(dir: string, cleanups: Array<() => Promise<unknown>>): Prom
   });
   // Consoles follow some devices and twins (a page shows dozens, not thousands): their packets are
   // shown on arrival, their twin states after commit. The latencies are measured on these.
-  const deviceIds = devices.rows.map((r) => r.id).slice(0, FOLLOWED);
+  const deviceIds = seeded.deviceIds.slice(0, FOLLOWED);
   twinIds.splice(FOLLOWED);
   for (let i = 0; i < twinIds.length; i += 1000)
     socket.send(JSON.stringify({ subscribe: { twinIds: twinIds.slice(i, i + 1000) } }));
@@ -224,8 +162,8 @@ async function setUp(dir: string, cleanups: Array<() => Promise<unknown>>): Prom
     db,
     postmaster: await postmasterOf(path.join(dataDir, 'postgres')),
     mqttPort,
-    connectorId: connector.id,
-    credentials: connector.credentials,
+    connectorId: seeded.connectorId,
+    credentials: seeded.credentials,
     stateIds,
     visible,
     twinVisible,

@@ -69,6 +69,8 @@ interface PublisherResult {
 export async function publish(
   s: Scenario,
   base: Omit<PublisherJob, 'clients' | 'perClient' | 'rate' | 'window' | 'qos' | 'devicePrefix'>,
+  /** Runs once every client is connected, just before the publishers fire (e.g. a CPU reading). */
+  onReady?: () => Promise<void>,
 ) {
   const children: ChildProcess[] = [];
   const results: Array<Promise<PublisherResult>> = [];
@@ -101,6 +103,7 @@ export async function publish(
   }
   await Promise.all(ready);
   debug('publishers ready');
+  await onReady?.();
   const firedAt = now();
   for (const child of children) child.send('go');
   const all = await Promise.all(results);

@@ -21,6 +21,8 @@ export interface Peer {
 
 export interface Redis extends Peer {
   url: string;
+  /** The process id, e.g. for its CPU time in /proc (bench:cluster). */
+  pid: number;
 }
 
 export async function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
@@ -71,7 +73,7 @@ export async function startRedis(port?: number): Promise<Redis> {
     'yes',
   ]);
   await waitForPort(port, child, output);
-  return { port, url: `redis://127.0.0.1:${port}/0`, output, stop: () => stopChild(child) };
+  return { port, pid: child.pid!, url: `redis://127.0.0.1:${port}/0`, output, stop: () => stopChild(child) };
 }
 
 export interface NodePorts {
@@ -83,6 +85,8 @@ export interface Haproxy extends Peer {
   /** The balanced ports clients use. */
   http: number;
   mqtt: number;
+  /** The process id, e.g. for its CPU time in /proc (bench:cluster). */
+  pid: number;
 }
 
 /**
@@ -126,6 +130,7 @@ ${servers('mqtt')}
   await waitForPort(http, child, output);
   return {
     port: http,
+    pid: child.pid!,
     http,
     mqtt,
     output,
