@@ -361,3 +361,36 @@ describe('packet spool', () => {
     expect(deviceKeys(restarted.readDurable(1))).toEqual([packet(accepted!).deviceKey]);
   });
 });
+
+describe('packet spool in cluster mode (acknowledged after the commit)', () => {
+  it('resolves an append only once downstream committed it to the packet table', async () => {
+    const spool = await startedOn(await tempDir(), { acknowledgeAfterCommit: true });
+    const groups: SpoolGroup[] = [];
+    spool.onDurable((group) => groups.push(group));
+    let acknowledged = false;
+    const appended = spool.append(packet(1)).then(() => (acknowledged = true));
+    await expect.poll(() => groups.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(acknowledged, 'durable on disk is not enough').toBe(false);
+    spool.committed(groups[0]!.lastSeq);
+    await appended;
+    expect(acknowledged).toBe(true);
+  });
+
+  it('drops records the table lacks at a start, since their senders were never acknowledged', async () => {
+    const dir = await tempDir();
+    const first = await startedOn(dir, { acknowledgeAfterCommit: true });
+    void first.append(packet(1));
+    void first.append(packet(2));
+    await expect.poll(() => first.lastDurableSeq).toBe(2);
+    await first.stop();
+    const again = await startedOn(dir, { acknowledgeAfterCommit: true, committedSeq: 1 });
+    expect(again.readDurable(1)).toEqual([]);
+    expect(again.backlog).toBe(0);
+    const groups: SpoolGroup[] = [];
+    again.onDurable((group) => groups.push(group));
+    void again.append(packet(3));
+    await expect.poll(() => groups.length).toBe(1);
+    expect(groups[0]!.firstSeq, 'a dropped seq is never used again').toBe(3);
+  });
+});

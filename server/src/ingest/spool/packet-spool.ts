@@ -243,6 +243,15 @@ export class PacketSpool implements PacketSink, Lifecycle {
       this.nextSeq = Math.max(lastInFiles, committed) + 1;
       this.durableSeq = this.nextSeq - 1;
       this.committedSeq = committed;
+      if (this.options.acknowledgeAfterCommit && lastInFiles > committed) {
+        // Cluster mode: records the table lacks were never acknowledged; their senders sent them again,
+        // to this node or another. Storing them now would store them twice.
+        log.warn(
+          { records: lastInFiles - committed, dir },
+          'packet spool: dropping records that were never acknowledged (cluster mode: their senders sent them again)',
+        );
+        this.committedSeq = lastInFiles;
+      }
       const earliest = segments.find((segment) => segment.lastSeq >= segment.firstSeq);
       if (earliest && earliest.firstSeq > committed + 1) {
         log.warn(
@@ -253,10 +262,10 @@ export class PacketSpool implements PacketSink, Lifecycle {
       const opened = await this.openSegment(this.nextSeq);
       // A segment named like the new one held no record (see openSegmentFile) and is replaced by it.
       const others = segments.filter((segment) => segment.path !== opened.segment.path);
-      this.closed = others.filter((segment) => segment.lastSeq > committed);
+      this.closed = others.filter((segment) => segment.lastSeq > this.committedSeq);
       await deleteSegments(
         dir,
-        others.filter((segment) => segment.lastSeq <= committed),
+        others.filter((segment) => segment.lastSeq <= this.committedSeq),
         this.options.log,
       );
       this.accepting = true;
