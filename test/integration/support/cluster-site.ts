@@ -92,13 +92,13 @@ export interface FleetRun {
 /**
  * One mqtt.js client per device through `port` (HAProxy), reconnecting every 200 ms, each publishing
  * `perClient` QoS 1 messages `{"v": value}` with a value unique in the run, at most `inFlight` at a
- * time. mqtt.js keeps unacknowledged messages and sends them again after a reconnect.
+ * time (`intervalMs`: after each acknowledgement, a pause before the next). mqtt.js keeps unacknowledged messages and sends them again after a reconnect.
  */
 export function runFleet(
   port: number,
   site: ClusterSite,
   perClient: number,
-  options: { inFlight?: number; deadlineMs?: number } = {},
+  options: { inFlight?: number; deadlineMs?: number; intervalMs?: number } = {},
 ): FleetRun {
   const acknowledged = new Set<number>();
   let reconnects = 0;
@@ -129,6 +129,7 @@ export function runFleet(
             pending--;
             if (!error) acknowledged.add(value);
             if (next >= perClient && pending === 0) resolve();
+            else if (options.intervalMs) setTimeout(pump, options.intervalMs);
             else pump();
           });
         }
