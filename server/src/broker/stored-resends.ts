@@ -19,7 +19,7 @@ import type { PacketMeta } from '../ingest/packet-meta.js';
  * index, never the table.
  */
 
-export const RESEND_WINDOW_MS = 10_000;
+export const RESEND_WINDOW_MS = 3_000;
 
 /**
  * A connection's state for resends: while a message waits for its look-up, the connection's later
