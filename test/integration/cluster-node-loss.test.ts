@@ -1,17 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  clusterNode,
-  loseDisk,
-  startHaproxy,
-  startRedis,
-  type ClusterNode,
-  type Haproxy,
-  type Redis,
-} from './support/cluster.js';
-import { CLUSTER_ADMIN, runFleet, seedClusterSite, type ClusterSite } from './support/cluster-site.js';
-import { createTestDatabase } from './support/database.js';
-import { killSpawnedServers } from './support/server-process.js';
+import { loseDisk } from './support/cluster.js';
+import { runFleet, startSeededCluster, type SeededCluster } from './support/cluster-site.js';
 
 /**
  * Cluster mode loses nothing acknowledged when a node dies with its disk: three nodes behind HAProxy
@@ -24,47 +14,22 @@ import { killSpawnedServers } from './support/server-process.js';
 const DEVICES = 200;
 const PER_CLIENT = 100;
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let redis: Redis;
-let haproxy: Haproxy;
-let nodes: ClusterNode[] = [];
-let site: ClusterSite;
+let cluster: SeededCluster;
 let sql: pg.Client;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  redis = await startRedis();
-  const env = {
-    STELLWERK_ADMIN_EMAIL: CLUSTER_ADMIN.email,
-    STELLWERK_ADMIN_PASSWORD: CLUSTER_ADMIN.password,
+  cluster = await startSeededCluster(DEVICES, {
     // Faulty after 3 s of silence, so /xapi/v1/health shows the dead node within the test.
     STELLWERK_HEARTBEAT_INTERVAL_MS: '1000',
     STELLWERK_NODE_FAULTY_AFTER_MS: '3000',
-  };
-  nodes = await Promise.all(
-    ['node-1', 'node-2', 'node-3'].map((name) =>
-      clusterNode(name, { databaseUrl: db.url, redisUrl: redis.url, env }),
-    ),
-  );
-  // Node 1 first: it bootstraps the admin and takes the processing lease.
-  await nodes[0]!.start();
-  site = await seedClusterSite(nodes[0]!.process!.baseUrl, db.url, DEVICES);
-  // Started again, so its caches and routing index hold the devices and twins seeded into the tables.
-  await nodes[0]!.stop();
-  await nodes[0]!.start();
-  await Promise.all([nodes[1]!.start(), nodes[2]!.start()]);
-  haproxy = await startHaproxy(nodes.map((n) => n.ports));
-  sql = new pg.Client({ connectionString: db.url });
+  });
+  sql = new pg.Client({ connectionString: cluster.db.url });
   await sql.connect();
 }, 180_000);
 
 afterAll(async () => {
   await sql?.end();
-  await Promise.all(nodes.map((n) => n.stop().catch(() => undefined)));
-  killSpawnedServers();
-  await haproxy?.stop();
-  await redis?.stop();
-  await db?.drop();
+  await cluster?.stop();
 });
 
 /** The node holding the processing lease (its PostgreSQL session holds the advisory lock). */
@@ -80,6 +45,7 @@ async function processingNodePid(): Promise<number | undefined> {
 describe('cluster mode: losing a node under ingest', () => {
   it('keeps every acknowledged message, once in the time series, and the clients reconnect through HAProxy', async () => {
     expect(await processingNodePid()).toBeDefined();
+    const { nodes, haproxy, site } = cluster;
     const fleet = runFleet(haproxy.mqtt, site, PER_CLIENT);
     // Mid-run: the first node (the processing one) dies with its disk.
     const began = Date.now();

@@ -1,16 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  clusterNode,
-  startHaproxy,
-  startRedis,
-  type ClusterNode,
-  type Haproxy,
-  type Redis,
-} from './support/cluster.js';
-import { CLUSTER_ADMIN, runFleet, seedClusterSite, type ClusterSite } from './support/cluster-site.js';
-import { createTestDatabase } from './support/database.js';
-import { killSpawnedServers } from './support/server-process.js';
+import { runFleet, startSeededCluster, type SeededCluster } from './support/cluster-site.js';
 
 /**
  * A rolling upgrade of a three-node cluster under ingest: each node in turn is stopped (SIGTERM, as a
@@ -23,39 +13,14 @@ import { killSpawnedServers } from './support/server-process.js';
 const DEVICES = 100;
 const PER_CLIENT = 250;
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let redis: Redis;
-let haproxy: Haproxy;
-let nodes: ClusterNode[] = [];
-let site: ClusterSite;
+let cluster: SeededCluster;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  redis = await startRedis();
-  const env = {
-    STELLWERK_ADMIN_EMAIL: CLUSTER_ADMIN.email,
-    STELLWERK_ADMIN_PASSWORD: CLUSTER_ADMIN.password,
-    STELLWERK_HEARTBEAT_INTERVAL_MS: '1000',
-  };
-  nodes = await Promise.all(
-    ['node-1', 'node-2', 'node-3'].map((name) =>
-      clusterNode(name, { databaseUrl: db.url, redisUrl: redis.url, env }),
-    ),
-  );
-  await nodes[0]!.start();
-  site = await seedClusterSite(nodes[0]!.process!.baseUrl, db.url, DEVICES);
-  await nodes[0]!.stop();
-  await nodes[0]!.start();
-  await Promise.all([nodes[1]!.start(), nodes[2]!.start()]);
-  haproxy = await startHaproxy(nodes.map((n) => n.ports));
+  cluster = await startSeededCluster(DEVICES, { STELLWERK_HEARTBEAT_INTERVAL_MS: '1000' });
 }, 180_000);
 
 afterAll(async () => {
-  await Promise.all(nodes.map((n) => n.stop().catch(() => undefined)));
-  killSpawnedServers();
-  await haproxy?.stop();
-  await redis?.stop();
-  await db?.drop();
+  await cluster?.stop();
 });
 
 interface NodeHealth {
@@ -66,7 +31,7 @@ interface NodeHealth {
 
 /** `/xapi/v1/health` through HAProxy: each node's latest row by name. */
 async function health(): Promise<Map<string, NodeHealth>> {
-  const response = await fetch(`http://127.0.0.1:${haproxy.http}/xapi/v1/health`);
+  const response = await fetch(`http://127.0.0.1:${cluster.haproxy.http}/xapi/v1/health`);
   expect(response.status).toBe(200);
   const body = (await response.json()) as { nodes: NodeHealth[] };
   const latest = new Map<string, NodeHealth>();
@@ -79,6 +44,7 @@ async function health(): Promise<Map<string, NodeHealth>> {
 
 describe('cluster mode: rolling upgrade', () => {
   it('restarts the nodes one after another during ingest, loses no acknowledged message and reports each node throughout', async () => {
+    const { nodes, haproxy, site, db } = cluster;
     const fleet = runFleet(haproxy.mqtt, site, PER_CLIENT, {
       inFlight: 1,
       intervalMs: 200,

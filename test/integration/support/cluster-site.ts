@@ -1,5 +1,15 @@
 import mqtt from 'mqtt';
 import pg from 'pg';
+import {
+  clusterNode,
+  startHaproxy,
+  startRedis,
+  type ClusterNode,
+  type Haproxy,
+  type Redis,
+} from './cluster.js';
+import { createTestDatabase } from './database.js';
+import { killSpawnedServers } from './server-process.js';
 
 /**
  * The site of the cluster-mode tests: an mqtt-broker connector, a JSON driver, `count` devices, each
@@ -146,6 +156,61 @@ export function runFleet(
     done: Promise.race([Promise.all(runs).then(() => undefined), deadline]),
     close: async () => {
       await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
+    },
+  };
+}
+
+export interface SeededCluster {
+  db: { url: string; drop: () => Promise<void> };
+  redis: Redis;
+  haproxy: Haproxy;
+  nodes: ClusterNode[];
+  site: ClusterSite;
+  stop(): Promise<void>;
+}
+
+/**
+ * Three nodes with the site seeded, behind HAProxy. Node 1 starts first: it bootstraps the admin,
+ * is seeded, and is started again so its caches and routing index hold what was seeded into the
+ * tables; it also takes the leases (processing, schedulers) before the others start.
+ */
+export async function startSeededCluster(
+  devices: number,
+  env: Record<string, string>,
+): Promise<SeededCluster> {
+  const db = await createTestDatabase();
+  const redis = await startRedis();
+  const nodes = await Promise.all(
+    ['node-1', 'node-2', 'node-3'].map((name) =>
+      clusterNode(name, {
+        databaseUrl: db.url,
+        redisUrl: redis.url,
+        env: {
+          STELLWERK_ADMIN_EMAIL: CLUSTER_ADMIN.email,
+          STELLWERK_ADMIN_PASSWORD: CLUSTER_ADMIN.password,
+          ...env,
+        },
+      }),
+    ),
+  );
+  await nodes[0]!.start();
+  const site = await seedClusterSite(nodes[0]!.process!.baseUrl, db.url, devices);
+  await nodes[0]!.stop();
+  await nodes[0]!.start();
+  await Promise.all([nodes[1]!.start(), nodes[2]!.start()]);
+  const haproxy = await startHaproxy(nodes.map((n) => n.ports));
+  return {
+    db,
+    redis,
+    haproxy,
+    nodes,
+    site,
+    stop: async () => {
+      await Promise.all(nodes.map((n) => n.stop().catch(() => undefined)));
+      killSpawnedServers();
+      await haproxy.stop();
+      await redis.stop();
+      await db.drop();
     },
   };
 }
