@@ -102,7 +102,10 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private committedSeq = 0;
   private deleting: Promise<void> = Promise.resolve();
   /** acknowledgeAfterCommit: durable groups waiting for downstream's commit, in seq order. */
-  private awaitingCommit: Array<{ lastSeq: number; resolve: () => void }> = [];
+  /** acknowledgeAfterCommit: nothing will be committed any more (refuseUncommitted). */
+  private downstreamStopped = false;
+  private awaitingCommit: Array<{ lastSeq: number; resolve: () => void; reject: (error: Error) => void }> =
+    [];
   private readonly groupSize;
   private readonly spooled;
   private readonly refused;
@@ -169,7 +172,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
   }
 
   append(packet: IncomingPacket): Promise<void> {
-    if (!this.accepting) {
+    if (!this.accepting || this.downstreamStopped) {
       return Promise.reject(new PacketRefusedError('INGEST_STOPPED', 'The packet spool is not running'));
     }
     if (this.outstanding >= this.options.maxOutstanding) {
@@ -223,6 +226,17 @@ export class PacketSpool implements PacketSink, Lifecycle {
     while (settled < this.awaitingCommit.length && this.awaitingCommit[settled]!.lastSeq <= seq) settled += 1;
     for (const group of this.awaitingCommit.splice(0, settled)) group.resolve();
     this.deleteCommittedSegments();
+  }
+
+  /**
+   * acknowledgeAfterCommit: downstream stopped (the node shuts down), so appends still waiting for
+   * their commit are refused: their senders were not acknowledged and send them again, to this node
+   * after its restart or to another. The records stay in the spool and are dropped at the next start.
+   */
+  refuseUncommitted(): void {
+    this.downstreamStopped = true;
+    const error = new PacketRefusedError('INGEST_STOPPED', 'The server is stopping; send again');
+    for (const group of this.awaitingCommit.splice(0)) group.reject(error);
   }
 
   async start(): Promise<void> {
@@ -354,7 +368,9 @@ export class PacketSpool implements PacketSink, Lifecycle {
     // of one close + open + directory fsync per segment for the group that filled it.
     if (segment.durableBytes >= this.segmentBytes) await this.rotate();
     if (!this.options.acknowledgeAfterCommit || lastSeq <= this.committedSeq) group.resolve();
-    else this.awaitingCommit.push({ lastSeq, resolve: group.resolve });
+    else if (this.downstreamStopped)
+      group.reject(new PacketRefusedError('INGEST_STOPPED', 'The server is stopping; send again'));
+    else this.awaitingCommit.push({ lastSeq, resolve: group.resolve, reject: group.reject });
     const durable: SpoolGroup = { firstSeq, lastSeq, bytes };
     if (group.declined.length > 0) durable.declinedSeqs = group.declined.map((i) => firstSeq + i);
     for (const listener of this.listeners) {

@@ -198,7 +198,11 @@ export class IngestWorker implements Lifecycle {
       worker.once('exit', () => resolve());
       worker.on('message', (m: FromWorker) => m.type === 'stopped' && done());
       worker.postMessage({ type: 'stop' } satisfies ToWorker);
-    }).then(() => this.visiblePool.end());
+    }).then(() => {
+      // Cluster mode: what the worker did not commit will never be acknowledged by this node.
+      this.options.spool.refuseUncommitted();
+      return this.visiblePool.end();
+    });
     return this.stopping;
   }
 
