@@ -14,6 +14,7 @@ import {
   type SegmentFile,
   type SpoolGroup,
 } from './spool-files.js';
+import { CommitWaiters } from './commit-waiters.js';
 import { encodedRecordSize, encodeRecordInto } from './spool-record.js';
 import {
   GATHER_BELOW_RECORDS,
@@ -101,11 +102,8 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private lastFlushAt = -Infinity;
   private committedSeq = 0;
   private deleting: Promise<void> = Promise.resolve();
-  /** acknowledgeAfterCommit: durable groups waiting for downstream's commit, in seq order. */
-  /** acknowledgeAfterCommit: nothing will be committed any more (refuseUncommitted). */
-  private downstreamStopped = false;
-  private awaitingCommit: Array<{ lastSeq: number; resolve: () => void; reject: (error: Error) => void }> =
-    [];
+  /** acknowledgeAfterCommit: durable groups waiting for downstream's commit (commit-waiters.ts). */
+  private readonly commitWaiters = new CommitWaiters();
   private readonly groupSize;
   private readonly spooled;
   private readonly refused;
@@ -172,7 +170,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
   }
 
   append(packet: IncomingPacket): Promise<void> {
-    if (!this.accepting || this.downstreamStopped) {
+    if (!this.accepting || this.commitWaiters.downstreamStopped) {
       return Promise.reject(new PacketRefusedError('INGEST_STOPPED', 'The packet spool is not running'));
     }
     if (this.outstanding >= this.options.maxOutstanding) {
@@ -222,9 +220,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
   committed(seq: number): void {
     if (seq <= this.committedSeq) return;
     this.committedSeq = seq;
-    let settled = 0;
-    while (settled < this.awaitingCommit.length && this.awaitingCommit[settled]!.lastSeq <= seq) settled += 1;
-    for (const group of this.awaitingCommit.splice(0, settled)) group.resolve();
+    this.commitWaiters.committed(seq);
     this.deleteCommittedSegments();
   }
 
@@ -234,9 +230,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
    * after its restart or to another. The records stay in the spool and are dropped at the next start.
    */
   refuseUncommitted(): void {
-    this.downstreamStopped = true;
-    const error = new PacketRefusedError('INGEST_STOPPED', 'The server is stopping; send again');
-    for (const group of this.awaitingCommit.splice(0)) group.reject(error);
+    this.commitWaiters.refuseAll();
   }
 
   async start(): Promise<void> {
@@ -368,9 +362,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
     // of one close + open + directory fsync per segment for the group that filled it.
     if (segment.durableBytes >= this.segmentBytes) await this.rotate();
     if (!this.options.acknowledgeAfterCommit || lastSeq <= this.committedSeq) group.resolve();
-    else if (this.downstreamStopped)
-      group.reject(new PacketRefusedError('INGEST_STOPPED', 'The server is stopping; send again'));
-    else this.awaitingCommit.push({ lastSeq, resolve: group.resolve, reject: group.reject });
+    else this.commitWaiters.hold({ lastSeq, resolve: group.resolve, reject: group.reject });
     const durable: SpoolGroup = { firstSeq, lastSeq, bytes };
     if (group.declined.length > 0) durable.declinedSeqs = group.declined.map((i) => firstSeq + i);
     for (const listener of this.listeners) {
