@@ -26,7 +26,7 @@ import { PermissionScopeService } from './permission-scopes/permission-scope.ser
 import { createMailer } from './platform/mail/mailer.js';
 import { DeviceDriverService } from './drivers/device-driver.service.js';
 import { DriverParsing } from './drivers/driver-parsing.service.js';
-import { StoredResends } from './broker/stored-resends.js';
+import { resendsSkippedCounter, StoredResends } from './broker/stored-resends.js';
 import { BrokerService } from './broker/broker.service.js';
 import { createCluster, wireCluster } from './cluster/cluster.module.js';
 import { WebhookService } from './connectors/webhook.service.js';
@@ -134,9 +134,10 @@ export function createServices(ctx: AppContext) {
       broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     },
   );
+  const resendsSkipped = resendsSkippedCounter(ctx.metrics);
   const resends =
     ctx.config.redisUrl !== undefined
-      ? new StoredResends(String(ctx.orm.config.get('clientUrl')), ctx.metrics)
+      ? new StoredResends(String(ctx.orm.config.get('clientUrl')), ctx.metrics, resendsSkipped)
       : undefined;
   if (resends) ctx.lifecycle.push(resends);
   const broker = new BrokerService({

@@ -57,19 +57,26 @@ const STORED_SQL = `
    WHERE recent.received_at >= $5 AND (recent.meta ->> 'mqttPacketId')::int = $4 AND recent.payload = $3
    LIMIT 1`;
 
+/** Registered on every node (0 on a single node): /metrics has one set of families whatever the mode. */
+export const resendsSkippedCounter = (metrics: Metrics) =>
+  metrics.counter(
+    'stellwerk_broker_resends_skipped_total',
+    'QoS 1 messages a client sent again after a reconnect that were already stored (acknowledged, not stored twice)',
+  );
+
 export class StoredResends implements Lifecycle {
   readonly name = 'broker-stored-resends';
   private readonly pool: pg.Pool;
-  private readonly skipped;
 
-  constructor(databaseUrl: string, metrics: Metrics) {
+  constructor(
+    databaseUrl: string,
+    metrics: Metrics,
+    /** resendsSkippedCounter, registered once per node whatever the mode. */
+    private readonly skipped: { inc(): void },
+  ) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     this.pool.on('error', () => undefined);
     trackPool(metrics, 'broker-resends', pgPoolUsage(this.pool));
-    this.skipped = metrics.counter(
-      'stellwerk_broker_resends_skipped_total',
-      'QoS 1 messages a client sent again after a reconnect that were already stored (acknowledged, not stored twice)',
-    );
   }
 
   /**
