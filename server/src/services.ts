@@ -26,7 +26,6 @@ import { PermissionScopeService } from './permission-scopes/permission-scope.ser
 import { createMailer } from './platform/mail/mailer.js';
 import { DeviceDriverService } from './drivers/device-driver.service.js';
 import { DriverParsing } from './drivers/driver-parsing.service.js';
-import { resendsSkippedCounter, StoredResends } from './broker/stored-resends.js';
 import { BrokerService } from './broker/broker.service.js';
 import { createCluster, wireCluster } from './cluster/cluster.module.js';
 import { WebhookService } from './connectors/webhook.service.js';
@@ -134,12 +133,7 @@ export function createServices(ctx: AppContext) {
       broker: { publishDownlink: (id, key, payload) => broker.publishDownlink(id, key, payload) },
     },
   );
-  const resendsSkipped = resendsSkippedCounter(ctx.metrics);
-  const resends =
-    ctx.config.redisUrl !== undefined
-      ? new StoredResends(String(ctx.orm.config.get('clientUrl')), ctx.metrics, resendsSkipped)
-      : undefined;
-  if (resends) ctx.lifecycle.push(resends);
+  const databaseUrl = String(ctx.orm.config.get('clientUrl'));
   const broker = new BrokerService({
     config: ctx.config,
     log: ctx.log,
@@ -147,7 +141,6 @@ export function createServices(ctx: AppContext) {
     clock: ctx.clock,
     packets,
     connectors,
-    ...(resends ? { resends } : {}),
     backends: cluster.brokerBackends,
   });
   ctx.lifecycle.push(broker);
@@ -161,7 +154,7 @@ export function createServices(ctx: AppContext) {
   // points: `ts_points` rows, and outbox rows for external targets (ADR 0111).
   const points = pointRouting(ctx.config.timeseriesTargets);
   const stateEngine = new StateEngine({
-    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    databaseUrl,
     points: new TransactionalPointSink(points),
     log: ctx.log,
     metrics: ctx.metrics,
@@ -176,7 +169,7 @@ export function createServices(ctx: AppContext) {
     parsing: driverParsing,
     // In a cluster a console on another node may follow it: every device's packets go out (ADR 0131).
     followed: (deviceId) => cluster.bus.clustered || live.followsDevice(deviceId),
-    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    databaseUrl,
     spool: packets,
     nice: ctx.config.ingestWorkerNice,
     maxPending: ctx.config.ingestMaxPending,
@@ -194,7 +187,7 @@ export function createServices(ctx: AppContext) {
   ctx.lifecycle.push(ingest, live);
   const stateTimers = new StateTimers({
     engine: stateEngine,
-    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    databaseUrl,
     clock: ctx.clock,
     log: ctx.log,
   });
@@ -262,7 +255,7 @@ export function createServices(ctx: AppContext) {
   virtualDevices.visibilityListeners.push(() => void live.visibilityChanged());
   // Writer, partitions and retention: outbox → every configured target (docs/timeseries.md).
   const timeseries = createTimeSeries({
-    databaseUrl: String(ctx.orm.config.get('clientUrl')),
+    databaseUrl,
     targets: ctx.config.timeseriesTargets,
     metrics: ctx.metrics,
     log: ctx.log,

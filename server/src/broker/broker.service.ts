@@ -17,7 +17,7 @@ import { brokerConnectionCap, SocketBudget, type BrokerConnectionCap } from './c
 import { connectProtocolVersion, FrameSizeGuard } from './mqtt-framing.js';
 import { Mqtt5Bridge } from './mqtt5-bridge.js';
 import { downlinkTopic } from './topic-acl.js';
-import type { StoredResends } from './stored-resends.js';
+import { storedResends, type StoredResends } from './stored-resends.js';
 import { coalesceWrites } from './write-coalescer.js';
 
 /**
@@ -45,8 +45,6 @@ export interface BrokerDeps {
   clock: () => Date;
   packets: PacketSink;
   connectors: BrokerConnectors;
-  /** Cluster mode: resends of stored messages are recognised (stored-resends.ts). */
-  resends?: StoredResends;
   /** Cluster mode: Aedes' emitter and persistence in Redis (cluster/broker-backends.ts); unset: in memory. */
   backends?: (() => BrokerBackends) | undefined;
 }
@@ -71,7 +69,12 @@ export class BrokerService implements Lifecycle {
   private overCapacityLoggedAt = 0;
   private overCapacitySince = 0;
 
+  /** Cluster mode: resends of stored messages are recognised (stored-resends.ts). */
+  private readonly resends: StoredResends | undefined;
+
   constructor(private readonly deps: BrokerDeps) {
+    const { databaseUrl, redisUrl } = deps.config;
+    this.resends = storedResends(deps.metrics, redisUrl && databaseUrl ? { databaseUrl } : undefined);
     this.policy = new BrokerPolicy({
       connectors: deps.connectors,
       packets: deps.packets,
@@ -82,7 +85,7 @@ export class BrokerService implements Lifecycle {
         perAccount: deps.config.mqttMaxConnectionsPerAccount,
       },
       countRefusal: (reason) => this.refusedConnections.inc({ reason }),
-      ...(deps.resends ? { resends: deps.resends } : {}),
+      ...(this.resends ? { resends: this.resends } : {}),
     });
     deps.connectors.onDeactivated?.((connectorId) => this.disconnectConnector(connectorId));
     this.connections = deps.metrics.counter(

@@ -1,5 +1,4 @@
 import pg from 'pg';
-import type { Lifecycle } from '../platform/lifecycle.js';
 import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { PacketMeta } from '../ingest/packet-meta.js';
@@ -58,14 +57,25 @@ const STORED_SQL = `
    LIMIT 1`;
 
 /** Registered on every node (0 on a single node): /metrics has one set of families whatever the mode. */
-export const resendsSkippedCounter = (metrics: Metrics) =>
+const resendsSkippedCounter = (metrics: Metrics) =>
   metrics.counter(
     'stellwerk_broker_resends_skipped_total',
     'QoS 1 messages a client sent again after a reconnect that were already stored (acknowledged, not stored twice)',
   );
 
-export class StoredResends implements Lifecycle {
-  readonly name = 'broker-stored-resends';
+/**
+ * The node's resend check: the counter on every node, the check itself in cluster mode only (a single
+ * node's spool acknowledges before any other node could have stored the message).
+ */
+export function storedResends(
+  metrics: Metrics,
+  cluster: { databaseUrl: string } | undefined,
+): StoredResends | undefined {
+  const skipped = resendsSkippedCounter(metrics);
+  return cluster ? new StoredResends(cluster.databaseUrl, metrics, skipped) : undefined;
+}
+
+export class StoredResends {
   private readonly pool: pg.Pool;
 
   constructor(
@@ -125,8 +135,7 @@ export class StoredResends implements Lifecycle {
     return rows.length > 0;
   }
 
-  async start(): Promise<void> {}
-
+  /** After the broker closed: no look-up is in flight any more. */
   async stop(): Promise<void> {
     await this.pool.end();
   }

@@ -1,15 +1,12 @@
+import type { Reply } from '../../api/generated';
+
 /**
  * The OPC UA node picker's edits of the opcua kind's `nodes` setting, which the form keeps as JSON
  * text (a list of `{ nodeId, deviceId, state }`). Pure, so unit-tested without a browser.
  */
 
-export interface BrowsedNode {
-  nodeId: string;
-  browseName: string;
-  displayName: string;
-  nodeClass: string;
-  dataType: string | null;
-}
+/** A child node as the browse route answers it. */
+export type BrowsedNode = Reply<'GET /xapi/v1/connectors/{id}/opcua/browse'>['data'][number];
 
 interface MappedNode {
   nodeId?: unknown;
