@@ -15,6 +15,7 @@ import {
   type SpoolGroup,
 } from './spool-files.js';
 import { CommitWaiters } from './commit-waiters.js';
+import { spoolMetrics } from './spool-metrics.js';
 import { encodedRecordSize, encodeRecordInto } from './spool-record.js';
 import {
   GATHER_BELOW_RECORDS,
@@ -104,36 +105,14 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private deleting: Promise<void> = Promise.resolve();
   /** acknowledgeAfterCommit: durable groups waiting for downstream's commit (commit-waiters.ts). */
   private readonly commitWaiters = new CommitWaiters();
-  private readonly groupSize;
-  private readonly spooled;
-  private readonly refused;
+  private readonly counted: ReturnType<typeof spoolMetrics>;
 
   constructor(private readonly options: PacketSpoolOptions) {
     this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
-    const { metrics } = options;
-    this.groupSize = metrics.histogram(
-      'stellwerk_packet_spool_group_size',
-      'Packets written per spool group (one fdatasync each)',
-      [1, 10, 50, 100, 500, 1000, 5000],
-    );
-    this.spooled = metrics.counter('stellwerk_packets_spooled_total', 'Packets durable in the packet spool');
-    this.refused = metrics.counter(
-      'stellwerk_packet_spool_refused_total',
-      'Packets refused by the packet spool',
-      ['reason'],
-    );
-    metrics.gauge(
-      'stellwerk_packet_spool_outstanding',
-      'Packets accepted by the spool and not yet committed downstream',
-      [],
-      (gauge) => gauge.set(this.outstanding),
-    );
-    metrics.gauge(
-      'stellwerk_packet_spool_bytes',
-      'Durable bytes held in packet spool segment files not yet deleted',
-      [],
-      (gauge) => gauge.set(this.durableBytes()),
-    );
+    this.counted = spoolMetrics(options.metrics, {
+      outstanding: () => this.outstanding,
+      durableBytes: () => this.durableBytes(),
+    });
   }
 
   /** Bytes of its segment files that hold durable records: what the spool occupies on disk. */
@@ -174,14 +153,14 @@ export class PacketSpool implements PacketSink, Lifecycle {
       return Promise.reject(new PacketRefusedError('INGEST_STOPPED', 'The packet spool is not running'));
     }
     if (this.outstanding >= this.options.maxOutstanding) {
-      this.refused.inc({ reason: 'busy' });
+      this.counted.refused.inc({ reason: 'busy' });
       return Promise.reject(new PacketRefusedError('INGEST_BUSY', 'Too many packets waiting; retry'));
     }
     let size: number;
     try {
       size = encodedRecordSize(packet);
     } catch (error) {
-      this.refused.inc({ reason: 'invalid' });
+      this.counted.refused.inc({ reason: 'invalid' });
       return Promise.reject(new PacketRefusedError('INGEST_INVALID', (error as Error).message));
     }
     let group = this.waiting.at(-1);
@@ -343,7 +322,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
       if (!SYNCED_BY_WRITE) await target.handle.datasync();
     } catch (error) {
       this.pendingCount -= count;
-      this.refused.inc({ reason: 'store-failed' }, count);
+      this.counted.refused.inc({ reason: 'store-failed' }, count);
       group.reject(
         new PacketRefusedError('INGEST_STORE_FAILED', `Packet spool failed: ${(error as Error).message}`),
       );
@@ -356,8 +335,8 @@ export class PacketSpool implements PacketSink, Lifecycle {
     this.nextSeq = lastSeq + 1;
     this.durableSeq = lastSeq;
     this.pendingCount -= count;
-    this.groupSize.observe(count);
-    this.spooled.inc(count);
+    this.counted.groupSize.observe(count);
+    this.counted.spooled.inc(count);
     // Before resolving: a resolved append then finds the segments settled (stop, tests), at the cost
     // of one close + open + directory fsync per segment for the group that filled it.
     if (segment.durableBytes >= this.segmentBytes) await this.rotate();
