@@ -120,6 +120,70 @@ describe('device lists at scale', () => {
     expect((await page(`accountId=${accountId}&pageSize=5&sort=-lastSeen`)).meta.nextCursor).toBeUndefined();
   });
 
+  it('orders by last seen exactly, through ingest-style updates, new devices and deletions', async () => {
+    const other = expectStatus<{ id: string }>(
+      await call('POST', '/xapi/v1/accounts', { title: 'Seen order', parentId: t.rootAccountId }),
+      201,
+    );
+    const saved = accountId;
+    accountId = other.id;
+    try {
+      connectorId = await makeConnector(t, accountId);
+      await insertDevices(1, 120, 'seen');
+      // Many devices in the same second with different milliseconds, some never seen, some updated
+      // twice (the second one moving only the milliseconds), as the ingest's batch update does.
+      const base = Date.parse('2026-11-20T10:00:00Z');
+      const updates = async (round: number) => {
+        const ids = await sql(`SELECT id FROM virtual_devices WHERE account_id = ? ORDER BY id`, [accountId]);
+        const ts = ids.map((_r, i) =>
+          i % 9 === 0
+            ? null
+            : new Date(base + Math.floor(i / 5) * 1000 + ((i * 37 + round * 11) % 1000)).toISOString(),
+        );
+        await sql(
+          `UPDATE virtual_devices v SET last_seen = u.t FROM unnest(ARRAY[?]::uuid[], ARRAY[?]::timestamptz[]) AS u(d, t)
+            WHERE v.id = u.d AND u.t IS NOT NULL AND (v.last_seen IS NULL OR v.last_seen < u.t)`,
+          [ids.map((r) => r.id), ts],
+        );
+      };
+      await updates(0);
+      await updates(1);
+      await insertDevices(121, 130, 'seen'); // never seen, created after
+      const [gone] = await sql(
+        `SELECT id FROM virtual_devices WHERE account_id = ? AND last_seen IS NOT NULL LIMIT 1`,
+        [accountId],
+      );
+      await sql(`DELETE FROM virtual_devices WHERE id = ?`, [gone!.id]);
+      for (const direction of ['desc', 'asc'] as const) {
+        const expected = (
+          await sql(
+            `SELECT id FROM virtual_devices WHERE account_id = ?
+              ORDER BY last_seen ${direction} NULLS ${direction === 'asc' ? 'FIRST' : 'LAST'}, id ${direction}`,
+            [accountId],
+          )
+        ).map((r) => r.id);
+        const listed: string[] = [];
+        for (let n = 1; n <= 6; n++) {
+          const reply = await page(
+            `accountId=${accountId}&pageSize=25&page=${n}&sort=${direction === 'desc' ? '-' : ''}lastSeen`,
+          );
+          listed.push(...reply.data.map((d) => d.id));
+        }
+        expect(listed).toHaveLength(129);
+        expect(listed).toEqual(expected);
+      }
+      // The order index holds every device of the account, and only those.
+      const [counts] = await sql(
+        `SELECT (SELECT count(*) FROM device_seen_order WHERE account_id = ?)::int AS indexed,
+                (SELECT count(*) FROM virtual_devices WHERE account_id = ?)::int AS devices`,
+        [accountId, accountId],
+      );
+      expect(counts).toEqual({ indexed: 129, devices: 129 });
+    } finally {
+      accountId = saved;
+    }
+  });
+
   it('searches title, device id, EUI and external id as one substring search, never across two fields', async () => {
     const one = async (search: string) =>
       (await page(`accountId=${accountId}&pageSize=500&searchItems=${encodeURIComponent(search)}`)).data.map(

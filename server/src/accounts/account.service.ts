@@ -86,6 +86,16 @@ export class AccountService {
     return this.reachable(principal, accountId ?? principal.accountId);
   }
 
+  /**
+   * The id of the account a request acts in, without loading it when that is the principal's own:
+   * a principal's home account is always reachable (it goes with its users and keys). Lists that
+   * only filter by the id save a query per request this way.
+   */
+  async actingAccountId(principal: Principal, accountId: string | undefined): Promise<string> {
+    if (accountId === undefined || accountId === principal.accountId) return principal.accountId;
+    return (await this.reachable(principal, accountId)).id;
+  }
+
   async list(principal: Principal, params: ListParams, parentId?: string): Promise<ListResult<Account>> {
     const where: FilterQuery<Account> = { path: { $contains: [principal.accountId] } };
     if (parentId) where.parent = parentId;

@@ -45,6 +45,8 @@ const SESSION_SQL = `
     FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id
    WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?`;
 
+const LAST_USED_PRECISION_MS = 60_000;
+
 const API_KEY_SQL = `SELECT id, account_id, active, permissions FROM api_keys WHERE key_hash = ?`;
 
 export interface Authenticator {
@@ -61,15 +63,26 @@ export function createAuthenticator(
   clock: () => Date = () => new Date(),
 ): Authenticator {
   const sql = <T>(query: string, params: unknown[]) => em().getConnection().execute<T[]>(query, params);
+  // When this process last recorded each key's use: `last_used_at` is kept to the minute, so a key
+  // used on every request costs one UPDATE a minute instead of one per request.
+  const lastUseRecorded = new Map<string, number>();
+
+  function recordUse(keyId: string): void {
+    const at = Date.now();
+    if (at - (lastUseRecorded.get(keyId) ?? -Infinity) < LAST_USED_PRECISION_MS) return;
+    if (lastUseRecorded.size >= 10_000) lastUseRecorded.clear();
+    lastUseRecorded.set(keyId, at);
+    void sql(
+      "UPDATE api_keys SET last_used_at = now() WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
+      [keyId],
+    ).catch(() => lastUseRecorded.delete(keyId));
+  }
 
   async function fromApiKey(key: string): Promise<Principal> {
     const [row] = await sql<ApiKeyRow>(API_KEY_SQL, [sha256(key)]);
     if (!row) throw errors.invalidToken('Invalid API key');
     if (!row.active) throw errors.invalidToken('API key is inactive');
-    void sql(
-      "UPDATE api_keys SET last_used_at = now() WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
-      [row.id],
-    ).catch(() => {});
+    recordUse(row.id);
     return {
       kind: 'apiKey',
       id: row.id,

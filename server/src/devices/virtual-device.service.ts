@@ -43,10 +43,18 @@ const SORT_COLUMNS: Record<string, SortColumn> = {
   title: { sql: 'lower(d.title)', keyset: true },
   device_id: { sql: 'lower(d.device_id)', keyset: true },
   createdAt: { sql: 'd.created_at', keyset: true },
-  // Not indexed: they change with every packet or health check, and an index would cost every
-  // one of those updates (no HOT update); sorting by them reads the account's rows.
+  // The last-seen order comes from `device_seen_order` (the second, indexed; ADR 0133), then the
+  // exact time: the device row's own column stays unindexed, so its update per packet batch is HOT.
+  lastSeen: {
+    sql: 'd.last_seen',
+    order: {
+      by: ['so.seen_second', 'd.last_seen'],
+      join: 'JOIN device_seen_order so ON so.device_id = d.id AND so.account_id = d.account_id',
+    },
+  },
+  // Not indexed: they change with health checks and edits, and an index would cost every one of
+  // those updates (no HOT update); sorting by them reads the account's rows.
   updatedAt: { sql: 'd.updated_at' },
-  lastSeen: { sql: 'd.last_seen' },
   healthState: { sql: 'd.health_state' },
   operationalStatus: { sql: 'd.operational_status' },
 };
@@ -122,8 +130,8 @@ export class VirtualDeviceService {
     filter: DeviceListFilter,
     after?: string,
   ): Promise<ListResult<DeviceFields>> {
-    const account = await this.accounts.actingAccount(principal, filter.accountId);
-    const where = this.whereSql(principal, account, filter, params.search);
+    const accountId = await this.accounts.actingAccountId(principal, filter.accountId);
+    const where = this.whereSql(principal, { id: accountId }, filter, params.search);
     const execute: Execute = async <T>(sql: string, values: unknown[]) =>
       (await this.em().getConnection().execute(sql, values)) as unknown as T;
     const page = await keysetPage<Record<string, unknown> & { id: string }>(execute, params, {
@@ -140,7 +148,7 @@ export class VirtualDeviceService {
   /** The visible devices of `account` that match the filter, as parameterised SQL on alias `d`. */
   whereSql(
     principal: Principal,
-    account: Account,
+    account: Pick<Account, 'id'>,
     filter: Omit<DeviceListFilter, 'accountId'>,
     search?: string,
   ): { sql: string; params: unknown[] } {

@@ -103,9 +103,9 @@ export class DigitalTwinService {
     filter: TwinListFilter,
     after?: string,
   ): Promise<ListResult<TwinView>> {
-    const account = await this.accounts.actingAccount(principal, filter.accountId);
+    const accountId = await this.accounts.actingAccountId(principal, filter.accountId);
     const parts: Array<{ sql: string; params: unknown[] }> = [
-      { sql: 't.account_id = ?', params: [account.id] },
+      { sql: 't.account_id = ?', params: [accountId] },
       visibleTwinSql(principal, 't'),
     ];
     if (filter.parentId) parts.push({ sql: 't.parent_id = ?', params: [filter.parentId] });

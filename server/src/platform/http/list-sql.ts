@@ -20,6 +20,11 @@ export interface SortColumn {
   sql: string;
   /** A cursor may continue after it: the column is NOT NULL and indexed `(account_id, sql, id)`. */
   keyset?: boolean;
+  /**
+   * Ordered by these expressions instead of `sql` (each in the requested direction), with `join`
+   * added to the page's id query: an order an index of another table serves (devices' last seen).
+   */
+  order?: { by: string[]; join: string };
 }
 
 /**
@@ -32,9 +37,12 @@ export function orderSql(
   columns: Record<string, SortColumn>,
   idSql: string,
 ): string {
-  const parts = params.orderBy.map(
-    (o) => `${columns[o.field]!.sql} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`,
-  );
+  const parts = params.orderBy.flatMap((o) => {
+    const column = columns[o.field]!;
+    return (column.order?.by ?? [column.sql]).map(
+      (by) => `${by} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`,
+    );
+  });
   return [...parts, `${idSql} ${params.orderBy[0]?.direction ?? 'asc'}`].join(', ');
 }
 
@@ -139,7 +147,8 @@ export async function keysetPage<Row extends { id: string }>(
   const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
   const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
   const keyText = keysetOrder(params, columns) ? `${columns[params.orderBy[0]!.field]!.sql}::text` : 'NULL';
-  const ids = `SELECT ${a}.id, ${keyText} AS k FROM ${table} ${a} WHERE ${pageWhere}
+  const joins = [...new Set(params.orderBy.map((o) => columns[o.field]!.order?.join ?? ''))].join(' ');
+  const ids = `SELECT ${a}.id, ${keyText} AS k FROM ${table} ${a} ${joins} WHERE ${pageWhere}
                 ORDER BY ${orderSql(params, columns, `${a}.id`)} LIMIT ? OFFSET ?`;
   const sql = list.select
     ? `SELECT ${list.select}, p.k

@@ -81,7 +81,7 @@ export function compileRollupSql(plan: Plan, tenancy: Tenancy, window: RollupWin
     : '';
   const branches = [before, after, marked, hours].join(' UNION ALL ');
   const sql =
-    `WITH tw AS (${twins}), wm AS (SELECT folded_before AS b FROM ts_rollup_fold) ` +
+    `WITH tw AS NOT MATERIALIZED (${twins}), wm AS (SELECT folded_before AS b FROM ts_rollup_fold) ` +
     `SELECT ${outputs.join(', ')} FROM (${branches}) q${groupBy}${orderBy} LIMIT ${params.bind(plan.limit)}`;
   return { sql, params: params.values };
 }

@@ -53,7 +53,7 @@ export function compileSql(plan: Plan, tenancy: Tenancy): CompiledSql {
     plan.aggregated && plan.keys.length ? ` GROUP BY ${plan.keys.map((_k, i) => `q.k${i}`).join(', ')}` : '';
   const orderBy = plan.sort.length ? ` ORDER BY ${plan.sort.map((s) => sortSql(s, plan)).join(', ')}` : '';
   const sql =
-    `WITH tw AS (${twins}) SELECT ${outputs.join(', ')} FROM (${inner}) q${groupBy}${orderBy}` +
+    `WITH tw AS NOT MATERIALIZED (${twins}) SELECT ${outputs.join(', ')} FROM (${inner}) q${groupBy}${orderBy}` +
     ` LIMIT ${params.bind(plan.limit)}`;
   return { sql, params: params.values };
 }
@@ -68,7 +68,7 @@ export function compileStatesSql(filter: Filter | null, tenancy: Tenancy): Compi
   const where = [accountCondition('s.account_id', params, tenancy)];
   if (filter) where.push(filterSql(filter, params));
   const sql =
-    `WITH tw AS (${twins}) SELECT s.id AS state_id, s.key AS state_key, s.title AS state_title, ` +
+    `WITH tw AS NOT MATERIALIZED (${twins}) SELECT s.id AS state_id, s.key AS state_key, s.title AS state_title, ` +
     `s.unit AS state_unit, tw.id AS twin_id, tw.title AS twin_title, tw.reference_id AS twin_reference_id, ` +
     `tw.hierarchy AS twin_hierarchy, tw.path AS twin_path, tw.tags AS twin_tags, ` +
     `tw.custom_properties AS twin_properties FROM data_states s JOIN tw ON tw.id = s.twin_id ` +
