@@ -26,8 +26,9 @@ export function ormConfig(options: OrmOptions): Options {
     forceUtcTimezone: true,
     discovery: { warnWhenNoEntities: true },
     // Time-series tables (partitioned `ts_points`, its partitions, the outbox) are managed by
-    // hand-written migrations and the partition maintenance of timeseries/, not by entities.
-    schemaGenerator: { skipTables: [/^ts_/] },
+    // hand-written migrations and the partition maintenance of timeseries/, not by entities; so is
+    // the devices' last-seen order, which triggers on `virtual_devices` keep (docs/adr/0133).
+    schemaGenerator: { skipTables: [/^ts_/, 'device_seen_order'] },
     pool: { min: 0, max: options.poolMax ?? 10 },
     debug: false,
     allowGlobalContext: false,
