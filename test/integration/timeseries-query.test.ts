@@ -395,5 +395,12 @@ describe('SQL path and in-memory evaluator', () => {
         slow.run(principal, { query: 'SELECT state.id, count(*), mean(value), last(value)' }),
       ),
     ).rejects.toMatchObject({ code: 'QUERY_TIMEOUT', status: 422 });
+    // The statement runs in a read-only transaction: not even a compiler bug could write.
+    const statement = service() as unknown as {
+      select(s: { sql: string; params: unknown[] }): Promise<unknown>;
+    };
+    await expect(
+      t.withContext(() => statement.select({ sql: 'DELETE FROM sessions WHERE false', params: [] })),
+    ).rejects.toMatchObject({ code: '25006' });
   });
 });

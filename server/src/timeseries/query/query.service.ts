@@ -4,6 +4,7 @@ import type { Principal } from '../../auth/principal.js';
 import { scopeFilter } from '../../permission-scopes/scope-filter.js';
 import { AppError } from '../../platform/errors.js';
 import type { TimeSeriesReads, TimeSeriesTarget } from '../timeseries.types.js';
+import { parsePgTimestamptz } from '../../platform/db/pg-timestamp.js';
 import { planQuery } from './query.analyze.js';
 import type { StateRow } from './query.columns.js';
 import { compilePostgresSql } from './query.compile-rollup.js';
@@ -59,11 +60,11 @@ export class TimeSeriesQueryService {
   }
 
   async run(principal: Principal, input: TimeSeriesQueryInput): Promise<TimeSeriesQueryResult> {
-    const account = await this.accounts.actingAccount(principal, input.accountId);
+    const accountId = await this.accounts.actingAccountId(principal, input.accountId);
     const scopes = scopeFilter(principal);
     return this.runIn(
       {
-        accountId: account.id,
+        accountId,
         includeSubAccounts: input.includeSubAccounts ?? false,
         // Twins outside the caller's permission scopes are filtered in the twins CTE of both paths.
         permissionScopeIds: scopes.restricted ? scopes.scopeIds : null,
@@ -104,7 +105,8 @@ export class TimeSeriesQueryService {
   /** The SQL path: one read-only statement under a statement timeout, on hourly rollups where they answer. */
   async runSql(plan: Plan, tenancy: Tenancy): Promise<Cell[][]> {
     const rows = await this.select(compilePostgresSql(plan, tenancy));
-    return rows.map((row) => plan.columns.map((c, i) => fromSql(row[`c${i}`], c.type)));
+    const names = plan.columns.map((_c, i) => `c${i}`);
+    return rows.map((row) => plan.columns.map((c, i) => fromSql(row[names[i]!], c.type)));
   }
 
   /**
@@ -162,10 +164,10 @@ export class TimeSeriesQueryService {
       return await this.em().transactional(async (em) => {
         const connection = em.getConnection();
         const tx: unknown = em.getTransactionContext();
-        // Defence in depth: even a compiler bug could neither write nor run for long.
-        await connection.execute('SET TRANSACTION READ ONLY', [], 'run', tx);
+        // Defence in depth: even a compiler bug could neither write nor run for long. One round
+        // trip for both (the same as SET TRANSACTION READ ONLY and SET LOCAL statement_timeout).
         await connection.execute(
-          "SELECT set_config('statement_timeout', ?, true)",
+          "SELECT set_config('transaction_read_only', 'on', true), set_config('statement_timeout', ?, true)",
           [String(this.options.statementTimeoutMs)],
           'all',
           tx,
@@ -183,8 +185,7 @@ export class TimeSeriesQueryService {
 /** MikroORM hands timestamptz over as text (`2026-01-01 00:00:00+00`) and bigint counts as strings. */
 function fromSql(value: unknown, type: OutputType): Cell {
   if (value === null || value === undefined) return null;
-  if (type === 'time' && typeof value === 'string')
-    return new Date(value.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'));
+  if (type === 'time' && typeof value === 'string') return parsePgTimestamptz(value);
   if (type === 'number' && typeof value === 'string') return Number(value);
   return value as Cell;
 }
