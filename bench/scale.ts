@@ -134,7 +134,11 @@ function request(
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
-      { agent, method, headers: { 'accept-encoding': 'gzip, deflate, br', ...headers } },
+      {
+        agent,
+        method,
+        headers: { 'accept-encoding': process.env.BENCH_SCALE_ENCODING ?? 'gzip, deflate, br', ...headers },
+      },
       (response) => {
         response.on('data', () => undefined);
         response.on('end', () => resolve(response.statusCode ?? 0));
