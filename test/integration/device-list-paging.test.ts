@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COUNT_CAP } from '../../server/src/platform/http/list-sql.js';
+import { cappedCount, COUNT_CAP, TRUSTED_ESTIMATE } from '../../server/src/platform/http/list-sql.js';
 import { makeConnector } from './support/device-fixtures.js';
 import { caller, errorCode, expectStatus, login } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -226,5 +226,32 @@ describe('device lists at scale', () => {
     // A page past the end is empty, not an error.
     const beyond = await page(`accountId=${accountId}&pageSize=500&page=1000`);
     expect(beyond.data).toEqual([]);
+  });
+
+  it('takes an unfiltered estimate far above the cap without counting, and counts when it is near', async () => {
+    const em = t.orm.em.fork();
+    await em
+      .getConnection()
+      .execute(
+        `CREATE TABLE count_probe AS SELECT n FROM generate_series(1, ${TRUSTED_ESTIMATE + 20_000}) n`,
+      );
+    await em.getConnection().execute('ANALYZE count_probe');
+    const statements: string[] = [];
+    const execute = async <T>(text: string, values: unknown[]) => {
+      statements.push(text);
+      return (await em.getConnection().execute(text, values)) as unknown as T;
+    };
+    try {
+      const large = await cappedCount(execute, 'FROM count_probe WHERE true', [], true);
+      expect(large.estimated).toBe(true);
+      expect(Math.abs(large.total - (TRUSTED_ESTIMATE + 20_000))).toBeLessThan(TRUSTED_ESTIMATE * 0.1);
+      expect(statements.filter((text) => text.includes('count(*)'))).toEqual([]);
+      statements.length = 0;
+      const near = await cappedCount(execute, 'FROM count_probe WHERE n <= 5000', [], true);
+      expect(near).toEqual({ total: 5000, estimated: false });
+      expect(statements.filter((text) => text.includes('count(*)'))).toHaveLength(1);
+    } finally {
+      await em.getConnection().execute('DROP TABLE count_probe');
+    }
   });
 });

@@ -141,6 +141,15 @@ export class VirtualDeviceService {
       where,
       after,
       select: DEVICE_COLUMNS,
+      estimateFirst:
+        !params.search &&
+        filter.conditions.length === 0 &&
+        !filter.connectorId &&
+        !filter.deviceTemplateId &&
+        !filter.deviceDriverId &&
+        !filter.parentId &&
+        !filter.healthState &&
+        !scopeFilter(principal).restricted,
     });
     return listResult(page.rows.map(deviceFromRow), page.total, params, page.more);
   }

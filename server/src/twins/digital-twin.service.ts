@@ -126,6 +126,12 @@ export class DigitalTwinService {
       columns: SORT_COLUMNS,
       where: { sql: where, params: whereParams },
       after,
+      estimateFirst:
+        conditions.length === 0 &&
+        !filter.parentId &&
+        filter.referenceId === undefined &&
+        !status &&
+        !scopeFilter(principal).restricted,
     });
     const idRows = page.rows;
     const ids = idRows.map((r) => r.id);
