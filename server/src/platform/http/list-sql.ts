@@ -155,10 +155,14 @@ export async function keysetPage<Row extends { id: string }>(
 ): Promise<{ rows: Row[]; total: number; more: Pick<ListResultMeta, 'totalEstimated' | 'nextCursor'> }> {
   const { table, alias: a, columns, where, after } = list;
   const keyset = after ? afterSql(params, columns, `${a}.id`, after) : null;
-  const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
-  const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
   const keyText = keysetOrder(params, columns) ? `${columns[params.orderBy[0]!.field]!.sql}::text` : 'NULL';
   const joins = [...new Set(params.orderBy.map((o) => columns[o.field]!.order?.join ?? ''))].join(' ');
+  if (!keyset && !list.estimateFirst) {
+    const small = await smallListPage<Row>(execute, params, { ...list, keyText, joins });
+    if (small) return small;
+  }
+  const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
+  const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
   const ids = `SELECT ${a}.id, ${keyText} AS k FROM ${table} ${a} ${joins} WHERE ${pageWhere}
                 ORDER BY ${orderSql(params, columns, `${a}.id`)} LIMIT ? OFFSET ?`;
   const sql = list.select
@@ -175,6 +179,14 @@ export async function keysetPage<Row extends { id: string }>(
       keyset ? 0 : params.offset,
     ]),
   ]);
+  return pageResult(rows, count, params);
+}
+
+function pageResult<Row extends { id: string }>(
+  rows: Array<Row & { k: string | null }>,
+  count: { total: number; estimated: boolean },
+  params: ListParams,
+): { rows: Row[]; total: number; more: Pick<ListResultMeta, 'totalEstimated' | 'nextCursor'> } {
   const last = rows.at(-1);
   return {
     rows,
@@ -186,4 +198,53 @@ export async function keysetPage<Row extends { id: string }>(
         : {}),
     },
   };
+}
+
+/**
+ * A filtered list (a search, a tag, a connector) usually matches few rows: then one statement finds
+ * them once (up to COUNT_CAP + 1, through whatever index the filter uses), counts them and sorts
+ * the page out of them, instead of running the filter's scan twice (count, page). Null when more
+ * than COUNT_CAP match: the caller pages through the order index and estimates the total.
+ */
+async function smallListPage<Row extends { id: string }>(
+  execute: Execute,
+  params: ListParams,
+  list: {
+    table: string;
+    alias: string;
+    columns: Record<string, SortColumn>;
+    where: { sql: string; params: unknown[] };
+    select?: string;
+    keyText: string;
+    joins: string;
+  },
+): Promise<ReturnType<typeof pageResult<Row>> | null> {
+  const { table, alias: a, columns, where } = list;
+  const order = params.orderBy.flatMap((o) =>
+    (columns[o.field]!.order?.by ?? [columns[o.field]!.sql]).map((by) => ({ by, direction: o.direction })),
+  );
+  const keys = order.map((o, i) => `${o.by} AS o${i}`);
+  const orderBy = [
+    ...order.map((o, i) => `m.o${i} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`),
+    `m.id ${params.orderBy[0]?.direction ?? 'asc'}`,
+  ].join(', ');
+  const matches = `SELECT ${a}.id, ${list.keyText} AS k${keys.map((k) => `, ${k}`).join('')}
+                     FROM ${table} ${a} ${list.joins} WHERE ${where.sql} LIMIT ${COUNT_CAP + 1}`;
+  const page = `SELECT m.id, m.k, row_number() OVER (ORDER BY ${orderBy}) AS n FROM m ORDER BY n LIMIT ? OFFSET ?`;
+  const rowsOf = list.select ? `(p JOIN ${table} ${a} ON ${a}.id = p.id)` : 'p';
+  const sql = `WITH m AS MATERIALIZED (${matches}), p AS (${page})
+    SELECT (SELECT count(*) FROM m) AS total__, ${list.select ? `${list.select}, ` : 'p.id, '}p.k
+      FROM (SELECT 1) one LEFT JOIN ${rowsOf} ON true
+     ORDER BY p.n`;
+  const rows = await execute<Array<Row & { k: string | null; total__: string }>>(sql, [
+    ...where.params,
+    params.pageSize,
+    params.offset,
+  ]);
+  const total = Number(rows[0]?.total__ ?? 0);
+  if (total > COUNT_CAP) return null;
+  const found = rows
+    .filter((row) => row.id != null)
+    .map(({ total__: _total, ...row }) => row as Row & { k: string | null });
+  return pageResult(found, { total, estimated: false }, params);
 }
