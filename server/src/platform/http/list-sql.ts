@@ -224,18 +224,23 @@ async function smallListPage<Row extends { id: string }>(
     (columns[o.field]!.order?.by ?? [columns[o.field]!.sql]).map((by) => ({ by, direction: o.direction })),
   );
   const keys = order.map((o, i) => `${o.by} AS o${i}`);
-  const orderBy = [
-    ...order.map((o, i) => `m.o${i} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`),
-    `m.id ${params.orderBy[0]?.direction ?? 'asc'}`,
-  ].join(', ');
+  const orderBy = (alias: string) =>
+    [
+      ...order.map(
+        (o, i) => `${alias}.o${i} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`,
+      ),
+      `${alias}.id ${params.orderBy[0]?.direction ?? 'asc'}`,
+    ].join(', ');
   const matches = `SELECT ${a}.id, ${list.keyText} AS k${keys.map((k) => `, ${k}`).join('')}
                      FROM ${table} ${a} ${list.joins} WHERE ${where.sql} LIMIT ${COUNT_CAP + 1}`;
-  const page = `SELECT m.id, m.k, row_number() OVER (ORDER BY ${orderBy}) AS n FROM m ORDER BY n LIMIT ? OFFSET ?`;
+  // A top-N sort of the matches for the page (a full sort of them cost more than the second scan
+  // it saves), then the page's rows in that order again.
+  const page = `SELECT * FROM m ORDER BY ${orderBy('m')} LIMIT ? OFFSET ?`;
   const rowsOf = list.select ? `(p JOIN ${table} ${a} ON ${a}.id = p.id)` : 'p';
   const sql = `WITH m AS MATERIALIZED (${matches}), p AS (${page})
     SELECT (SELECT count(*) FROM m) AS total__, ${list.select ? `${list.select}, ` : 'p.id, '}p.k
       FROM (SELECT 1) one LEFT JOIN ${rowsOf} ON true
-     ORDER BY p.n`;
+     ORDER BY ${orderBy('p')}`;
   const rows = await execute<Array<Row & { k: string | null; total__: string }>>(sql, [
     ...where.params,
     params.pageSize,
