@@ -53,19 +53,22 @@ export function orderSql(
  * estimate, never less than the rows known to exist. Counting a million rows exactly on every page
  * costs more than the page itself.
  */
+/** The planner's row estimate of `fromWhere` (a `FROM … WHERE …` text). */
+async function plannerEstimate(execute: Execute, fromWhere: string, params: unknown[]): Promise<number> {
+  const plan = await execute<Array<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 ${fromWhere}`,
+    params,
+  );
+  return Math.round(plan[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
+}
+
 export async function cappedCount(
   execute: Execute,
   fromWhere: string,
   params: unknown[],
   estimateFirst = false,
 ): Promise<{ total: number; estimated: boolean }> {
-  const estimate = async () => {
-    const plan = await execute<Array<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>>(
-      `EXPLAIN (FORMAT JSON) SELECT 1 ${fromWhere}`,
-      params,
-    );
-    return Math.round(plan[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
-  };
+  const estimate = () => plannerEstimate(execute, fromWhere, params);
   // The planner's estimate of a whole account comes from its statistics and is close; far above
   // the cap, counting COUNT_CAP rows to learn that the total is large is the page's largest cost.
   const early = estimateFirst ? await estimate() : null;
@@ -157,9 +160,12 @@ export async function keysetPage<Row extends { id: string }>(
   const keyset = after ? afterSql(params, columns, `${a}.id`, after) : null;
   const keyText = keysetOrder(params, columns) ? `${columns[params.orderBy[0]!.field]!.sql}::text` : 'NULL';
   const joins = [...new Set(params.orderBy.map((o) => columns[o.field]!.order?.join ?? ''))].join(' ');
+  // Known to be over the cap when the one-statement page found more matches: only the estimate is left.
+  let overCap = false;
   if (!keyset && !list.estimateFirst) {
     const small = await smallListPage<Row>(execute, params, { ...list, keyText, joins });
     if (small) return small;
+    overCap = true;
   }
   const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
   const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
@@ -172,7 +178,12 @@ export async function keysetPage<Row extends { id: string }>(
         ORDER BY p.n`
     : ids;
   const [count, rows] = await Promise.all([
-    cappedCount(execute, `FROM ${table} ${a} WHERE ${where.sql}`, where.params, list.estimateFirst),
+    overCap
+      ? plannerEstimate(execute, `FROM ${table} ${a} WHERE ${where.sql}`, where.params).then((total) => ({
+          total: Math.max(COUNT_CAP + 1, total),
+          estimated: true,
+        }))
+      : cappedCount(execute, `FROM ${table} ${a} WHERE ${where.sql}`, where.params, list.estimateFirst),
     execute<Array<Row & { k: string | null }>>(sql, [
       ...pageParams,
       params.pageSize,
