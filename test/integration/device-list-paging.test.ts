@@ -248,12 +248,14 @@ describe('device lists at scale', () => {
       return (await em.getConnection().execute(text, values)) as unknown as T;
     };
     try {
-      const large = await cappedCount(execute, 'FROM count_probe WHERE true', [], true);
+      const large = await cappedCount(execute, 'FROM count_probe WHERE true', [], { estimateFirst: true });
       expect(large.estimated).toBe(true);
       expect(Math.abs(large.total - (TRUSTED_ESTIMATE + 20_000))).toBeLessThan(TRUSTED_ESTIMATE * 0.1);
       expect(statements.filter((text) => text.includes('count(*)'))).toEqual([]);
       statements.length = 0;
-      const near = await cappedCount(execute, 'FROM count_probe WHERE n <= 5000', [], true);
+      const near = await cappedCount(execute, 'FROM count_probe WHERE n <= 5000', [], {
+        estimateFirst: true,
+      });
       expect(near).toEqual({ total: 5000, estimated: false });
       expect(statements.filter((text) => text.includes('count(*)'))).toHaveLength(1);
     } finally {

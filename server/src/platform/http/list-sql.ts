@@ -66,13 +66,15 @@ export async function cappedCount(
   execute: Execute,
   fromWhere: string,
   params: unknown[],
-  estimateFirst = false,
+  options: { estimateFirst?: boolean | undefined; estimate?: number } = {},
 ): Promise<{ total: number; estimated: boolean }> {
   const estimate = () => plannerEstimate(execute, fromWhere, params);
   // The planner's estimate of a whole account comes from its statistics and is close; far above
   // the cap, counting COUNT_CAP rows to learn that the total is large is the page's largest cost.
-  const early = estimateFirst ? await estimate() : null;
-  if (early !== null && early >= TRUSTED_ESTIMATE) return { total: early, estimated: true };
+  // A filter's estimate (`options.estimate`) is only a guess: it is counted all the same.
+  const early = options.estimate ?? (options.estimateFirst ? await estimate() : null);
+  if (options.estimateFirst && early !== null && early >= TRUSTED_ESTIMATE)
+    return { total: early, estimated: true };
   const rows = await execute<Array<{ n: string }>>(
     `SELECT count(*) AS n FROM (SELECT 1 ${fromWhere} LIMIT ${COUNT_CAP + 1}) capped`,
     params,
@@ -160,12 +162,20 @@ export async function keysetPage<Row extends { id: string }>(
   const keyset = after ? afterSql(params, columns, `${a}.id`, after) : null;
   const keyText = keysetOrder(params, columns) ? `${columns[params.orderBy[0]!.field]!.sql}::text` : 'NULL';
   const joins = [...new Set(params.orderBy.map((o) => columns[o.field]!.order?.join ?? ''))].join(' ');
-  // Known to be over the cap when the one-statement page found more matches: only the estimate is left.
-  let overCap = false;
+  const fromWhere = `FROM ${table} ${a} WHERE ${where.sql}`;
+  // A filtered list the planner expects within the cap is found, counted and paged in one statement.
+  // Expected above it (or found above it), it pages through the order index: materialising the
+  // cap's worth of matches to learn that there are more cost more than counting them.
+  let counting: Promise<{ total: number; estimated: boolean }> | undefined;
   if (!keyset && !list.estimateFirst) {
-    const small = await smallListPage<Row>(execute, params, { ...list, keyText, joins });
-    if (small) return small;
-    overCap = true;
+    const expected = await plannerEstimate(execute, fromWhere, where.params);
+    if (expected <= COUNT_CAP) {
+      const small = await smallListPage<Row>(execute, params, { ...list, keyText, joins });
+      if (small) return small;
+      counting = Promise.resolve({ total: Math.max(COUNT_CAP + 1, expected), estimated: true });
+    } else {
+      counting = cappedCount(execute, fromWhere, where.params, { estimate: expected });
+    }
   }
   const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
   const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
@@ -178,12 +188,7 @@ export async function keysetPage<Row extends { id: string }>(
         ORDER BY p.n`
     : ids;
   const [count, rows] = await Promise.all([
-    overCap
-      ? plannerEstimate(execute, `FROM ${table} ${a} WHERE ${where.sql}`, where.params).then((total) => ({
-          total: Math.max(COUNT_CAP + 1, total),
-          estimated: true,
-        }))
-      : cappedCount(execute, `FROM ${table} ${a} WHERE ${where.sql}`, where.params, list.estimateFirst),
+    counting ?? cappedCount(execute, fromWhere, where.params, { estimateFirst: list.estimateFirst }),
     execute<Array<Row & { k: string | null }>>(sql, [
       ...pageParams,
       params.pageSize,
