@@ -13,7 +13,7 @@ import type { ListParams, ListResultMeta } from './list.js';
 /** Rows counted exactly; a larger total is the planner's estimate. */
 export const COUNT_CAP = 10_000;
 /** An estimate of a list with no filter this far above the cap is taken without counting. */
-export const TRUSTED_ESTIMATE = 10 * COUNT_CAP;
+export const TRUSTED_ESTIMATE = 3 * COUNT_CAP;
 
 export type Execute = <T>(sql: string, params: unknown[]) => Promise<T>;
 
