@@ -137,6 +137,15 @@ export function afterSql(
 export const keysetOrder = (params: Pick<ListParams, 'orderBy'>, columns: Record<string, SortColumn>) =>
   params.orderBy.length === 1 && columns[params.orderBy[0]!.field]?.keyset === true;
 
+/** A large list: its table and alias, orderable columns, filter and the row columns to select. */
+interface ListSpec {
+  table: string;
+  alias: string;
+  columns: Record<string, SortColumn>;
+  where: { sql: string; params: unknown[] };
+  select?: string;
+}
+
 /**
  * One page of a large list: the rows of `where` in the requested order (after the cursor, or at the
  * page's offset), its capped total and the reply's `totalEstimated` / `nextCursor`. The page's ids
@@ -147,13 +156,8 @@ export const keysetOrder = (params: Pick<ListParams, 'orderBy'>, columns: Record
 export async function keysetPage<Row extends { id: string }>(
   execute: Execute,
   params: ListParams,
-  list: {
-    table: string;
-    alias: string;
-    columns: Record<string, SortColumn>;
-    where: { sql: string; params: unknown[] };
+  list: ListSpec & {
     after: string | undefined;
-    select?: string;
     /** `where` is the account (and nothing the planner estimates poorly): see cappedCount. */
     estimateFirst?: boolean;
   },
@@ -225,12 +229,7 @@ function pageResult<Row extends { id: string }>(
 async function smallListPage<Row extends { id: string }>(
   execute: Execute,
   params: ListParams,
-  list: {
-    table: string;
-    alias: string;
-    columns: Record<string, SortColumn>;
-    where: { sql: string; params: unknown[] };
-    select?: string;
+  list: ListSpec & {
     keyText: string;
     joins: string;
   },
