@@ -39,7 +39,9 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: 'forks',
-          maxWorkers: 1,
+          // Two at a time: each file waits mostly on its own server and browser; one at a time made
+          // the console's suite the longest part of CI.
+          maxWorkers: 2,
         },
       },
     ],
