@@ -39,20 +39,26 @@ export function orderSql(
   columns: Record<string, SortColumn>,
   idSql: string,
 ): string {
-  const parts = params.orderBy.flatMap((o) => {
-    const column = columns[o.field]!;
-    return (column.order?.by ?? [column.sql]).map(
-      (by) => `${by} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`,
-    );
-  });
+  return orderByList(orderTerms(params, columns), params, idSql);
+}
+
+/** The expressions the requested fields order by (a column's `order.by`, else its `sql`), each with its direction. */
+function orderTerms(params: Pick<ListParams, 'orderBy'>, columns: Record<string, SortColumn>) {
+  return params.orderBy.flatMap((o) =>
+    (columns[o.field]!.order?.by ?? [columns[o.field]!.sql]).map((sql) => ({ sql, direction: o.direction })),
+  );
+}
+
+/** `terms` with their NULLS placement, then the id tie-breaker in the first field's direction. */
+function orderByList(
+  terms: Array<{ sql: string; direction: 'asc' | 'desc' }>,
+  params: Pick<ListParams, 'orderBy'>,
+  idSql: string,
+): string {
+  const parts = terms.map((t) => `${t.sql} ${t.direction} nulls ${t.direction === 'asc' ? 'first' : 'last'}`);
   return [...parts, `${idSql} ${params.orderBy[0]?.direction ?? 'asc'}`].join(', ');
 }
 
-/**
- * `count(*)` of `fromWhere` (a `FROM … WHERE …` text) up to COUNT_CAP; above it the planner's row
- * estimate, never less than the rows known to exist. Counting a million rows exactly on every page
- * costs more than the page itself.
- */
 /** The planner's row estimate of `fromWhere` (a `FROM … WHERE …` text). */
 async function plannerEstimate(execute: Execute, fromWhere: string, params: unknown[]): Promise<number> {
   const plan = await execute<Array<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>>(
@@ -62,6 +68,11 @@ async function plannerEstimate(execute: Execute, fromWhere: string, params: unkn
   return Math.round(plan[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
 }
 
+/**
+ * `count(*)` of `fromWhere` (a `FROM … WHERE …` text) up to COUNT_CAP; above it the planner's row
+ * estimate, never less than the rows known to exist. Counting a million rows exactly on every page
+ * costs more than the page itself.
+ */
 export async function cappedCount(
   execute: Execute,
   fromWhere: string,
@@ -235,17 +246,15 @@ async function smallListPage<Row extends { id: string }>(
   },
 ): Promise<ReturnType<typeof pageResult<Row>> | null> {
   const { table, alias: a, columns, where } = list;
-  const order = params.orderBy.flatMap((o) =>
-    (columns[o.field]!.order?.by ?? [columns[o.field]!.sql]).map((by) => ({ by, direction: o.direction })),
-  );
-  const keys = order.map((o, i) => `${o.by} AS o${i}`);
+  const order = orderTerms(params, columns);
+  const keys = order.map((o, i) => `${o.sql} AS o${i}`);
+  // The same order on the matches' own columns o0, o1, … (as `m`, then as `p`).
   const orderBy = (alias: string) =>
-    [
-      ...order.map(
-        (o, i) => `${alias}.o${i} ${o.direction} nulls ${o.direction === 'asc' ? 'first' : 'last'}`,
-      ),
-      `${alias}.id ${params.orderBy[0]?.direction ?? 'asc'}`,
-    ].join(', ');
+    orderByList(
+      order.map((o, i) => ({ sql: `${alias}.o${i}`, direction: o.direction })),
+      params,
+      `${alias}.id`,
+    );
   const matches = `SELECT ${a}.id, ${list.keyText} AS k${keys.map((k) => `, ${k}`).join('')}
                      FROM ${table} ${a} ${list.joins} WHERE ${where.sql} LIMIT ${COUNT_CAP + 1}`;
   // A top-N sort of the matches for the page (a full sort of them cost more than the second scan
