@@ -26,7 +26,7 @@ import {
   VirtualDeviceReply,
   VirtualDeviceUpdate,
 } from './virtual-device.schemas.js';
-import { VIRTUAL_DEVICE_SORTABLE } from './virtual-device.service.js';
+import { VIRTUAL_DEVICE_SORTABLE } from './virtual-device.order.js';
 
 const tags = ['virtual-devices'];
 const READ = 'VirtualDevice.read';

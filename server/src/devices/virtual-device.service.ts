@@ -9,7 +9,7 @@ import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { errors, type AppError } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
-import { keysetPage, type Execute, type SortColumn } from '../platform/http/list-sql.js';
+import { keysetPage, type Execute } from '../platform/http/list-sql.js';
 import type { DeviceTemplateService } from '../templates/device-template.service.js';
 import { applyTemplate } from '../templates/template-sync.js';
 import {
@@ -27,37 +27,8 @@ import {
 } from './virtual-device.filter.js';
 import { DELETING, reactivate } from './device-lifecycle.js';
 import { VirtualDevice, type ActivationMethod } from './virtual-device.entity.js';
+import { SORT_COLUMNS } from './virtual-device.order.js';
 import { DEVICE_COLUMNS, deviceFromRow, type DeviceFields } from './virtual-device.rows.js';
-
-export const VIRTUAL_DEVICE_SORTABLE = [
-  'title',
-  'device_id',
-  'createdAt',
-  'updatedAt',
-  'lastSeen',
-  'healthState',
-  'operationalStatus',
-] as const;
-const SORT_COLUMNS: Record<string, SortColumn> = {
-  // Text sorts ignore case, as the search does. `keyset`: NOT NULL and indexed (account_id, column, id).
-  title: { sql: 'lower(d.title)', keyset: true },
-  device_id: { sql: 'lower(d.device_id)', keyset: true },
-  createdAt: { sql: 'd.created_at', keyset: true },
-  // The last-seen order comes from `device_seen_order` (the second, indexed; ADR 0133), then the
-  // exact time: the device row's own column stays unindexed, so its update per packet batch is HOT.
-  lastSeen: {
-    sql: 'd.last_seen',
-    order: {
-      by: ['so.seen_second', 'd.last_seen'],
-      join: 'JOIN device_seen_order so ON so.device_id = d.id AND so.account_id = d.account_id',
-    },
-  },
-  // Not indexed: they change with health checks and edits, and an index would cost every one of
-  // those updates (no HOT update); sorting by them reads the account's rows.
-  updatedAt: { sql: 'd.updated_at' },
-  healthState: { sql: 'd.health_state' },
-  operationalStatus: { sql: 'd.operational_status' },
-};
 
 export interface VirtualDeviceInput {
   device_id?: string;
@@ -141,30 +112,26 @@ export class VirtualDeviceService {
       where,
       after,
       select: DEVICE_COLUMNS,
-      estimateFirst:
-        !params.search &&
-        filter.conditions.length === 0 &&
-        !filter.connectorId &&
-        !filter.deviceTemplateId &&
-        !filter.deviceDriverId &&
-        !filter.parentId &&
-        !filter.healthState &&
-        !scopeFilter(principal).restricted,
+      estimateFirst: !where.filtered && !scopeFilter(principal).restricted,
     });
     return listResult(page.rows.map(deviceFromRow), page.total, params, page.more);
   }
 
-  /** The visible devices of `account` that match the filter, as parameterised SQL on alias `d`. */
+  /**
+   * The visible devices of `account` that match the filter, as parameterised SQL on alias `d`;
+   * `filtered` when anything beyond the account and the caller's scopes narrows it.
+   */
   whereSql(
     principal: Principal,
     account: Pick<Account, 'id'>,
     filter: Omit<DeviceListFilter, 'accountId'>,
     search?: string,
-  ): { sql: string; params: unknown[] } {
+  ): { sql: string; params: unknown[]; filtered: boolean } {
     const parts: Array<{ sql: string; params: unknown[] }> = [
       { sql: 'd.account_id = ?', params: [account.id] },
       scopeFilter(principal).sql('d.permission_scope_id'),
     ];
+    const unfiltered = parts.length;
     if (filter.connectorId) parts.push({ sql: 'd.connector_id = ?', params: [filter.connectorId] });
     if (filter.deviceTemplateId) parts.push({ sql: 'd.template_id = ?', params: [filter.deviceTemplateId] });
     if (filter.deviceDriverId) parts.push({ sql: 'd.driver_id = ?', params: [filter.deviceDriverId] });
@@ -172,7 +139,11 @@ export class VirtualDeviceService {
     if (filter.healthState) parts.push({ sql: `${HEALTH_STATE_SQL('d')} = ?`, params: [filter.healthState] });
     parts.push(...deviceFilterSql('d', filter.conditions));
     if (search) parts.push(deviceSearchSql('d', search));
-    return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), params: parts.flatMap((p) => p.params) };
+    return {
+      sql: parts.map((p) => `(${p.sql})`).join(' AND '),
+      params: parts.flatMap((p) => p.params),
+      filtered: parts.length > unfiltered,
+    };
   }
 
   async get(principal: Principal, id: string): Promise<VirtualDevice> {

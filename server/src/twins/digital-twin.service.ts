@@ -108,6 +108,7 @@ export class DigitalTwinService {
       { sql: 't.account_id = ?', params: [accountId] },
       visibleTwinSql(principal, 't'),
     ];
+    const unfiltered = parts.length;
     if (filter.parentId) parts.push({ sql: 't.parent_id = ?', params: [filter.parentId] });
     if (filter.referenceId !== undefined)
       parts.push({ sql: 't.reference_id = ?', params: [filter.referenceId] });
@@ -126,12 +127,7 @@ export class DigitalTwinService {
       columns: SORT_COLUMNS,
       where: { sql: where, params: whereParams },
       after,
-      estimateFirst:
-        conditions.length === 0 &&
-        !filter.parentId &&
-        filter.referenceId === undefined &&
-        !status &&
-        !scopeFilter(principal).restricted,
+      estimateFirst: parts.length === unfiltered && !scopeFilter(principal).restricted,
     });
     const idRows = page.rows;
     const ids = idRows.map((r) => r.id);
