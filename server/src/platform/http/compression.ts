@@ -52,13 +52,21 @@ const BROTLI_OPTIONS = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } };
  */
 const brotliFor = (body: Buffer) => ({
   params: {
-    [zlib.constants.BROTLI_PARAM_QUALITY]: 4,
+    ...BROTLI_OPTIONS.params,
     [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
     [zlib.constants.BROTLI_PARAM_LGWIN]: Math.max(16, Math.min(22, Math.ceil(Math.log2(body.length + 1)))),
   },
 });
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
+
+/** A buffered answer, encoded on the event loop up to SYNC_COMPRESS_BYTES, on the thread pool beyond. */
+function compressBody(encoding: Encoding, body: Buffer): Buffer | Promise<Buffer> {
+  const sync = body.length <= SYNC_COMPRESS_BYTES;
+  if (encoding === 'br')
+    return sync ? zlib.brotliCompressSync(body, brotliFor(body)) : brotli(body, brotliFor(body));
+  return sync ? zlib.gzipSync(body) : gzip(body);
+}
 
 function compressStream(encoding: Encoding): zlib.BrotliCompress | zlib.Gzip {
   return encoding === 'br' ? zlib.createBrotliCompress(BROTLI_OPTIONS) : zlib.createGzip();
@@ -95,14 +103,7 @@ export function registerCompression(app: FastifyInstance): void {
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
       const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
       if (body.length < MIN_COMPRESSED_BYTES) return payload;
-      const encoded =
-        body.length <= SYNC_COMPRESS_BYTES
-          ? encoding === 'br'
-            ? zlib.brotliCompressSync(body, brotliFor(body))
-            : zlib.gzipSync(body)
-          : encoding === 'br'
-            ? await brotli(body, brotliFor(body))
-            : await gzip(body);
+      const encoded = await compressBody(encoding, body);
       reply.header('content-encoding', encoding).header('content-length', encoded.length);
       return encoded;
     }
