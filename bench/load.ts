@@ -117,7 +117,7 @@ export async function publish(
   };
 }
 
-export async function startMosquitto(dir: string): Promise<{ port: number; stop: () => void }> {
+export async function startMosquitto(dir: string): Promise<{ port: number; pid: number; stop: () => void }> {
   const port = await freePort();
   const conf = path.join(dir, 'mosquitto.conf');
   await fs.writeFile(
@@ -137,7 +137,7 @@ export async function startMosquitto(dir: string): Promise<{ port: number; stop:
       const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
       s.once('error', () => resolve(false));
     });
-    if (open) return { port, stop: () => child.kill('SIGTERM') };
+    if (open) return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
     await sleep(50);
   }
   throw new Error('mosquitto did not start');
@@ -171,6 +171,7 @@ export async function mosquittoRun(
     expected,
     received,
     perSecond: rate(received, last - pub.firedAt),
+    firedAt: pub.firedAt,
     p50: pct(latencies, 50),
     p99: pct(latencies, 99),
     pubackP50: pct(pub.latencies, 50),

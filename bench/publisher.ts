@@ -1,4 +1,5 @@
 import mqtt from 'mqtt';
+import { RawMqttClient, topicField } from './raw-mqtt.js';
 
 /**
  * One publisher process of the ingest benchmark (bench/ingest.ts starts several). Connects
@@ -35,7 +36,11 @@ export interface PublisherJob {
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const pacedFleet = (job: PublisherJob) =>
+  Boolean(job.stagger && job.shape === 'fleet' && job.rate > 0 && job.qos === 1);
+
 async function run(job: PublisherJob): Promise<void> {
+  if (pacedFleet(job)) return runFleet(job);
   const clients: mqtt.MqttClient[] = [];
   for (let c = 0; c < job.clients; c++) {
     clients.push(
@@ -63,51 +68,43 @@ async function run(job: PublisherJob): Promise<void> {
     ? setInterval(() => console.error(`  publisher ${process.pid}: acked ${acked}`), 2000).unref()
     : undefined;
   const startedAt = now();
-  const record = (t: number) => (error?: Error) => {
-    if (error) return;
-    acked++;
-    latencies.push(now() - t);
-  };
-  if (job.stagger && job.shape === 'fleet' && job.rate > 0 && job.qos === 1)
-    await paceFleet(job, clients, record);
-  else
-    await Promise.all(
-      clients.map(async (client, c) => {
-        const device = `${job.devicePrefix}-${c}`;
-        const topic = job.topic.replace('{device}', device);
-        let inFlight = 0;
-        const began = now() + (job.stagger && job.rate > 0 ? (c / job.clients) * (1000 / job.rate) : 0);
-        for (let i = 0; i < job.perClient; i++) {
-          if (job.rate > 0) {
-            const due = began + (i * 1000) / job.rate;
-            const wait = due - now();
-            if (wait > 1) await sleep(wait);
-            const tenth = Math.floor((10 * i) / job.perClient);
-            lateness[tenth] = Math.max(lateness[tenth]!, -wait);
-          }
-          while (job.qos === 1 && inFlight >= job.window) await sleep(1);
-          const t = now();
-          const payload =
-            job.shape === 'fleet'
-              ? `{"a":${t},"b":${i},"c":${(i % 1000) / 10}}`
-              : JSON.stringify({ seq: i, t, temperature: 20 + (i % 10), humidity: 40.5, ok: true });
-          if (job.qos === 0) {
-            client.publish(topic, payload, { qos: 0 });
-            // Yield now and then: QoS 0 writes would otherwise pile up in the socket buffer.
-            if (i % 200 === 199) await sleep(0);
-          } else {
-            inFlight++;
-            client.publish(topic, payload, { qos: 1 }, (error) => {
-              inFlight--;
-              if (error) return;
-              acked++;
-              latencies.push(now() - t);
-            });
-          }
+  await Promise.all(
+    clients.map(async (client, c) => {
+      const device = `${job.devicePrefix}-${c}`;
+      const topic = job.topic.replace('{device}', device);
+      let inFlight = 0;
+      const began = now() + (job.stagger && job.rate > 0 ? (c / job.clients) * (1000 / job.rate) : 0);
+      for (let i = 0; i < job.perClient; i++) {
+        if (job.rate > 0) {
+          const due = began + (i * 1000) / job.rate;
+          const wait = due - now();
+          if (wait > 1) await sleep(wait);
+          const tenth = Math.floor((10 * i) / job.perClient);
+          lateness[tenth] = Math.max(lateness[tenth]!, -wait);
         }
-        while (inFlight > 0) await sleep(5);
-      }),
-    );
+        while (job.qos === 1 && inFlight >= job.window) await sleep(1);
+        const t = now();
+        const payload =
+          job.shape === 'fleet'
+            ? `{"a":${t},"b":${i},"c":${(i % 1000) / 10}}`
+            : JSON.stringify({ seq: i, t, temperature: 20 + (i % 10), humidity: 40.5, ok: true });
+        if (job.qos === 0) {
+          client.publish(topic, payload, { qos: 0 });
+          // Yield now and then: QoS 0 writes would otherwise pile up in the socket buffer.
+          if (i % 200 === 199) await sleep(0);
+        } else {
+          inFlight++;
+          client.publish(topic, payload, { qos: 1 }, (error) => {
+            inFlight--;
+            if (error) return;
+            acked++;
+            latencies.push(now() - t);
+          });
+        }
+      }
+      while (inFlight > 0) await sleep(5);
+    }),
+  );
   const finishedAt = now();
   clearInterval(progress);
   if (process.env.BENCH_DEBUG && job.rate > 0)
@@ -115,16 +112,20 @@ async function run(job: PublisherJob): Promise<void> {
       `  publisher ${process.pid}: worst lateness per tenth (ms) ${lateness.map((l) => l.toFixed(0)).join(' ')}`,
     );
   await Promise.all(clients.map((c) => c.endAsync()));
-  // IPC is asynchronous: exit only once the result has been handed over.
-  await new Promise<void>((resolve) =>
+  await report(job, { acked, startedAt, finishedAt, latencies });
+}
+
+/** Hands the result to the bench; IPC is asynchronous, so this waits until it is handed over. */
+function report(
+  job: PublisherJob,
+  r: { acked: number; startedAt: number; finishedAt: number; latencies: number[] },
+): Promise<void> {
+  return new Promise<void>((resolve) =>
     process.send!(
       {
         done: true,
         sent: job.clients * job.perClient,
-        acked,
-        startedAt,
-        finishedAt,
-        latencies,
+        ...r,
         // This process's own CPU (user + system), so the bench can tell the load generator's share.
         cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
       },
@@ -134,36 +135,54 @@ async function run(job: PublisherJob): Promise<void> {
 }
 
 /**
- * Paced QoS 1 clients on one 1 ms ticker: each tick sends every message that is due, so a process
- * with hundreds of clients keeps its schedule without a timer per message (with one per client and
- * message the publishers, not the broker, set the PUBACK tail). Client `c` starts at its offset within
- * the first interval.
+ * The fleet shape: paced QoS 1 clients on the raw client (raw-mqtt.ts), all of a process's clients on
+ * one 1 ms ticker that sends every message that is due, so hundreds of clients keep their schedule
+ * without a timer per message (with one per client and message the publishers, not the broker, set
+ * the PUBACK tail). Client `c` starts at its offset within the first interval.
  */
-function paceFleet(
-  job: PublisherJob,
-  clients: mqtt.MqttClient[],
-  record: (t: number) => (error?: Error) => void,
-): Promise<void> {
+async function runFleet(job: PublisherJob): Promise<void> {
+  const url = new URL(job.url);
+  const keepalive = 60;
+  const clients: RawMqttClient[] = [];
+  for (let c = 0; c < job.clients; c++) {
+    const client = new RawMqttClient({
+      host: url.hostname,
+      port: Number(url.port),
+      clientId: `${job.devicePrefix}-${c}-${process.pid}`,
+      ...(job.username ? { username: job.username, password: job.password } : {}),
+      keepalive,
+    });
+    clients.push(client);
+    await client.connect();
+    // Connect in waves: a thousand CONNECTs at once measure the TCP backlog, not the broker.
+    if (c % 100 === 99) await sleep(50);
+  }
+  const pings = setInterval(() => clients.forEach((c) => c.ping()), (keepalive * 1000) / 2);
+  process.send?.({ ready: true });
+  await new Promise<void>((resolve) => process.once('message', () => resolve()));
+
+  const latencies: number[] = [];
+  let acked = 0;
+  const startedAt = now();
   const interval = 1000 / job.rate;
-  const start = now();
-  const topics = clients.map((_, c) => job.topic.replace('{device}', `${job.devicePrefix}-${c}`));
-  const due = clients.map((_, c) => start + (c / clients.length) * interval);
+  const topics = clients.map((_, c) => topicField(job.topic.replace('{device}', `${job.devicePrefix}-${c}`)));
+  const due = clients.map((_, c) => startedAt + (c / clients.length) * interval);
   const sent = clients.map(() => 0);
-  const inFlight = clients.map(() => 0);
   let pending = clients.length * job.perClient;
-  return new Promise((resolve) => {
+  await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const t = now();
       for (let c = 0; c < clients.length; c++) {
-        while (sent[c]! < job.perClient && due[c]! <= t && inFlight[c]! < job.window) {
+        const client = clients[c]!;
+        while (sent[c]! < job.perClient && due[c]! <= t && client.inFlight < job.window) {
           const i = sent[c]!++;
           due[c]! += interval;
-          inFlight[c]!++;
-          const payload = `{"a":${now()},"b":${i},"c":${(i % 1000) / 10}}`;
-          const done = record(now());
-          clients[c]!.publish(topics[c]!, payload, { qos: 1 }, (error) => {
-            inFlight[c]!--;
-            done(error);
+          const at = now();
+          client.publish(topics[c]!, `{"a":${at},"b":${i},"c":${(i % 1000) / 10}}`, (error) => {
+            if (!error) {
+              acked++;
+              latencies.push(now() - at);
+            }
             if (--pending === 0) {
               clearInterval(timer);
               resolve();
@@ -173,6 +192,10 @@ function paceFleet(
       }
     }, 1);
   });
+  const finishedAt = now();
+  clearInterval(pings);
+  await Promise.all(clients.map((c) => c.end()));
+  await report(job, { acked, startedAt, finishedAt, latencies });
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as PublisherJob;
