@@ -123,3 +123,43 @@ export async function copyBaseline(
     await db.query('ROLLBACK');
   }
 }
+
+/** CPU seconds of each thread of a process, summed by thread name (`MainThread`, `WorkerThread`, …). */
+export async function threadCpuSeconds(pid: number): Promise<Map<string, number>> {
+  const byName = new Map<string, number>();
+  for (const tid of await fs.readdir(`/proc/${pid}/task`).catch(() => [])) {
+    const name = (await fs.readFile(`/proc/${pid}/task/${tid}/comm`, 'utf8').catch(() => '')).trim();
+    const stat = await fs.readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / TICKS_PER_SECOND;
+    byName.set(name, (byName.get(name) ?? 0) + seconds);
+  }
+  return byName;
+}
+
+/**
+ * CPU seconds of PostgreSQL's live processes by role: a client backend by its `application_name`
+ * (the server names each of its pools), any other process by its backend type. Backends that end
+ * between two readings drop out of the difference; `postgresCpuSeconds` keeps the total.
+ */
+export async function postgresCpuByRole(db: pg.Client): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ pid: number; role: string }>(
+    `SELECT pid, CASE WHEN backend_type = 'client backend' THEN coalesce(nullif(application_name, ''), 'unnamed')
+                      ELSE backend_type END AS role
+       FROM pg_stat_activity WHERE pid <> pg_backend_pid()`,
+  );
+  const byRole = new Map<string, number>();
+  for (const { pid, role } of rows)
+    byRole.set(role, (byRole.get(role) ?? 0) + (await cpuTicks(pid)) / TICKS_PER_SECOND);
+  return byRole;
+}
+
+/** `after − before` per key, as cores over `seconds`, largest first, those of at least 0.01. */
+export function coresByKey(before: Map<string, number>, after: Map<string, number>, seconds: number): string {
+  return [...after]
+    .map(([key, v]) => [key, (v - (before.get(key) ?? 0)) / seconds] as const)
+    .filter(([, cores]) => cores >= 0.01)
+    .sort((a, b) => b[1] - a[1])
+    .map(([key, cores]) => `${key} ${cores.toFixed(2)}`)
+    .join(', ');
+}

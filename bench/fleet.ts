@@ -6,7 +6,15 @@ import pino from 'pino';
 import WebSocket from 'ws';
 import { EmbeddedDatabase } from '../server/src/platform/db/embedded-postgres.js';
 import { startServer, type ServerProcess } from '../test/integration/support/server-process.js';
-import { copyBaseline, postgresCpuSeconds, postmasterOf, processCpuSeconds } from './fleet-probes.js';
+import {
+  copyBaseline,
+  coresByKey,
+  postgresCpuByRole,
+  postgresCpuSeconds,
+  postmasterOf,
+  processCpuSeconds,
+  threadCpuSeconds,
+} from './fleet-probes.js';
 import { FLEET_ADMIN, FLEET_STATES, seedFleet } from './fleet-seed.js';
 import { backlog, metric } from './ingest-twins.js';
 import {
@@ -185,6 +193,8 @@ interface StepResult {
   /** From the last PUBACK until every change and point of the step was stored; NaN = not within the limit. */
   drainMs: number;
   cpu: { server: number; postgres: number; publishers: number };
+  /** The server's threads and PostgreSQL's processes by role, as `name cores, …`. */
+  cpuDetail: { server: string; postgres: string };
   rssMb: number;
 }
 
@@ -194,6 +204,8 @@ async function stellwerkStep(site: Site, s: Scenario, onTick?: () => void): Prom
   const cpuBefore = {
     server: await processCpuSeconds(site.server.pid),
     postgres: await postgresCpuSeconds(site.postmaster),
+    threads: await threadCpuSeconds(site.server.pid),
+    roles: await postgresCpuByRole(site.db),
   };
   site.visible.length = 0;
   site.twinVisible.length = 0;
@@ -239,6 +251,10 @@ async function stellwerkStep(site: Site, s: Scenario, onTick?: () => void): Prom
       postgres: ((await postgresCpuSeconds(site.postmaster)) - cpuBefore.postgres) / seconds,
       publishers: pub.cpuSeconds / seconds,
     },
+    cpuDetail: {
+      server: coresByKey(cpuBefore.threads, await threadCpuSeconds(site.server.pid), seconds),
+      postgres: coresByKey(cpuBefore.roles, await postgresCpuByRole(site.db), seconds),
+    },
     rssMb: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
   };
 }
@@ -273,9 +289,13 @@ async function main(): Promise<void> {
     let sustained = 0;
     for (const rate of STEPS) {
       const s = scenario(rate, STEP_SECONDS);
+      const mosquittoCpu = await processCpuSeconds(mosquitto.pid);
       const m = SKIP_MOSQUITTO
         ? undefined
         : await mosquittoRun(s, mosquitto.port, { shape: 'fleet', stagger: true });
+      // Mosquitto's own CPU over the step (the broker alone; its publishers are the same as Stellwerk's).
+      const mosquittoCores =
+        m && ((await processCpuSeconds(mosquitto.pid)) - mosquittoCpu) / ((now() - m.firedAt) / 1000);
       debug(`step ${rate}: stellwerk`);
       const r = await stellwerkStep(site, s);
       if (r.acked === r.messages && r.drainMs <= SUSTAINED_DRAIN_MS) sustained = rate;
@@ -284,13 +304,16 @@ async function main(): Promise<void> {
         `| ${ms(r.pubackP50)} / ${ms(r.pubackP99)} | ${ms(r.visibleP99)} / ${ms(r.twinVisibleP99)} | ${n(r.backlogChanges)} changes, ${n(r.backlogPoints)} points ` +
         `| ${Number.isNaN(r.drainMs) ? `not within ${DRAIN_LIMIT_MS / 1000} s` : `${(Math.max(0, r.drainMs) / 1000).toFixed(2)} s`} ` +
         `| ${cores(r.cpu.server)} / ${cores(r.cpu.postgres)} / ${cores(r.cpu.publishers)} | ${r.rssMb} MB ` +
-        `| ${m ? `${ms(m.pubackP50)} / ${ms(m.pubackP99)}, pub→sub p99 ${ms(m.p99)}` : '—'} |`;
+        `| ${m ? `${ms(m.pubackP50)} / ${ms(m.pubackP99)}, pub→sub p99 ${ms(m.p99)}, ${cores(mosquittoCores!)} cores` : '—'} |`;
       rows.push(row);
       console.log(row);
+      console.log(
+        `  CPU cores by thread: ${r.cpuDetail.server}; PostgreSQL by role: ${r.cpuDetail.postgres}`,
+      );
       if (Number.isNaN(r.drainMs)) break;
     }
     console.log(
-      '\n| msg/s offered | acknowledged | PUBACK p50 / p99 | visible p99: device states / twin states | backlog at step end | drained after | CPU cores server / PostgreSQL / publishers | server RSS | Mosquitto PUBACK p50 / p99 |',
+      '\n| msg/s offered | acknowledged | PUBACK p50 / p99 | visible p99: device states / twin states | backlog at step end | drained after | CPU cores server / PostgreSQL / publishers | server RSS | Mosquitto PUBACK p50 / p99, CPU |',
     );
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);

@@ -84,6 +84,23 @@ describe('packet spool and store', () => {
     expect(Number(groups?.[1])).toBeLessThan(count);
   });
 
+  it('names its PostgreSQL connections by role, so pg_stat_activity tells the packet store and the ingest apart', async () => {
+    await t.services.packets.append(packet(1, '01a200aa-989b-76c9-840b-4a0dd99a7462'));
+    await rowsOf(t, '01a200aa-989b-76c9-840b-4a0dd99a7462', 1);
+    const names = await waitFor(async () => {
+      const rows = await query<{ name: string }>(
+        t,
+        `SELECT DISTINCT application_name AS name FROM pg_stat_activity
+          WHERE datname = current_database() AND backend_type = 'client backend'`,
+      );
+      const found = rows.map((r) => r.name);
+      return found.includes('stellwerk-ingest') ? found : undefined;
+    });
+    expect(names).toEqual(
+      expect.arrayContaining(['stellwerk', 'stellwerk-packet-store', 'stellwerk-ingest']),
+    );
+  });
+
   it('stores every column exactly: odd device keys, binary and empty payloads, millisecond times, metadata', async () => {
     const connectorId = '01a200aa-989b-76c9-840b-4a0dd99a7460';
     const keys = ['a,b', 'quote"d', 'back\\slash', '{brace}', 'spaced key', 'NULL', 'ümlaut-☃', ''];

@@ -84,7 +84,11 @@ export class StoredResends {
     /** resendsSkippedCounter, registered once per node whatever the mode. */
     private readonly skipped: { inc(): void },
   ) {
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: 2,
+      application_name: 'stellwerk-broker-resends',
+    });
     this.pool.on('error', () => undefined);
     trackPool(metrics, 'broker-resends', pgPoolUsage(this.pool));
   }

@@ -139,7 +139,11 @@ export class IngestPipeline implements Lifecycle {
     this.log = options.log;
     this.connectors = options.connectors;
     this.parsing = options.parsing;
-    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+    this.pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 2,
+      application_name: 'stellwerk-ingest',
+    });
     // An idle connection dropped by the server (restart, failover) must not crash the process.
     this.pool.on('error', () => undefined);
     trackPool(options.metrics, 'ingest-pipeline', pgPoolUsage(this.pool));

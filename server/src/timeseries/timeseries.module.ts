@@ -33,7 +33,11 @@ export interface TimeSeriesModuleOptions {
  * when the runtime stops.
  */
 export function createTimeSeries(options: TimeSeriesModuleOptions) {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4 + options.targets.length });
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: 4 + options.targets.length,
+    application_name: 'stellwerk-timeseries',
+  });
   // An idle connection dropped by the server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   trackPool(options.metrics, 'timeseries', pgPoolUsage(pool));

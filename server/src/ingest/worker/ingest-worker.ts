@@ -102,7 +102,11 @@ export class IngestWorker implements Lifecycle {
 
   constructor(private readonly options: IngestWorkerOptions) {
     // One connection: the visible stage looks up only devices missing from its cache.
-    this.visiblePool = new pg.Pool({ connectionString: options.databaseUrl, max: 1 });
+    this.visiblePool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 1,
+      application_name: 'stellwerk-live-visible',
+    });
     this.visiblePool.on('error', () => undefined);
     trackPool(options.metrics, 'ingest-visible', pgPoolUsage(this.visiblePool));
     // Serving stale entries: a lookup here would hold up every later packet on the broker's thread.

@@ -30,6 +30,8 @@ export function ormConfig(options: OrmOptions): Options {
     // the devices' last-seen order, which triggers on `virtual_devices` keep (docs/adr/0133).
     schemaGenerator: { skipTables: [/^ts_/, 'device_seen_order'] },
     pool: { min: 0, max: options.poolMax ?? 10 },
+    // Named in pg_stat_activity, as every connection of the server is (the ingest's own pools too).
+    driverOptions: { connection: { application_name: 'stellwerk' } },
     debug: false,
     allowGlobalContext: false,
     migrations: {

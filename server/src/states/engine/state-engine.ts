@@ -267,7 +267,12 @@ export class StateEngine implements StateValueSetter, Lifecycle {
 
   private db(): pg.Pool {
     if (!this.pool) {
-      this.pool = new pg.Pool({ connectionString: this.options.databaseUrl, max: 3, allowExitOnIdle: true });
+      this.pool = new pg.Pool({
+        connectionString: this.options.databaseUrl,
+        max: 3,
+        allowExitOnIdle: true,
+        application_name: 'stellwerk-state-engine',
+      });
       // An idle connection dropped by the server (restart, failover) must not crash the process.
       this.pool.on('error', () => undefined);
     }
