@@ -6,23 +6,20 @@ import type { Metrics } from '../../platform/metrics.js';
 import { PacketRefusedError, type IncomingPacket, type PacketSink } from '../ingest.types.js';
 import {
   acquireLock,
-  deleteSegments,
   readOrCreateSpoolId,
-  readSegmentGroups,
   releaseLock,
   scanSegments,
-  type SegmentFile,
   type SpoolGroup,
 } from './spool-files.js';
 import { CommitWaiters } from './commit-waiters.js';
 import { spoolMetrics } from './spool-metrics.js';
 import { encodedRecordSize, encodeRecordInto } from './spool-record.js';
+import { SpoolSegments } from './spool-segments.js';
 import {
   GATHER_BELOW_RECORDS,
   MAX_GROUP_BYTES,
   MAX_GROUP_RECORDS,
   MIN_GROUP_INTERVAL_MS,
-  openSegmentFile,
   PendingGroup,
   SYNCED_BY_WRITE,
   type OpenSegment,
@@ -84,7 +81,7 @@ const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 
 export class PacketSpool implements PacketSink, Lifecycle {
   readonly name = 'packet-spool';
-  private readonly segmentBytes: number;
+  private readonly segments: SpoolSegments;
   /** Groups not yet taken by `drain`; only the last one still takes packets. */
   private readonly waiting: PendingGroup[] = [];
   /** Packets in waiting groups and in the group in flight. */
@@ -94,32 +91,25 @@ export class PacketSpool implements PacketSink, Lifecycle {
   private readonly acceptedListeners: AcceptedListener[] = [];
   private accepting = false;
   private stopping: Promise<void> | undefined;
-  private current: OpenSegment | undefined;
-  /** Segments no longer appended to, in seq order, until downstream committed them. */
-  private closed: SegmentFile[] = [];
   private spoolId: string | undefined;
   private nextSeq = 1;
   private durableSeq = 0;
   private lastFlushAt = -Infinity;
   private committedSeq = 0;
-  private deleting: Promise<void> = Promise.resolve();
   /** acknowledgeAfterCommit: durable groups waiting for downstream's commit (commit-waiters.ts). */
   private readonly commitWaiters = new CommitWaiters();
   private readonly counted: ReturnType<typeof spoolMetrics>;
 
   constructor(private readonly options: PacketSpoolOptions) {
-    this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+    this.segments = new SpoolSegments(
+      options.dir,
+      options.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
+      options.log,
+    );
     this.counted = spoolMetrics(options.metrics, {
       outstanding: () => this.outstanding,
-      durableBytes: () => this.durableBytes(),
+      durableBytes: () => this.segments.durableBytes,
     });
-  }
-
-  /** Bytes of its segment files that hold durable records: what the spool occupies on disk. */
-  private durableBytes(): number {
-    let total = this.current?.segment.durableBytes ?? 0;
-    for (const segment of this.closed) total += segment.durableBytes;
-    return total;
   }
 
   /** This spool's identity (readOrCreateSpoolId), known once started. */
@@ -191,8 +181,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
    * when a segment file cannot be read.
    */
   readDurable(afterSeq: number): SpoolGroup[] {
-    const segments = this.current ? [...this.closed, this.current.segment] : this.closed;
-    return segments.flatMap((segment) => readSegmentGroups(segment, afterSeq, MAX_GROUP_BYTES));
+    return this.segments.readDurable(afterSeq, MAX_GROUP_BYTES);
   }
 
   /** Downstream committed every record up to `seq`: frees room and deletes segments it covers. */
@@ -200,7 +189,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
     if (seq <= this.committedSeq) return;
     this.committedSeq = seq;
     this.commitWaiters.committed(seq);
-    this.deleteCommittedSegments();
+    this.segments.deleteCommitted(seq);
   }
 
   /**
@@ -246,19 +235,10 @@ export class PacketSpool implements PacketSink, Lifecycle {
           'packet spool: records between the committed seq and the first spooled one are missing',
         );
       }
-      const opened = await this.openSegment(this.nextSeq);
-      // A segment named like the new one held no record (see openSegmentFile) and is replaced by it.
-      const others = segments.filter((segment) => segment.path !== opened.segment.path);
-      this.closed = others.filter((segment) => segment.lastSeq > this.committedSeq);
-      await deleteSegments(
-        dir,
-        others.filter((segment) => segment.lastSeq <= this.committedSeq),
-        this.options.log,
-      );
+      await this.segments.adopt(segments, this.nextSeq, this.committedSeq);
       this.accepting = true;
     } catch (error) {
-      await this.current?.handle.close().catch(() => undefined);
-      this.current = undefined;
+      await this.segments.close();
       await releaseLock(dir).catch(() => undefined);
       throw error;
     }
@@ -278,12 +258,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
     if (!this.accepting) return;
     this.accepting = false;
     await this.draining;
-    const current = this.current;
-    this.current = undefined;
-    await current?.handle
-      .close()
-      .catch((error: unknown) => this.options.log.error({ err: error }, 'packet spool: closing failed'));
-    await this.deleting;
+    await this.segments.close();
     await releaseLock(this.options.dir);
   }
 
@@ -308,7 +283,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
     const count = group.packets.length;
     const firstSeq = this.nextSeq;
     const lastSeq = firstSeq + count - 1;
-    let target: OpenSegment | undefined = this.current;
+    let target: OpenSegment | undefined;
     let bytes: Buffer;
     try {
       // Unpooled: the group's bytes go to the worker by transfer, which needs an ArrayBuffer of its own.
@@ -317,7 +292,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
       for (let i = 0; i < count; i += 1)
         offset = encodeRecordInto(bytes, offset, firstSeq + i, group.packets[i]!);
       if (offset !== bytes.length) throw new Error('a packet changed between append and write');
-      target ??= await this.openSegment(firstSeq);
+      target = await this.segments.target(firstSeq);
       await writeFully(target.handle, bytes, target.segment.durableBytes);
       if (!SYNCED_BY_WRITE) await target.handle.datasync();
     } catch (error) {
@@ -326,12 +301,10 @@ export class PacketSpool implements PacketSink, Lifecycle {
       group.reject(
         new PacketRefusedError('INGEST_STORE_FAILED', `Packet spool failed: ${(error as Error).message}`),
       );
-      if (target) await this.discardUndurableBytes(target);
+      if (target) await this.segments.discardUndurableBytes(target, this.nextSeq);
       return;
     }
-    const { segment } = target;
-    segment.durableBytes += bytes.length;
-    segment.lastSeq = lastSeq;
+    this.segments.written(target, bytes.length, lastSeq);
     this.nextSeq = lastSeq + 1;
     this.durableSeq = lastSeq;
     this.pendingCount -= count;
@@ -339,7 +312,7 @@ export class PacketSpool implements PacketSink, Lifecycle {
     this.counted.spooled.inc(count);
     // Before resolving: a resolved append then finds the segments settled (stop, tests), at the cost
     // of one close + open + directory fsync per segment for the group that filled it.
-    if (segment.durableBytes >= this.segmentBytes) await this.rotate();
+    await this.segments.rotateIfFull(this.nextSeq, this.committedSeq);
     if (!this.options.acknowledgeAfterCommit || lastSeq <= this.committedSeq) group.resolve();
     else this.commitWaiters.hold({ lastSeq, resolve: group.resolve, reject: group.reject });
     const durable: SpoolGroup = { firstSeq, lastSeq, bytes };
@@ -351,58 +324,5 @@ export class PacketSpool implements PacketSink, Lifecycle {
         // Downstream reads what it lacks with readDurable when it (re)starts; durability is unaffected.
       }
     }
-  }
-
-  /** After a failed group: cut the segment back to its durable end, or continue in a new segment. */
-  private async discardUndurableBytes(target: OpenSegment): Promise<void> {
-    const { log } = this.options;
-    try {
-      await target.handle.truncate(target.segment.durableBytes);
-      await target.handle.datasync();
-      return;
-    } catch (error) {
-      log.error(
-        { err: error, file: target.segment.path },
-        'packet spool: could not truncate a failed write; continuing in a new segment',
-      );
-    }
-    this.current = undefined;
-    await target.handle.close().catch(() => undefined);
-    // An empty segment is replaced by the new one of the same name; one with records stays until committed.
-    if (target.segment.lastSeq >= target.segment.firstSeq) this.closed.push(target.segment);
-    await this.openSegment(this.nextSeq).catch((error: unknown) =>
-      log.error({ err: error }, 'packet spool: could not open a new segment; the next group retries'),
-    );
-  }
-
-  private async rotate(): Promise<void> {
-    const full = this.current!;
-    this.current = undefined;
-    this.closed.push(full.segment);
-    // Downstream may have committed its records already, before it was closed.
-    this.deleteCommittedSegments();
-    const { log } = this.options;
-    await full.handle
-      .close()
-      .catch((error: unknown) =>
-        log.error({ err: error, file: full.segment.path }, 'packet spool: close failed'),
-      );
-    await this.openSegment(this.nextSeq).catch((error: unknown) =>
-      log.error({ err: error }, 'packet spool: could not open a new segment; the next group retries'),
-    );
-  }
-
-  private async openSegment(firstSeq: number): Promise<OpenSegment> {
-    this.current = await openSegmentFile(this.options.dir, firstSeq);
-    return this.current;
-  }
-
-  private deleteCommittedSegments(): void {
-    let count = 0;
-    while (count < this.closed.length && this.closed[count]!.lastSeq <= this.committedSeq) count += 1;
-    if (count === 0) return;
-    // Out of the list at once, so readDurable never reads a file being deleted.
-    const committed = this.closed.splice(0, count);
-    this.deleting = this.deleting.then(() => deleteSegments(this.options.dir, committed, this.options.log));
   }
 }
