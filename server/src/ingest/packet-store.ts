@@ -77,15 +77,6 @@ const POSITION_ONLY = `
     SET value = to_jsonb(GREATEST((system_settings.value #>> '{}')::bigint, $1::bigint)::text), updated_at = now()`;
 
 const MAX_BATCH = 2000;
-/**
- * Statement spacing. At 2,000 msg/s the spool hands over a few packets every couple of milliseconds,
- * and one INSERT with its own commit per handover cost PostgreSQL 0.15 cores (about 500 statements/s);
- * the rows themselves cost a fraction of that. A batch of fewer than GATHER_BELOW packets waits until
- * GATHER_MS after the previous INSERT began. Acknowledgements do not wait for this (the spool
- * acknowledges); twin states and charts are at most this much later.
- */
-const GATHER_MS = 10;
-const GATHER_BELOW = 500;
 
 /**
  * Cluster mode (ADR 0130): taken in each insert's transaction, so the packets of all nodes commit in
@@ -120,8 +111,6 @@ export class PacketStore implements Lifecycle {
   private readonly committedSeqListeners: CommittedSeqListener[] = [];
   private stopped = false;
   private wakeRetry: (() => void) | undefined;
-  private wakeGather: (() => void) | undefined;
-  private lastInsertAt = -Infinity;
   private readonly batchSize;
   private readonly stored;
   private readonly skipped;
@@ -205,7 +194,6 @@ export class PacketStore implements Lifecycle {
     if (this.stopped) return;
     this.stopped = true;
     this.wakeRetry?.();
-    this.wakeGather?.();
     await this.flushing;
     await this.pool.end();
   }
@@ -213,22 +201,12 @@ export class PacketStore implements Lifecycle {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const wait = this.lastInsertAt + GATHER_MS - performance.now();
-        if (wait > 0 && this.queue.length < GATHER_BELOW && !this.stopped) await this.gather(wait);
-        this.lastInsertAt = performance.now();
         const batch = this.queue.splice(0, MAX_BATCH);
         await this.commitSpooled(batch, batch[batch.length - 1]!.seq);
       }
     } finally {
       this.flushing = undefined;
     }
-  }
-
-  private gather(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wakeGather = () => (clearTimeout(timer), resolve());
-    }).finally(() => (this.wakeGather = undefined));
   }
 
   /** Spooled packets cannot be refused (they were acknowledged): retry, or split out what the data breaks. */
