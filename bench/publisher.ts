@@ -36,6 +36,12 @@ export interface PublisherJob {
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Tells the bench every client is connected, then waits for its signal to fire. */
+function readyThenGo(): Promise<void> {
+  process.send?.({ ready: true });
+  return new Promise<void>((resolve) => process.once('message', () => resolve()));
+}
+
 const pacedFleet = (job: PublisherJob) =>
   Boolean(job.stagger && job.shape === 'fleet' && job.rate > 0 && job.qos === 1);
 
@@ -57,8 +63,7 @@ async function run(job: PublisherJob): Promise<void> {
   await Promise.all(
     clients.map((c) => (c.connected ? Promise.resolve() : new Promise((r) => c.once('connect', r)))),
   );
-  process.send?.({ ready: true });
-  await new Promise<void>((resolve) => process.once('message', () => resolve()));
+  await readyThenGo();
 
   const latencies: number[] = [];
   // How far behind its schedule a paced client fell, worst per tenth: it then sends the overdue messages at once.
@@ -158,8 +163,7 @@ async function runFleet(job: PublisherJob): Promise<void> {
     if (c % 100 === 99) await sleep(50);
   }
   const pings = setInterval(() => clients.forEach((c) => c.ping()), (keepalive * 1000) / 2);
-  process.send?.({ ready: true });
-  await new Promise<void>((resolve) => process.once('message', () => resolve()));
+  await readyThenGo();
 
   const latencies: number[] = [];
   let acked = 0;

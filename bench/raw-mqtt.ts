@@ -1,12 +1,14 @@
 import net from 'node:net';
+import mqttPacket from 'mqtt-packet';
+import { remainingLength } from '../server/src/broker/mqtt-framing.js';
 
 /**
  * The least MQTT 3.1.1 client a fleet publisher needs: CONNECT, QoS 1 PUBLISH, PUBACK, PINGREQ.
  * mqtt.js costs the load generator about 50 µs of CPU per QoS 1 message (packet objects, a writable
  * stream, an outgoing store); at 10,000 msg/s that is half a CPU taken from the broker under test on
  * a 2-CPU machine. This client encodes each PUBLISH into one buffer and reads PUBACKs straight from
- * the socket's chunks. Loopback benchmarks only; it is not a general client (no QoS 2, no
- * subscriptions, no reconnect).
+ * the socket's chunks (CONNECT and the rest, once per connection, come from mqtt-packet). Loopback
+ * benchmarks only; it is not a general client (no QoS 2, no subscriptions, no reconnect).
  */
 
 export interface RawClientOptions {
@@ -21,8 +23,7 @@ export interface RawClientOptions {
 
 type Acked = (error?: Error) => void;
 
-const utf8 = (s: string) => Buffer.from(s, 'utf8');
-
+/** The remaining-length varint of a fixed header. */
 function lengthBytes(n: number): number[] {
   const out: number[] = [];
   do {
@@ -34,36 +35,8 @@ function lengthBytes(n: number): number[] {
   return out;
 }
 
-const field = (b: Buffer) => Buffer.concat([Buffer.from([b.length >> 8, b.length & 0xff]), b]);
-
-function connectPacket(o: RawClientOptions): Buffer {
-  let flags = 0x02; // clean session
-  const payload = [field(utf8(o.clientId))];
-  if (o.username !== undefined) {
-    flags |= 0x80;
-    payload.push(field(utf8(o.username)));
-  }
-  if (o.password !== undefined) {
-    flags |= 0x40;
-    payload.push(field(utf8(o.password)));
-  }
-  const variable = Buffer.from([
-    0,
-    4,
-    0x4d,
-    0x51,
-    0x54,
-    0x54,
-    4,
-    flags,
-    o.keepalive >> 8,
-    o.keepalive & 0xff,
-  ]);
-  const body = Buffer.concat([variable, ...payload]);
-  return Buffer.concat([Buffer.from([0x10, ...lengthBytes(body.length)]), body]);
-}
-
-const PINGREQ = Buffer.from([0xc0, 0x00]);
+const PINGREQ = mqttPacket.generate({ cmd: 'pingreq' });
+const DISCONNECT = mqttPacket.generate({ cmd: 'disconnect' });
 
 export class RawMqttClient {
   private readonly socket: net.Socket;
@@ -84,7 +57,19 @@ export class RawMqttClient {
   connect(): Promise<void> {
     return new Promise((resolve, reject) => {
       this.connected = (error) => (error ? reject(error) : resolve());
-      this.socket.write(connectPacket(this.options));
+      const { clientId, username, password, keepalive } = this.options;
+      this.socket.write(
+        mqttPacket.generate({
+          cmd: 'connect',
+          protocolId: 'MQTT',
+          protocolVersion: 4,
+          clean: true,
+          clientId,
+          keepalive,
+          ...(username !== undefined ? { username } : {}),
+          ...(password !== undefined ? { password: Buffer.from(password) } : {}),
+        }),
+      );
     });
   }
 
@@ -120,7 +105,7 @@ export class RawMqttClient {
     if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       this.socket.once('close', () => resolve());
-      this.socket.end(Buffer.from([0xe0, 0x00]));
+      this.socket.end(DISCONNECT);
     });
   }
 
@@ -128,23 +113,11 @@ export class RawMqttClient {
     let buf = this.rest ? Buffer.concat([this.rest, chunk]) : chunk;
     this.rest = undefined;
     for (;;) {
-      if (buf.length < 2) break;
-      let length = 0;
-      let multiplier = 1;
-      let at = 1;
-      let complete = false;
-      while (at < buf.length && at <= 4) {
-        const byte = buf[at++]!;
-        length += (byte & 0x7f) * multiplier;
-        multiplier *= 128;
-        if ((byte & 0x80) === 0) {
-          complete = true;
-          break;
-        }
-      }
-      if (!complete || buf.length < at + length) break;
-      this.packet(buf[0]! >> 4, buf.subarray(at, at + length));
-      buf = buf.subarray(at + length);
+      const length = remainingLength(buf, 1);
+      if (!length || buf.length < 1 + length.bytes + length.value) break;
+      const at = 1 + length.bytes;
+      this.packet(buf[0]! >> 4, buf.subarray(at, at + length.value));
+      buf = buf.subarray(at + length.value);
     }
     if (buf.length > 0) this.rest = Buffer.from(buf);
   }
@@ -176,4 +149,7 @@ export class RawMqttClient {
 }
 
 /** A topic's length-prefixed bytes, encoded once per client instead of once per message. */
-export const topicField = (topic: string): Buffer => field(utf8(topic));
+export function topicField(topic: string): Buffer {
+  const bytes = Buffer.from(topic, 'utf8');
+  return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
+}
