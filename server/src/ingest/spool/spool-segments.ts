@@ -89,9 +89,7 @@ export class SpoolSegments {
     await target.handle.close().catch(() => undefined);
     // An empty segment is replaced by the new one of the same name; one with records stays until committed.
     if (target.segment.lastSeq >= target.segment.firstSeq) this.closed.push(target.segment);
-    await this.open(nextSeq).catch((error: unknown) =>
-      this.log.error({ err: error }, 'packet spool: could not open a new segment; the next group retries'),
-    );
+    await this.openNext(nextSeq);
   }
 
   /** Downstream committed every record up to `committedSeq`: closed segments it covers are deleted. */
@@ -125,6 +123,11 @@ export class SpoolSegments {
       .catch((error: unknown) =>
         this.log.error({ err: error, file: full.segment.path }, 'packet spool: close failed'),
       );
+    await this.openNext(nextSeq);
+  }
+
+  /** A new segment after a closed one; if that fails, the next group's `target` tries again. */
+  private async openNext(nextSeq: number): Promise<void> {
     await this.open(nextSeq).catch((error: unknown) =>
       this.log.error({ err: error }, 'packet spool: could not open a new segment; the next group retries'),
     );
