@@ -1,10 +1,10 @@
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import { safeErrorMessage } from '../platform/db/database-errors.js';
 import type { Lifecycle } from '../platform/lifecycle.js';
 import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
 import { commitBatch, CURSOR_KEY, FencedError, type BatchCommitHook } from './commit-batch.stage.js';
+import { commitSplitting, type SplitCommit } from './commit-split.js';
 import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { FrameCounters } from './frame-counter.js';
@@ -22,7 +22,8 @@ import type { VisibleListener, VisibleUpdate } from './visible.stage.js';
  *   parse       parse-packet.stage.ts     driver parser → `_raw`, `_parsed`, one state per key, `_meta.*`
  *   check       frame-counter.ts          LoRaWAN frame-counter repeats and resets → packet warnings
  *   commit      commit-batch.stage.ts     one transaction: states, lastSeen, non-parsed packet status,
- *                                         the commit hook (state engine: twin states, points), cursor
+ *                                         the commit hook (state engine: twin states, points), cursor;
+ *                                         retried and split around refused data by commit-split.ts
  *   report      connector-notices.ts      failed counters and rate-limited connector log entries
  *   publish     processed listeners (routing, rules, health evaluation); visible listeners for the
  *               packets the live view on the main thread did not show on arrival (`shownOnArrival`)
@@ -130,10 +131,10 @@ export class IngestPipeline implements Lifecycle {
   private readonly connectors: ConnectorReporting;
   private readonly batchSize: number;
   private readonly commitIntervalMs: number;
-  private readonly commitHook: BatchCommitHook | undefined;
   private readonly cluster: PipelineOptions['cluster'];
   private lastBatchAt = 0;
   private wakeSleeper: (() => void) | undefined;
+  private readonly committer: SplitCommit;
 
   constructor(options: PipelineOptions) {
     this.log = options.log;
@@ -149,9 +150,24 @@ export class IngestPipeline implements Lifecycle {
     trackPool(options.metrics, 'ingest-pipeline', pgPoolUsage(this.pool));
     const batchSize = (this.batchSize = options.batchSize ?? 1000);
     this.commitIntervalMs = options.commitIntervalMs ?? 100;
-    this.commitHook = options.commitHook;
     this.shownOnArrival = options.shownOnArrival ?? (() => false);
     this.cluster = options.cluster;
+    const commitHook = options.commitHook;
+    this.committer = {
+      commit: (outcomes) =>
+        commitBatch(
+          this.pool,
+          outcomes,
+          outcomes.at(-1)!.packet.id,
+          commitHook,
+          options.cluster !== undefined,
+        ),
+      pause: (attempt) => this.pause(attempt),
+      checkStopped: () => {
+        if (this.stopped) throw new Stopped();
+      },
+      log: this.log,
+    };
     this.feed = new PacketFeed(this.pool, {
       batchSize,
       maxBatchSize: options.maxBatchSize ?? 10 * batchSize,
@@ -275,7 +291,7 @@ export class IngestPipeline implements Lifecycle {
     );
     await this.retrying('check frame counters', () => this.frameCounters.check(outcomes));
     const afterCommit: Array<() => void> = [];
-    const committed = await this.commit(outcomes, afterCommit);
+    const committed = await commitSplitting(this.committer, outcomes, afterCommit);
     this.batchSeconds.observe((performance.now() - began) / 1000);
     const now = Date.now();
     const updates: StateUpdate[] = [];
@@ -291,72 +307,21 @@ export class IngestPipeline implements Lifecycle {
     }
     this.report(this.notices.collect(committed));
     if (unseen.length > 0) this.notifyVisible(unseen);
-    for (const listener of this.listeners) {
-      try {
-        listener(updates);
-      } catch (error) {
-        this.log.warn({ err: error }, 'ingest pipeline: a listener failed');
-      }
-    }
-    for (const done of afterCommit) {
-      try {
-        done();
-      } catch (error) {
-        this.log.warn({ err: error }, 'ingest pipeline: an after-commit call failed');
-      }
-    }
+    callEach(
+      this.listeners.map((listener) => () => listener(updates)),
+      this.log,
+      'a listener',
+    );
+    callEach(afterCommit, this.log, 'an after-commit call');
   }
 
   private notifyVisible(updates: VisibleUpdate[]): void {
     if (updates.length === 0) return;
-    for (const listener of this.visibleListeners) {
-      try {
-        listener(updates);
-      } catch (error) {
-        this.log.warn({ err: error }, 'ingest pipeline: a visible listener failed');
-      }
-    }
-  }
-
-  /** Commits, splitting the batch around packets whose data the database refuses. */
-  private async commit(outcomes: PacketOutcome[], afterCommit: Array<() => void>): Promise<PacketOutcome[]> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const done = await commitBatch(
-          this.pool,
-          outcomes,
-          outcomes[outcomes.length - 1]!.packet.id,
-          this.commitHook,
-          this.cluster !== undefined,
-        );
-        if (done) afterCommit.push(done);
-        return outcomes;
-      } catch (error) {
-        if (error instanceof FencedError) throw error;
-        if (this.stopped) throw new Stopped();
-        if (isTransient(error)) {
-          this.log.warn({ err: error, attempt }, 'ingest pipeline: commit failed, retrying');
-          await this.pause(attempt);
-          continue;
-        }
-        if (outcomes.length > 1) {
-          const half = Math.ceil(outcomes.length / 2);
-          const first = await this.commit(outcomes.slice(0, half), afterCommit);
-          const second = await this.commit(outcomes.slice(half), afterCommit);
-          return [...first, ...second];
-        }
-        const [only] = outcomes;
-        if (only!.status === 'failed') {
-          // Even the bare status could not be written: logged, left unmarked (status null) and not retried.
-          this.log.error(
-            { err: error, packetId: only!.packet.id.toString() },
-            'ingest pipeline: packet skipped',
-          );
-          return [];
-        }
-        outcomes = [{ ...only!, status: 'failed', error: describeError(error), updates: [] }];
-      }
-    }
+    callEach(
+      this.visibleListeners.map((listener) => () => listener(updates)),
+      this.log,
+      'a visible listener',
+    );
   }
 
   /** Connector log writes never throw and never hold up the next batch. */
@@ -391,13 +356,13 @@ export class IngestPipeline implements Lifecycle {
   }
 }
 
-/** SQLSTATE classes that name the data, not the database's availability: retrying cannot help. */
-const DATA_ERROR = /^(21|22|23|2F|42|54)/;
-
-function isTransient(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return !(typeof code === 'string' && code.length === 5 && DATA_ERROR.test(code));
+/** Calls each in turn; one that throws is logged and the rest still run (the batch is committed). */
+function callEach(calls: Iterable<() => void>, log: FastifyBaseLogger, what: string): void {
+  for (const call of calls) {
+    try {
+      call();
+    } catch (error) {
+      log.warn({ err: error }, `ingest pipeline: ${what} failed`);
+    }
+  }
 }
-
-// Shown in the device's packet history: a database error is described without its statement.
-const describeError = (error: unknown): string => safeErrorMessage(error).replaceAll('\0', '').slice(0, 1000);
