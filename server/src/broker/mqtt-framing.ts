@@ -5,7 +5,10 @@
  */
 
 /** Reads the remaining-length varint at `offset`: value and byte count, undefined when incomplete, null when malformed. */
-export function remainingLength(buf: Buffer, offset: number): { value: number; bytes: number } | undefined | null {
+export function remainingLength(
+  buf: Buffer,
+  offset: number,
+): { value: number; bytes: number } | undefined | null {
   let value = 0;
   let multiplier = 1;
   for (let i = 0; i < 4; i++) {
