@@ -1,3 +1,4 @@
+import type { Dialog } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pmtilesArchive, pyramid, solidPng, TILE_TYPE } from '../integration/support/pmtiles-archive.js';
 import { seriousViolations } from './support/axe-check.js';
@@ -109,7 +110,20 @@ describe('basemap upload and site plans (Chromium)', () => {
     page.on('response', (response) => {
       if (/\/xapi\/v1\/site-plans\/[^/]+\/image/.test(response.url())) planReads.push(response.status());
     });
+    // The upload saved the setting: leaving the account page asks nothing about unsaved changes.
+    const questions: string[] = [];
+    const recordQuestion = (dialog: Dialog) => {
+      questions.push(dialog.message());
+      void dialog.dismiss();
+    };
+    page.on('dialog', recordQuestion);
     await page.goto(`${h.server.baseUrl}/#/map`);
+    await expect
+      .poll(async () => questions.length > 0 || (await page.getByTestId('twin-map').count()) > 0)
+      .toBe(true);
+    page.off('dialog', recordQuestion);
+    expect(questions).toEqual([]);
+    // A fresh load reads the session again, with the account's new basemap.
     await page.reload();
     await page.getByTestId('twin-marker').waitFor();
     await page.locator('.tw-map canvas.maplibregl-canvas').waitFor();
