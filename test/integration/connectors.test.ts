@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   bearer,
   caller,
@@ -259,6 +259,27 @@ describe('connectors', () => {
       200,
     );
     expect(few.data.map((l) => l.details.i)).toEqual([104, 103, 102]);
+  });
+
+  it('keeps exactly 100 log entries when they share a millisecond, in the order they were written', async () => {
+    const connector = await createConnector(t, admin, { type: 'webhook-in' });
+    // One frozen clock: every entry gets the same created_at, so only the ids can order them.
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-11-27T04:00:00.000Z') });
+    try {
+      for (let i = 0; i < 103; i++)
+        await t.services.connectors.log(connector.id, 'info', `entry ${i}`, { i });
+    } finally {
+      vi.useRealTimers();
+    }
+    const logs = expectStatus<LogBody>(await call('GET', `/xapi/v1/connectors/${connector.id}/logs`), 200);
+    expect(logs.data.map((l) => l.details.i)).toEqual(Array.from({ length: 100 }, (_, k) => 102 - k));
+    const stored = await t.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ n: string }>>('SELECT count(*) AS n FROM connector_logs WHERE connector_id = ?', [
+        connector.id,
+      ]);
+    expect(Number(stored[0]!.n)).toBe(100);
   });
 
   it('counts packets in the row (batched) and in /metrics', async () => {

@@ -109,11 +109,14 @@ export class RedisClusterBus implements ClusterBus {
   private readonly reconnectListeners: Array<() => void> = [];
   private down = false;
   private everReady = false;
+  // The subscriber's PSUBSCRIBE is confirmed on its current connection: until then a message
+  // published by another node would not reach this one.
+  private subscribed = false;
 
   constructor(private readonly options: RedisClusterBusOptions) {
     const { counters } = options;
     // Arrow: read at each scrape, after the connections below exist.
-    counters.connected = () => this.pub.status === 'ready' && this.sub.status === 'ready';
+    counters.connected = () => this.pub.status === 'ready' && this.sub.status === 'ready' && this.subscribed;
     const connection = {
       retryStrategy: reconnectDelayMs,
       // Queued publishes would arrive late and out of place after an outage; they count as dropped.
@@ -124,15 +127,20 @@ export class RedisClusterBus implements ClusterBus {
     this.pub = new Redis(options.url, { ...connection, connectionName: `stellwerk-pub-${options.nodeId}` });
     this.sub = new Redis(options.url, {
       ...connection,
-      // The subscriber must queue its SUBSCRIBE until connected; ioredis resubscribes after reconnects.
+      // The subscriber must queue its PSUBSCRIBE until connected. It subscribes again itself after a
+      // reconnect (not ioredis' autoResubscribe, which sends it after announcing 'ready'), so that
+      // the reconnect listeners run only once messages reach this node again.
       enableOfflineQueue: true,
+      autoResubscribe: false,
       connectionName: `stellwerk-sub-${options.nodeId}`,
     });
     for (const connectionOf of [this.pub, this.sub]) {
       connectionOf.on('error', (error: Error) => this.lost(error));
       connectionOf.on('close', () => this.lost(null));
-      connectionOf.on('ready', () => this.ready());
     }
+    this.sub.on('close', () => (this.subscribed = false));
+    this.pub.on('ready', () => this.ready());
+    this.sub.on('ready', () => void this.subscribeAll().catch(() => undefined));
     this.sub.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) =>
       this.deliver(channel.toString(), message),
     );
@@ -141,7 +149,7 @@ export class RedisClusterBus implements ClusterBus {
   /** Connects both connections; resolves once subscribed, rejects if Redis is unreachable now. */
   async start(): Promise<void> {
     await Promise.all([this.pub.connect(), this.sub.connect()]);
-    await this.sub.psubscribe(`${CHANNEL_PREFIX}*`);
+    await this.subscribeAll();
   }
 
   /** Called after each reconnect following an outage: messages may have been missed meanwhile. */
@@ -206,8 +214,19 @@ export class RedisClusterBus implements ClusterBus {
     );
   }
 
+  /**
+   * (Re)subscribes on the subscriber's current connection. A failure is the connection's own (its
+   * error and close handlers report it), and its next 'ready' subscribes again.
+   */
+  private async subscribeAll(): Promise<void> {
+    await this.sub.psubscribe(`${CHANNEL_PREFIX}*`);
+    if (this.sub.status !== 'ready') return;
+    this.subscribed = true;
+    this.ready();
+  }
+
   private ready(): void {
-    if (this.pub.status !== 'ready' || this.sub.status !== 'ready') return;
+    if (this.pub.status !== 'ready' || this.sub.status !== 'ready' || !this.subscribed) return;
     const wasDown = this.down;
     this.everReady = true;
     this.down = false;

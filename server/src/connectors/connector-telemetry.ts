@@ -44,12 +44,14 @@ const LOG_SQL = `
   INSERT INTO connector_logs (id, connector_id, level, message, details, created_at)
   SELECT ?, id, ?, ?, ?::jsonb, ? FROM connectors WHERE id = ?`;
 
-// Keeps the newest LOG_KEEP entries: everything older than the LOG_KEEP-th newest goes.
+// Keeps the newest LOG_KEEP entries: everything older than the LOG_KEEP-th newest goes. "Older" in
+// the list's own order, (created_at, id): entries written within one millisecond share created_at,
+// and their time-ordered ids decide, so a tie at the boundary cannot keep one entry too many.
 const PRUNE_SQL = `
   DELETE FROM connector_logs
    WHERE connector_id = ?
-     AND created_at < (SELECT created_at FROM connector_logs WHERE connector_id = ?
-                        ORDER BY created_at DESC OFFSET ${LOG_KEEP - 1} LIMIT 1)`;
+     AND (created_at, id) < (SELECT created_at, id FROM connector_logs WHERE connector_id = ?
+                              ORDER BY created_at DESC, id DESC OFFSET ${LOG_KEEP - 1} LIMIT 1)`;
 
 /**
  * Per-connector packet counters and the connector log, written from every front door (broker,
