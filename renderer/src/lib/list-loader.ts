@@ -1,7 +1,7 @@
 /** A list reply of the XAPI: one page of rows and the total over all pages. */
 export interface ListReply<Row = unknown> {
   data: Row[];
-  meta: { total: number; totalEstimated?: boolean };
+  meta: { total: number; totalEstimated?: boolean; nextCursor?: string };
 }
 
 /** The paging, sorting and search parameters every list route takes. */
@@ -10,6 +10,8 @@ export interface ListQuery {
   pageSize: number;
   sort: string;
   searchItems: string | undefined;
+  /** The previous page's `meta.nextCursor`: the server continues after its last row (page ignored). */
+  after?: string;
 }
 
 /** What a list page shows; `ListState` keeps these as runes, a test as a plain object. */
@@ -40,6 +42,8 @@ export interface ListLoaderOptions<R extends ListReply> {
   clearError?: ClearError;
   /** How long typing in the search box must pause before the list asks again. */
   searchDelayMs?: number;
+  /** The page's own filters: the cursors remembered for one set of filters are not used for another. */
+  scope?: () => unknown;
 }
 
 /** Typing waits this long for a pause before the list asks the server. */
@@ -48,10 +52,19 @@ export const SEARCH_DELAY_MS = 250;
 /**
  * The loading logic of a paged list, apart from Svelte: only the latest request's reply (or error)
  * lands, so a slow answer to an old query never overwrites a newer one; a search starts at page 1.
+ *
+ * Pages are numbered for the user, but a page reached from its neighbour asks by cursor: a reply's
+ * `meta.nextCursor` is kept as the way to the next page, so walking through a list of a million rows
+ * costs each page what the first costs (an offset makes the database walk every row before it).
+ * The cursors belong to one sort, page size, search and set of filters; any change forgets them,
+ * and a page without a cursor (a jump, a list whose sort gives none) asks by number.
  */
 export class ListLoader<R extends ListReply> {
   private latest = 0;
   private searchTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Page number → the `after` that loads it, for the list as `cursorScope` describes it. */
+  private cursors = new Map<number, string>();
+  private cursorScope = '';
 
   constructor(
     private readonly fields: ListFields<R>,
@@ -61,7 +74,14 @@ export class ListLoader<R extends ListReply> {
   /** The parameters of the next request. */
   query(): ListQuery {
     const { page, pageSize, sort, search } = this.fields;
-    return { page, pageSize, sort, searchItems: search.trim() || undefined };
+    const searchItems = search.trim() || undefined;
+    const scope = JSON.stringify([sort, pageSize, searchItems ?? null, this.options.scope?.() ?? null]);
+    if (scope !== this.cursorScope) {
+      this.cursors.clear();
+      this.cursorScope = scope;
+    }
+    const after = page > 1 ? this.cursors.get(page) : undefined;
+    return { page, pageSize, sort, searchItems, ...(after ? { after } : {}) };
   }
 
   async reload(): Promise<void> {
@@ -72,7 +92,11 @@ export class ListLoader<R extends ListReply> {
     fields.loading = true;
     if (clearError === 'start') fields.error = null;
     try {
-      const reply = await this.options.load(this.query());
+      const query = this.query();
+      const scope = this.cursorScope;
+      const reply = await this.options.load(query);
+      if (scope === this.cursorScope && reply.meta.nextCursor)
+        this.cursors.set(query.page + 1, reply.meta.nextCursor);
       if (!isCurrent()) return;
       fields.rows = reply.data;
       fields.total = reply.meta.total;
@@ -100,6 +124,17 @@ export class ListLoader<R extends ListReply> {
   onSearchInput(): void {
     clearTimeout(this.searchTimer);
     this.searchTimer = setTimeout(() => this.searchNow(), this.options.searchDelayMs ?? SEARCH_DELAY_MS);
+  }
+
+  /**
+   * Puts a changed row in place (the server's answer to an action on it). A load still on its way
+   * began before the change and would put the old row back when it lands: a new load replaces it.
+   */
+  replaceRow(updated: R['data'][number] & { id: string }): void {
+    this.fields.rows = this.fields.rows.map((row) =>
+      (row as { id?: string }).id === updated.id ? updated : row,
+    ) as R['data'];
+    if (this.fields.loading) void this.reload();
   }
 
   /** Drops a pending search (the page is gone). */

@@ -33,7 +33,7 @@ export class ListState<R extends ListReply<{ id: string }>> implements ListField
   constructor(options: ListStateOptions<R>) {
     this.sort = options.sort;
     this.pageSize = options.pageSize ?? 25;
-    this.loader = new ListLoader(this, options);
+    this.loader = new ListLoader(this, { ...options, ...(options.watch ? { scope: options.watch } : {}) });
     $effect(() => {
       void [this.sort, this.page, this.pageSize, options.watch?.()];
       // Only the parameters above count: the search text reloads through the search functions.
@@ -51,9 +51,7 @@ export class ListState<R extends ListReply<{ id: string }>> implements ListField
     this.pageSize = pageSize;
   };
   /** Puts a changed row in place (after an action on it). */
-  replaceRow = (updated: R['data'][number]): void => {
-    this.rows = this.rows.map((row) => (row.id === updated.id ? updated : row));
-  };
+  replaceRow = (updated: R['data'][number]): void => this.loader.replaceRow(updated);
 }
 
 /**

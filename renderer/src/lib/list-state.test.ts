@@ -25,7 +25,10 @@ function fieldsOf(overrides: Partial<ListFields<Reply>> = {}): ListFields<Reply>
   };
 }
 
-function harness(fields = fieldsOf(), options: { clearError?: 'start' | 'success' | 'never' } = {}) {
+function harness(
+  fields = fieldsOf(),
+  options: { clearError?: 'start' | 'success' | 'never'; scope?: () => unknown } = {},
+) {
   const pending: Pending[] = [];
   const loaded: Reply[] = [];
   const loader = new ListLoader<Reply>(fields, {
@@ -154,5 +157,109 @@ describe('ListLoader', () => {
     loader.dispose();
     vi.advanceTimersByTime(SEARCH_DELAY_MS * 2);
     expect(pending).toHaveLength(1);
+  });
+
+  describe('cursors', () => {
+    const paged = (cursor: string | undefined, ...ids: string[]): Reply => ({
+      data: ids.map((id) => ({ id })),
+      meta: { total: 1000, ...(cursor ? { nextCursor: cursor } : {}) },
+    });
+    // Loads the fields' current page and answers it with `answer`.
+    async function load(h: ReturnType<typeof harness>, answer: Reply): Promise<ListQuery> {
+      const done = h.loader.reload();
+      const request = h.pending.at(-1)!;
+      request.resolve(answer);
+      await done;
+      return request.query;
+    }
+
+    it('asks for the next and the previous page by the cursors the replies gave', async () => {
+      const h = harness(fieldsOf({ page: 1, pageSize: 2 }));
+      expect((await load(h, paged('c1', 'a', 'b'))).after).toBeUndefined();
+      h.fields.page = 2;
+      expect(await load(h, paged('c2', 'c', 'd'))).toMatchObject({ page: 2, after: 'c1' });
+      h.fields.page = 3;
+      expect(await load(h, paged(undefined, 'e'))).toMatchObject({ page: 3, after: 'c2' });
+      h.fields.page = 2;
+      expect((await load(h, paged('c2', 'c', 'd'))).after).toBe('c1');
+      h.fields.page = 1;
+      expect((await load(h, paged('c1', 'a', 'b'))).after).toBeUndefined();
+    });
+
+    it('asks by page number for a page it has no cursor to', async () => {
+      const h = harness(fieldsOf({ page: 1 }));
+      await load(h, paged('c1', 'a'));
+      h.fields.page = 5;
+      const query = await load(h, paged('c5', 'x'));
+      expect(query.page).toBe(5);
+      expect(query.after).toBeUndefined();
+      h.fields.page = 6;
+      expect((await load(h, paged(undefined, 'y'))).after).toBe('c5');
+    });
+
+    it('forgets the cursors when sort, page size, search or the page’s filters change', async () => {
+      let zone = 'north';
+      const h = harness(fieldsOf({ page: 1 }), { scope: () => [zone] });
+      const toPage2 = async () => {
+        h.fields.page = 1;
+        await load(h, paged('c1', 'a'));
+        h.fields.page = 2;
+      };
+      const changes: Array<() => void> = [
+        () => (h.fields.sort = '-title'),
+        () => (h.fields.pageSize = 50),
+        () => (h.fields.search = 'pump'),
+        () => (zone = 'south'),
+      ];
+      for (const change of changes) {
+        await toPage2();
+        change();
+        expect((await load(h, paged(undefined, 'z'))).after).toBeUndefined();
+      }
+      // Unchanged, the cursor is used.
+      await toPage2();
+      expect((await load(h, paged(undefined, 'z'))).after).toBe('c1');
+    });
+
+    it('keeps the cursor of a reply that was overtaken by a newer request', async () => {
+      const h = harness(fieldsOf({ page: 1 }));
+      const slow = h.loader.reload();
+      h.fields.page = 3;
+      const newer = h.loader.reload();
+      h.pending[0]!.resolve(paged('c1', 'a'));
+      h.pending[1]!.resolve(paged(undefined, 'x'));
+      await Promise.all([slow, newer]);
+      expect(h.fields.rows).toEqual([{ id: 'x' }]);
+      h.fields.page = 2;
+      expect((await load(h, paged(undefined, 'b'))).after).toBe('c1');
+    });
+  });
+
+  it('puts a changed row in place, and asks again when a load that began before the change is on its way', async () => {
+    const h = harness(fieldsOf({ page: 1 }));
+    const first = h.loader.reload();
+    h.pending[0]!.resolve(reply('a', 'b'));
+    await first;
+    h.loader.replaceRow({ id: 'b', status: 'acknowledged' } as { id: string });
+    expect(h.fields.rows).toEqual([{ id: 'a' }, { id: 'b', status: 'acknowledged' }]);
+    expect(h.pending).toHaveLength(1);
+
+    // A live reload started; the action's answer comes back before that reload's.
+    const stale = h.loader.reload();
+    h.loader.replaceRow({ id: 'b', status: 'closed' } as { id: string });
+    expect(h.pending).toHaveLength(3);
+    h.pending[1]!.resolve({
+      data: [{ id: 'a' }, { id: 'b', status: 'acknowledged' } as { id: string }],
+      meta: { total: 2 },
+    });
+    await stale;
+    expect(h.fields.rows[1]).toEqual({ id: 'b', status: 'closed' });
+    h.pending[2]!.resolve({
+      data: [{ id: 'a' }, { id: 'b', status: 'closed' } as { id: string }],
+      meta: { total: 2 },
+    });
+    await Promise.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(h.fields).toMatchObject({ loading: false, rows: [{ id: 'a' }, { id: 'b', status: 'closed' }] });
   });
 });
