@@ -240,6 +240,16 @@ describe('connectors', () => {
     expect((await call('GET', `/xapi/v1/connectors/${connector.id}`)).statusCode).toBe(404);
   });
 
+  const storedLogEntries = async (connectorId: string): Promise<number> => {
+    const [row] = await t.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ n: string }>>('SELECT count(*) AS n FROM connector_logs WHERE connector_id = ?', [
+        connectorId,
+      ]);
+    return Number(row!.n);
+  };
+
   it('keeps only the newest 100 log entries, newest first', async () => {
     const connector = await createConnector(t, admin, { type: 'webhook-in' });
     for (let i = 0; i < 105; i++) await t.services.connectors.log(connector.id, 'info', `entry ${i}`, { i });
@@ -247,13 +257,7 @@ describe('connectors', () => {
     expect(logs.data).toHaveLength(100);
     expect(logs.data[0]!.message).toBe('entry 104');
     expect(logs.data[99]!.message).toBe('entry 5');
-    const stored = await t.orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<{ n: string }>>('SELECT count(*) AS n FROM connector_logs WHERE connector_id = ?', [
-        connector.id,
-      ]);
-    expect(Number(stored[0]!.n)).toBe(100);
+    expect(await storedLogEntries(connector.id)).toBe(100);
     const few = expectStatus<LogBody>(
       await call('GET', `/xapi/v1/connectors/${connector.id}/logs?limit=3`),
       200,
@@ -273,13 +277,7 @@ describe('connectors', () => {
     }
     const logs = expectStatus<LogBody>(await call('GET', `/xapi/v1/connectors/${connector.id}/logs`), 200);
     expect(logs.data.map((l) => l.details.i)).toEqual(Array.from({ length: 100 }, (_, k) => 102 - k));
-    const stored = await t.orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<{ n: string }>>('SELECT count(*) AS n FROM connector_logs WHERE connector_id = ?', [
-        connector.id,
-      ]);
-    expect(Number(stored[0]!.n)).toBe(100);
+    expect(await storedLogEntries(connector.id)).toBe(100);
   });
 
   it('counts packets in the row (batched) and in /metrics', async () => {
