@@ -133,7 +133,7 @@ export class ListLoader<R extends ListReply> {
   replaceRow(updated: R['data'][number] & { id: string }): void {
     this.fields.rows = this.fields.rows.map((row) =>
       (row as { id?: string }).id === updated.id ? updated : row,
-    ) as R['data'];
+    );
     if (this.fields.loading) void this.reload();
   }
 
