@@ -319,4 +319,55 @@ describe('device health', () => {
     // Never seen: evaluated, but Unknown is the only health such a device can have.
     expect((await health(midId)).healthState).toBe('Unknown');
   });
+
+  it('stores a batch of verdicts without waiting for a device another transaction holds, then that one too', async () => {
+    const ids = await Promise.all(Array.from({ length: 6 }, (_, i) => createDevice(`locked-${i}`)));
+    const held = ids[2]!;
+    const checkedAt = async () => {
+      const rows = await t.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ id: string; health_checked_at: Date | null }>>(
+          'SELECT id, health_checked_at FROM virtual_devices WHERE id IN (?)',
+          [ids],
+        );
+      return new Map(rows.map((r) => [r.id, r.health_checked_at]));
+    };
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    // Another writer (as the ingest's lastSeen update would) holds one device's row.
+    const holder = t.orm.em.fork().transactional(async (em) => {
+      await em
+        .getConnection()
+        .execute(
+          'SELECT id FROM virtual_devices WHERE id = ? FOR UPDATE',
+          [held],
+          'all',
+          em.getTransactionContext(),
+        );
+      locked();
+      await released;
+    });
+    await isLocked;
+    const evaluation = t.services.deviceHealthEvaluator.evaluate(ids, clock.now(), false);
+    try {
+      await waitFor(
+        async () => {
+          const checked = await checkedAt();
+          return ids.every((id) => id === held || checked.get(id)) ? true : undefined;
+        },
+        10_000,
+        { what: 'the verdicts of the devices not held' },
+      );
+      expect((await checkedAt()).get(held)).toBeNull();
+    } finally {
+      release();
+      await holder;
+    }
+    const outcomes = await evaluation;
+    expect(outcomes.map((o) => o.deviceId).sort()).toEqual([...ids].sort());
+    expect((await checkedAt()).get(held)).not.toBeNull();
+  });
 });

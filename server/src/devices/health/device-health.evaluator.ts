@@ -61,6 +61,20 @@ export interface HealthAlarmWriter {
   ): Promise<unknown>;
 }
 
+/** A device's verdict, computed and not yet stored. */
+interface PlannedVerdict {
+  row: DeviceHealthRow;
+  config: HealthConfig | null;
+  verdict: HealthVerdict;
+  next: Date;
+}
+
+/** What storing a verdict answered: the state it replaced, and the next check as stored. */
+interface StoredVerdict {
+  previous: string;
+  next_check_at: Date | string;
+}
+
 interface DeviceHealthRow {
   id: string;
   account_id: string;
@@ -140,27 +154,78 @@ export class DeviceHealthEvaluator {
         states.set(s.device_id, of);
       }
     }
-    const outcomes: HealthOutcome[] = [];
+    const planned: PlannedVerdict[] = [];
     for (const row of rows) {
       try {
-        outcomes.push(await this.store(row, states.get(row.id) ?? {}, now, reschedule));
+        const config = row.own_config ?? row.driver_config;
+        const verdict = evaluateHealth(config, states.get(row.id) ?? {}, asDate(row.last_seen), now);
+        planned.push({ row, config, verdict, next: nextHealthCheck(timing(row), now) });
       } catch (error) {
         this.deps.log.warn({ err: error, deviceId: row.id }, 'device health: evaluation failed');
+      }
+    }
+    const stored = await this.storeAll(planned, now, reschedule).catch((error: unknown) => {
+      this.deps.log.warn({ err: error }, 'device health: storing a batch failed; storing one by one');
+      return new Map<string, StoredVerdict>();
+    });
+    const outcomes: HealthOutcome[] = [];
+    for (const plan of planned) {
+      try {
+        // Not in the batch's answer: its row was locked by another writer (the ingest's lastSeen
+        // update), or the device is gone. Stored alone, waiting for the lock.
+        const updated = stored.has(plan.row.id)
+          ? stored.get(plan.row.id)
+          : await this.storeOne(plan, now, reschedule);
+        outcomes.push(await this.outcome(plan, updated));
+      } catch (error) {
+        this.deps.log.warn({ err: error, deviceId: plan.row.id }, 'device health: evaluation failed');
       }
     }
     return outcomes;
   }
 
-  private async store(
-    row: DeviceHealthRow,
-    states: Record<string, unknown>,
+  /**
+   * The verdicts of a batch in one statement, each with the state it replaces, read under the row
+   * lock. Rows another transaction holds are skipped, never waited for: the ingest updates lastSeen
+   * of many devices in one transaction, in no fixed order, so waiting for a set of row locks here
+   * could deadlock with it.
+   */
+  private async storeAll(
+    planned: PlannedVerdict[],
     now: Date,
     reschedule: boolean,
-  ): Promise<HealthOutcome> {
-    const config = row.own_config ?? row.driver_config;
-    const verdict = evaluateHealth(config, states, asDate(row.last_seen), now);
-    const next = nextHealthCheck(timing(row), now);
-    const [updated] = await this.sql<{ previous: string; next_check_at: Date | string }>(
+  ): Promise<Map<string, StoredVerdict>> {
+    if (planned.length === 0) return new Map();
+    const verdicts = planned.map(({ row, verdict, next }) => ({
+      id: row.id,
+      state: verdict.state,
+      reason: verdict.reason.slice(0, 300),
+      next: next.toISOString(),
+    }));
+    const rows = await this.sql<StoredVerdict & { id: string }>(
+      `WITH v AS MATERIALIZED (
+              SELECT * FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, state text, reason text, next timestamptz)),
+            p AS MATERIALIZED (
+              SELECT d.id, d.health_state AS previous FROM virtual_devices d
+               WHERE d.id IN (SELECT id FROM v) ORDER BY d.id FOR UPDATE SKIP LOCKED)
+       UPDATE virtual_devices d
+          SET health_state = v.state, health_reason = v.reason, health_checked_at = ?,
+              health_next_check_at = ${reschedule ? 'v.next' : 'COALESCE(d.health_next_check_at, v.next)'}
+         FROM p JOIN v ON v.id = p.id
+        WHERE d.id = p.id
+        RETURNING d.id, p.previous, d.health_next_check_at AS next_check_at`,
+      [JSON.stringify(verdicts), now],
+    );
+    return new Map(rows.map(({ id, ...stored }) => [id, stored]));
+  }
+
+  private async storeOne(
+    plan: PlannedVerdict,
+    now: Date,
+    reschedule: boolean,
+  ): Promise<StoredVerdict | undefined> {
+    const { row, verdict, next } = plan;
+    const [updated] = await this.sql<StoredVerdict>(
       `UPDATE virtual_devices d
           SET health_state = ?, health_reason = ?, health_checked_at = ?,
               health_next_check_at = ${reschedule ? '?' : 'COALESCE(d.health_next_check_at, ?)'}
@@ -169,6 +234,12 @@ export class DeviceHealthEvaluator {
         RETURNING p.previous, d.health_next_check_at AS next_check_at`,
       [verdict.state, verdict.reason.slice(0, 300), now, next, row.id],
     );
+    return updated;
+  }
+
+  /** The outcome of a stored verdict, and its alarm entry when the change is news. */
+  private async outcome(plan: PlannedVerdict, updated: StoredVerdict | undefined): Promise<HealthOutcome> {
+    const { row, config, verdict, next } = plan;
     const previous = updated?.previous ?? HEALTH_UNKNOWN;
     const outcome: HealthOutcome = {
       deviceId: row.id,
