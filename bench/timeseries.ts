@@ -9,19 +9,19 @@ import { startBenchDatabase } from './bench-database.js';
 import { ENTITIES } from '../server/src/entities.js';
 import { newId } from '../server/src/platform/crypto/ids.js';
 import { migrateUp, openOrm } from '../server/src/platform/db/orm.js';
-import { Metrics } from '../server/src/platform/metrics.js';
-import { OutboxSink } from '../server/src/timeseries/outbox.js';
-import { OutboxWriter } from '../server/src/timeseries/outbox-writer.js';
 import { PartitionMaintenance } from '../server/src/timeseries/partitions.js';
-import { PostgresTarget } from '../server/src/timeseries/targets/postgres.target.js';
+import { TransactionalPointSink } from '../server/src/timeseries/point-sink.js';
+import { foldRollups } from '../server/src/timeseries/rollup-fold.js';
+import { refoldFrom } from '../server/src/timeseries/rollups.js';
 import type { TimeSeriesPoint } from '../server/src/timeseries/timeseries.types.js';
 import { byStateId, byTwinTitle, HourlyMeanBench, seedStates } from './timeseries-query.js';
 
 /**
  * `npm run bench:timeseries` — not a test. On one embedded PostgreSQL, in the same run:
- * 1. rows/s into ts_points: through the writer (points appended to the outbox in commit batches of
- *    1,000 → delivered by the postgres target's writer), raw `unnest` inserts of 1,000 rows (prepared)
- *    and one raw COPY stream — interleaved rounds, medians reported, as ratios;
+ * 1. rows/s into ts_points: through the state engine's point sink (the production path since points
+ *    are written in the transaction that changed their states: COPY of 1,000 points per transaction,
+ *    one transaction per state-engine commit), raw `unnest` inserts of 1,000 rows (prepared) and one
+ *    raw COPY stream — interleaved rounds, medians reported, as ratios;
  * 2. ts_points filled with 10 million points (1,000 states × 30 days), then p50/p99 of "hourly mean
  *    over 30 days of one state" through the query language (bench/timeseries-query.ts).
  *    BENCH_POINTS (default 200000) sets the points per throughput round,
@@ -94,29 +94,22 @@ async function rawCopy(pool: pg.Pool, points: TimeSeriesPoint[]): Promise<number
 }
 
 /**
- * Through the writer, warm (started once, idle): the points are appended to the outbox in rows of
- * 1,000 (one row per state-engine commit) within one transaction, so they all become visible at
- * its commit; timed from that commit until the writer's cursor passes the last row.
+ * Through the state engine's point sink, as ingest writes points: 1,000 points per transaction (one
+ * state-engine commit), each transaction's points by COPY into ts_points (TransactionalPointSink
+ * with the postgres target only); timed from the first BEGIN to the last COMMIT.
  */
-async function throughWriter(
-  writer: OutboxWriter,
-  pool: pg.Pool,
-  points: TimeSeriesPoint[],
-): Promise<{ rate: number; appendRate: number }> {
-  const sink = new OutboxSink();
+async function throughSink(pool: pg.Pool, points: TimeSeriesPoint[]): Promise<number> {
+  const sink = new TransactionalPointSink({ postgres: true, outbox: false });
   const client = await pool.connect();
-  const a0 = now();
-  await client.query('BEGIN');
-  for (let i = 0; i < points.length; i += 1000) await sink.append(client, points.slice(i, i + 1000));
-  const { rows } = await client.query<{ id: string }>('SELECT max(id) AS id FROM ts_outbox');
-  await client.query('COMMIT');
   const t0 = now();
-  client.release();
-  const last = Number(rows[0]!.id);
-  while ((writer.writers[0]!.position ?? 0) < last) await new Promise((r) => setTimeout(r, 1));
+  for (let i = 0; i < points.length; i += 1000) {
+    await client.query('BEGIN');
+    await sink.append(client, points.slice(i, i + 1000));
+    await client.query('COMMIT');
+  }
   const ms = now() - t0;
-  await writer.cleanup();
-  return { rate: (points.length * 1000) / ms, appendRate: (points.length * 1000) / (t0 - a0) };
+  client.release();
+  return (points.length * 1000) / ms;
 }
 
 async function main() {
@@ -139,45 +132,30 @@ async function main() {
       `Stellwerk time-series bench — ${os.cpus().length} CPUs, ${POINTS.toLocaleString('en-US')} points per round, ${ROUNDS} rounds\n`,
     );
 
-    const writer = new OutboxWriter({
-      databaseUrl: url,
-      pool,
-      targets: [new PostgresTarget('postgres', pool)],
-      log,
-      metrics: new Metrics(),
-      writer: { pollMs: 2, reader: { gapGraceMs: 0 } },
-    });
-    await writer.start();
     const rates = {
       unnest: [] as number[],
       copy: [] as number[],
-      writer: [] as number[],
-      append: [] as number[],
+      sink: [] as number[],
     };
     let base = clock.getTime() - 3 * 24 * 3600_000;
     for (let round = 0; round < ROUNDS; round++) {
       const batch = () => makePoints(POINTS, states, (base += POINTS));
       rates.unnest.push(await rawUnnest(pool, batch()));
       rates.copy.push(await rawCopy(pool, batch()));
-      const w = await throughWriter(writer, pool, batch());
-      rates.writer.push(w.rate);
-      rates.append.push(w.appendRate);
+      rates.sink.push(await throughSink(pool, batch()));
       console.log(
-        `  round ${round + 1}: unnest ${fmt(rates.unnest[round]!)}/s, COPY ${fmt(rates.copy[round]!)}/s, writer ${fmt(w.rate)}/s (outbox append ${fmt(w.appendRate)}/s)`,
+        `  round ${round + 1}: unnest ${fmt(rates.unnest[round]!)}/s, COPY ${fmt(rates.copy[round]!)}/s, point sink ${fmt(rates.sink[round]!)}/s`,
       );
     }
-    await writer.stop();
-    const [unnest, copy, written] = [median(rates.unnest), median(rates.copy), median(rates.writer)];
+    const [unnest, copy, sunk] = [median(rates.unnest), median(rates.copy), median(rates.sink)];
     // Ratios per round (the three runs of a round are adjacent, so they share the machine's load), then the median.
-    const ratio = (other: number[]) => median(rates.writer.map((w, i) => w / other[i]!)) * 100;
+    const ratio = (other: number[]) => median(rates.sink.map((w, i) => w / other[i]!)) * 100;
     console.log('\nInsert throughput into ts_points (median of rounds):');
     console.log(`  raw unnest, 1,000 rows/statement:  ${fmt(unnest)} rows/s`);
     console.log(`  raw COPY, one stream:              ${fmt(copy)} rows/s`);
+    console.log(`  point sink, 1,000 per transaction: ${fmt(sunk)} rows/s`);
     console.log(
-      `  writer (outbox → ts_points):       ${fmt(written)} rows/s  (appending to the outbox: ${fmt(median(rates.append))} points/s)`,
-    );
-    console.log(
-      `  writer / unnest = ${ratio(rates.unnest).toFixed(0)}% (target ≥ 90%), writer / COPY = ${ratio(rates.copy).toFixed(0)}% (target ≥ 50%) — medians of the per-round ratios`,
+      `  point sink / unnest = ${ratio(rates.unnest).toFixed(0)}% (target ≥ 90%), point sink / COPY = ${ratio(rates.copy).toFixed(0)}% (target ≥ 50%) — medians of the per-round ratios`,
     );
 
     await pool.query('TRUNCATE ts_points');
@@ -206,6 +184,9 @@ async function main() {
         ],
       );
     }
+    // Written past the write path: the rollup watermark goes back to the fill's start, so queries read
+    // these hours from the points until they are folded (ADR 0122).
+    await refoldFrom(pool, start);
     await pool.query('ANALYZE ts_points');
     const { rows: filled } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM ts_points');
     console.log(`  ${fmt(Number(filled[0]!.n))} rows in ${((now() - f0) / 1000).toFixed(0)} s`);
@@ -239,6 +220,12 @@ async function main() {
     }
     // The states found through the twin title and state key instead of the state id (joins first).
     await hourlyMean.measure('same, by twin title and state key', byTwinTitle(start, end), QUERIES);
+    // What the server's fold job does within minutes (480 hours a minute), done here at once.
+    const f1 = now();
+    await foldRollups(pool, new Date(), { maxHours: 24 * 31, maxRounds: 100 });
+    await pool.query('VACUUM ANALYZE ts_rollup_hourly');
+    console.log(`  hourly rollups folded in ${((now() - f1) / 1000).toFixed(0)} s`);
+    await measure('from the hourly rollups', false);
     console.log('\nCommand: npm run bench:timeseries');
     await pool.end();
   } finally {
