@@ -59,7 +59,7 @@ export const SEARCH_DELAY_MS = 250;
  * The cursors belong to one sort, page size, search and set of filters; any change forgets them,
  * and a page without a cursor (a jump, a list whose sort gives none) asks by number.
  */
-export class ListLoader<R extends ListReply> {
+export class ListLoader<R extends ListReply<{ id: string }>> {
   private latest = 0;
   private searchTimer: ReturnType<typeof setTimeout> | undefined;
   /** Page number → the `after` that loads it, for the list as `cursorScope` describes it. */
@@ -130,10 +130,8 @@ export class ListLoader<R extends ListReply> {
    * Puts a changed row in place (the server's answer to an action on it). A load still on its way
    * began before the change and would put the old row back when it lands: a new load replaces it.
    */
-  replaceRow(updated: R['data'][number] & { id: string }): void {
-    this.fields.rows = this.fields.rows.map((row) =>
-      (row as { id?: string }).id === updated.id ? updated : row,
-    );
+  replaceRow(updated: R['data'][number]): void {
+    this.fields.rows = this.fields.rows.map((row) => (row.id === updated.id ? updated : row));
     if (this.fields.loading) void this.reload();
   }
 
