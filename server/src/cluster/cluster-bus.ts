@@ -146,7 +146,12 @@ export class RedisClusterBus implements ClusterBus {
     );
   }
 
-  /** Connects both connections; resolves once subscribed, rejects if Redis is unreachable now. */
+  /**
+   * Connects both connections; resolves once subscribed, rejects if Redis is unreachable now. The
+   * subscriber's 'ready' handler subscribes on every connection, this first one included; start
+   * subscribes as well (the same pattern twice is harmless) so that it can answer for it. A start
+   * that failed is not fatal: the handler subscribes once Redis is reachable.
+   */
   async start(): Promise<void> {
     await Promise.all([this.pub.connect(), this.sub.connect()]);
     await this.subscribeAll();
