@@ -185,15 +185,16 @@ export class DeviceHealthEvaluator {
   }
 
   /**
-   * The verdicts of a batch in one statement, each with the state it replaces, read under the row
-   * lock. Rows another transaction holds are skipped, never waited for: the ingest updates lastSeen
-   * of many devices in one transaction, in no fixed order, so waiting for a set of row locks here
-   * could deadlock with it.
+   * Verdicts in one statement, each with the state it replaces, read under the row lock.
+   * `skipLocked`: rows another transaction holds are skipped, never waited for. The ingest updates
+   * lastSeen of many devices in one transaction, in no fixed order, so waiting for a set of row locks
+   * could deadlock with it; a single row (one lock) may wait.
    */
   private async storeAll(
     planned: PlannedVerdict[],
     now: Date,
     reschedule: boolean,
+    skipLocked = true,
   ): Promise<Map<string, StoredVerdict>> {
     if (planned.length === 0) return new Map();
     const verdicts = planned.map(({ row, verdict, next }) => ({
@@ -207,7 +208,7 @@ export class DeviceHealthEvaluator {
               SELECT * FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, state text, reason text, next timestamptz)),
             p AS MATERIALIZED (
               SELECT d.id, d.health_state AS previous FROM virtual_devices d
-               WHERE d.id IN (SELECT id FROM v) ORDER BY d.id FOR UPDATE SKIP LOCKED)
+               WHERE d.id IN (SELECT id FROM v) ORDER BY d.id FOR UPDATE${skipLocked ? ' SKIP LOCKED' : ''})
        UPDATE virtual_devices d
           SET health_state = v.state, health_reason = v.reason, health_checked_at = ?,
               health_next_check_at = ${reschedule ? 'v.next' : 'COALESCE(d.health_next_check_at, v.next)'}
@@ -219,22 +220,13 @@ export class DeviceHealthEvaluator {
     return new Map(rows.map(({ id, ...stored }) => [id, stored]));
   }
 
+  /** One verdict, waiting for its row's lock. */
   private async storeOne(
     plan: PlannedVerdict,
     now: Date,
     reschedule: boolean,
   ): Promise<StoredVerdict | undefined> {
-    const { row, verdict, next } = plan;
-    const [updated] = await this.sql<StoredVerdict>(
-      `UPDATE virtual_devices d
-          SET health_state = ?, health_reason = ?, health_checked_at = ?,
-              health_next_check_at = ${reschedule ? '?' : 'COALESCE(d.health_next_check_at, ?)'}
-         FROM (SELECT id, health_state AS previous FROM virtual_devices WHERE id = ? FOR UPDATE) p
-        WHERE d.id = p.id
-        RETURNING p.previous, d.health_next_check_at AS next_check_at`,
-      [verdict.state, verdict.reason.slice(0, 300), now, next, row.id],
-    );
-    return updated;
+    return (await this.storeAll([plan], now, reschedule, false)).get(plan.row.id);
   }
 
   /** The outcome of a stored verdict, and its alarm entry when the change is news. */
