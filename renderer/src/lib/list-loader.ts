@@ -42,8 +42,11 @@ export interface ListLoaderOptions<R extends ListReply> {
   clearError?: ClearError;
   /** How long typing in the search box must pause before the list asks again. */
   searchDelayMs?: number;
-  /** The page's own filters: the cursors remembered for one set of filters are not used for another. */
-  scope?: () => unknown;
+  /**
+   * The page's own filters (account, type, status …): ListState reloads the list when they change,
+   * and the cursors kept for one set of filters are not used for another.
+   */
+  watch?: () => unknown;
 }
 
 /** Typing waits this long for a pause before the list asks the server. */
@@ -71,11 +74,11 @@ export class ListLoader<R extends ListReply<{ id: string }>> {
     private readonly options: ListLoaderOptions<R>,
   ) {}
 
-  /** The parameters of the next request. */
+  /** The parameters of the next request; forgets the cursors when the list they belong to changed. */
   query(): ListQuery {
     const { page, pageSize, sort, search } = this.fields;
     const searchItems = search.trim() || undefined;
-    const scope = JSON.stringify([sort, pageSize, searchItems ?? null, this.options.scope?.() ?? null]);
+    const scope = JSON.stringify([sort, pageSize, searchItems ?? null, this.options.watch?.() ?? null]);
     if (scope !== this.cursorScope) {
       this.cursors.clear();
       this.cursorScope = scope;

@@ -8,8 +8,6 @@ export type { ListQuery, ListReply } from './list-loader';
 export interface ListStateOptions<R extends ListReply> extends ListLoaderOptions<R> {
   sort: string;
   pageSize?: number;
-  /** The page's own filters (account, type, status …): reading them here reloads the list when they change. */
-  watch?: () => unknown;
 }
 
 /**
@@ -33,7 +31,7 @@ export class ListState<R extends ListReply<{ id: string }>> implements ListField
   constructor(options: ListStateOptions<R>) {
     this.sort = options.sort;
     this.pageSize = options.pageSize ?? 25;
-    this.loader = new ListLoader(this, { ...options, ...(options.watch ? { scope: options.watch } : {}) });
+    this.loader = new ListLoader(this, options);
     $effect(() => {
       void [this.sort, this.page, this.pageSize, options.watch?.()];
       // Only the parameters above count: the search text reloads through the search functions.

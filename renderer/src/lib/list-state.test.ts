@@ -27,7 +27,7 @@ function fieldsOf(overrides: Partial<ListFields<Reply>> = {}): ListFields<Reply>
 
 function harness(
   fields = fieldsOf(),
-  options: { clearError?: 'start' | 'success' | 'never'; scope?: () => unknown } = {},
+  options: { clearError?: 'start' | 'success' | 'never'; watch?: () => unknown } = {},
 ) {
   const pending: Pending[] = [];
   const loaded: Reply[] = [];
@@ -199,7 +199,7 @@ describe('ListLoader', () => {
 
     it('forgets the cursors when sort, page size, search or the page’s filters change', async () => {
       let zone = 'north';
-      const h = harness(fieldsOf({ page: 1 }), { scope: () => [zone] });
+      const h = harness(fieldsOf({ page: 1 }), { watch: () => [zone] });
       const toPage2 = async () => {
         h.fields.page = 1;
         await load(h, paged('c1', 'a'));
