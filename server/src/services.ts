@@ -33,6 +33,7 @@ import { createConnectors } from './connectors/connectors.module.js';
 import { HubDeviceService } from './hub/hub-device.service.js';
 import { IngestWorker } from './ingest/worker/ingest-worker.js';
 import { LiveHub } from './live/live.hub.js';
+import { TwinStatesOnArrival } from './live/twin-states-on-arrival.js';
 import { JobRunner } from './jobs/job.runner.js';
 import { JobService } from './jobs/job.service.js';
 import { wireBackups } from './backup/backup.schedule.js';
@@ -169,6 +170,12 @@ export function createServices(ctx: AppContext) {
     parsing: driverParsing,
     // In a cluster a console on another node may follow it: every device's packets go out (ADR 0131).
     followed: (deviceId) => cluster.bus.clustered || live.followsDevice(deviceId),
+    // The twin states a followed packet sets directly go out with it (ADR 0135).
+    twinStates: new TwinStatesOnArrival({
+      routing: () => stateEngine.routing(),
+      followsTwin: (twinId) => live.followsTwin(twinId),
+      publish: (changes) => live.publishArrivedStates(changes),
+    }),
     databaseUrl,
     spool: packets,
     nice: ctx.config.ingestWorkerNice,
@@ -182,7 +189,8 @@ export function createServices(ctx: AppContext) {
   });
   ingest.onVisibleEntries((deviceIds, entries) => live.publishEncoded(deviceIds, entries));
   live.onDevicesFollowed((deviceIds) => ingest.preloadVisible(deviceIds));
-  // Device packets go out before their batch commits, twin state changes after (docs/live.md).
+  // Device packets and the twin states they set go out on arrival, derived twin states after their
+  // commit (docs/live.md).
   stateEngine.onStateChanges((changes) => live.publishStates(changes));
   ctx.lifecycle.push(ingest, live);
   const stateTimers = new StateTimers({

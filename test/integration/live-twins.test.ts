@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import WebSocket from 'ws';
 import { bearer, caller, expectStatus, login, userWithPermissions } from './support/identity.js';
 import { insertConnector, insertDriver, packet } from './support/ingest-fixtures.js';
@@ -155,7 +156,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 describe('live push of twin states', () => {
-  it('sends the state changes of one ingest batch as one states message, after they are committed', async () => {
+  it('pushes the states a packet sets on its arrival, before the commit, and the derived ones after it, each once', async () => {
     const client = await connect(tenantAToken);
     client.send({ subscribe: { twinIds: [twinA] } });
     expect(await client.next('subscribed')).toEqual({
@@ -164,23 +165,51 @@ describe('live push of twin states', () => {
       twinIds: [twinA],
       notFound: [],
     });
-    // A number state receiving text keeps the value and carries a warning.
-    await t.services.packets.append(
-      packet(connectorA, 'meter-a', { temperature: 21.5, humidity: 40, status: 'on' }),
-    );
-    const [batch] = await waitFor(
-      async () => (client.batches.length > 0 ? client.batches : undefined),
+    // The twin's state rows are held by another transaction: the state engine cannot commit the
+    // packet's changes until it lets go.
+    const locker = new pg.Client({ connectionString: t.config.databaseUrl });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('SELECT id FROM data_states WHERE twin_id = $1 FOR UPDATE', [twinA]);
+    let batch: StateEntry[];
+    try {
+      // A number state receiving text keeps the value and carries a warning.
+      await t.services.packets.append(
+        packet(connectorA, 'meter-a', { temperature: 21.5, humidity: 40, status: 'on' }),
+      );
+      batch = await waitFor(async () => client.batches[0], 10_000, { what: 'a states message' });
+      // Shown while nothing of the packet is committed yet.
+      expect((await stateRows(t, twinA)).temperature?.value).toBeNull();
+    } finally {
+      await locker.query('COMMIT');
+      await locker.end();
+    }
+    const byKey = Object.fromEntries(batch.map((e) => [e.key, e]));
+    expect(batch.map((e) => e.key)).toEqual(['temperature', 'humidity', 'status']);
+    expect(byKey.humidity).toMatchObject({ stateId: stateIds.humidity, value: 40 });
+    expect(byKey.status?.value).toBe('on');
+    expect(byKey.status?.warning).toBe('value "on" does not fit value type number');
+    expect('warning' in byKey.temperature!).toBe(false);
+
+    // The aggregate follows once the packet is committed, and the states shown on arrival are not
+    // pushed a second time.
+    const [, derived] = await waitFor(
+      async () => (client.batches.length > 1 ? client.batches : undefined),
       10_000,
-      {
-        what: 'a states message',
-      },
+      { what: 'a second states message' },
     );
-    // The values are in the database by the time the console hears of them.
     const rows = await stateRows(t, twinA);
-    expect(rows.temperature?.value).toBe(21.5);
     expect(rows.total?.value).toBe(61.5);
-    const byKey = Object.fromEntries(batch!.map((e) => [e.key, e]));
-    expect(Object.keys(byKey).sort()).toEqual(['humidity', 'status', 'temperature', 'total']);
+    expect(derived).toEqual([
+      {
+        twinId: twinA,
+        stateId: stateIds.total,
+        key: 'total',
+        value: 61.5,
+        timestamp: rows.total!.timestamp!.toISOString(),
+      },
+    ]);
+    // What was shown on arrival is what was stored, time included.
     expect(byKey.temperature).toEqual({
       twinId: twinA,
       stateId: stateIds.temperature,
@@ -188,23 +217,27 @@ describe('live push of twin states', () => {
       value: 21.5,
       timestamp: rows.temperature!.timestamp!.toISOString(),
     });
-    expect(byKey.humidity).toMatchObject({ stateId: stateIds.humidity, value: 40 });
-    expect(byKey.total).toMatchObject({ stateId: stateIds.total, value: 61.5 });
-    expect(byKey.status?.value).toBe('on');
-    expect(byKey.status?.warning).toBe('value "on" does not fit value type number');
-    expect('warning' in byKey.temperature!).toBe(false);
-    // The aggregate follows its sources within the batch.
-    expect(batch!.map((e) => e.key).indexOf('total')).toBeGreaterThan(
-      batch!.map((e) => e.key).indexOf('humidity'),
-    );
+    expect(rows.status?.warning).toBe(byKey.status?.warning);
     await quietPeriod();
-    expect(client.batches).toHaveLength(1);
+    expect(client.batches).toHaveLength(2);
     // Counted per entry and console, by kind.
     expect(await liveMessages('states')).toBe(4);
 
+    // A value the console already shows is not pushed again on arrival; a new one is.
+    await t.services.packets.append(packet(connectorA, 'meter-a', { temperature: 21.5, humidity: 41 }));
+    await committed(twinA, 'humidity', 41);
+    const [humidity, total] = await waitFor(
+      async () => (client.batches.length > 3 ? client.batches.slice(2) : undefined),
+      10_000,
+      { what: 'the new humidity and total' },
+    );
+    expect(humidity!.map((e) => [e.key, e.value])).toEqual([['humidity', 41]]);
+    expect(total!.map((e) => [e.key, e.value])).toEqual([['total', 62.5]]);
+    client.batches.splice(0);
+
     // Writes from the API side (StateValueSetter) are pushed too.
     await t.services.stateEngine.setValue(stateIds.humidity!, 42, new Date());
-    const later = await waitFor(async () => client.batches[1], 5000, { what: 'a second states message' });
+    const later = await waitFor(async () => client.batches[0], 5000, { what: 'the API write' });
     expect(later.map((e) => [e.key, e.value])).toEqual([
       ['humidity', 42],
       ['total', 63.5],
@@ -229,8 +262,8 @@ describe('live push of twin states', () => {
       },
     );
     await quietPeriod();
-    expect(client.batches).toHaveLength(1);
-    expect(new Set(batch!.map((e) => e.twinId))).toEqual(new Set([twinA]));
+    expect(batch!.length).toBeGreaterThan(0);
+    expect(new Set(client.batches.flat().map((e) => e.twinId))).toEqual(new Set([twinA]));
     client.socket.close();
   });
 
@@ -239,9 +272,12 @@ describe('live push of twin states', () => {
     client.send({ subscribe: { twinIds: [twinA] } });
     await client.next('subscribed');
     await t.services.packets.append(packet(connectorA, 'meter-a', { temperature: 24 }));
+    await committed(twinA, 'temperature', 24);
     await waitFor(async () => (client.batches.length > 0 ? true : undefined), 5000, {
       what: 'a states message',
     });
+    await quietPeriod();
+    const before = client.batches.length;
     client.send({ unsubscribe: { twinIds: [twinA] } });
     expect(await client.next('unsubscribed')).toEqual({
       type: 'unsubscribed',
@@ -251,7 +287,7 @@ describe('live push of twin states', () => {
     await t.services.packets.append(packet(connectorA, 'meter-a', { temperature: 25 }));
     await committed(twinA, 'temperature', 25);
     await quietPeriod();
-    expect(client.batches).toHaveLength(1);
+    expect(client.batches).toHaveLength(before);
     client.socket.close();
   });
 

@@ -3,17 +3,19 @@ import { parsedOnArrival } from '../drivers/parsers/index.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { DriverParsing } from './driver-parsing.js';
 import type { IncomingPacket } from './ingest.types.js';
-import { parsePackets, type StateUpdate } from './parse-packet.stage.js';
-import type { DeviceResolver } from './resolve-device.stage.js';
+import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
+import type { DeviceRef, DeviceResolver } from './resolve-device.stage.js';
 
 /**
  * The live view of arriving packets (ADR 0104), on the main thread: every packet the packet spool
  * accepts is resolved (cached), parsed and pushed to the consoles that follow its device at once,
  * in `setImmediate` batches, while its record is still being written to disk. Consoles see a value
- * within a millisecond or two of its arrival, whatever the ingest worker is busy with.
+ * within a millisecond or two of its arrival, whatever the ingest worker is busy with. The twin
+ * states such a packet sets directly are shown from the same parse (ADR 0135).
  *
  * What it leaves out, and who shows those packets instead:
- * - devices nobody follows (`wanted`): no resolve beyond the cache, no parse, no encoding;
+ * - devices nobody follows, directly or through a twin (`wanted`): no resolve beyond the cache, no
+ *   parse, no encoding;
  * - devices whose driver runs user code (the sandboxed JavaScript parser, up to its time limit): the
  *   broker's thread never waits for it; the ingest worker pushes them after their commit (the
  *   worker applies the same `parsedOnArrival` rule);
@@ -37,9 +39,15 @@ export type VisibleListener = (updates: VisibleUpdate[]) => void;
 export interface VisibleStageOptions {
   resolver: DeviceResolver;
   parsing: DriverParsing;
-  /** Whether anyone wants a device's updates (a live console follows it, or a whole-update listener). */
-  wanted: (deviceId: string) => boolean;
-  publish: VisibleListener;
+  /**
+   * Whether anyone wants a device's updates (a live console follows it or a twin its values set, or
+   * a whole-update listener).
+   */
+  wanted: (device: DeviceRef) => boolean;
+  /** Gets each batch's parsed packets of wanted devices, in arrival order. */
+  publish: (outcomes: PacketOutcome[]) => void;
+  /** Awaited before each batch, ahead of `wanted` (brings the state routing index up to date). */
+  prepare?: () => Promise<void>;
   /** True while the server cannot keep up; arriving packets are then declined. */
   overloaded: () => boolean;
   metrics: Metrics;
@@ -98,18 +106,18 @@ export class VisibleStage {
   }
 
   private async show(batch: IncomingPacket[]): Promise<void> {
-    const { resolver, parsing, wanted, publish, log } = this.options;
+    const { resolver, parsing, wanted, publish, prepare, log } = this.options;
     try {
+      await prepare?.();
       // The update type needs a packet id; consoles never see it (packetEntry).
       const resolved = await resolver.resolve(batch.map((packet) => ({ ...packet, id: 0n })));
       const shown = resolved.filter(
-        ({ device }) => device !== null && wanted(device.id) && parsedOnArrival(device.driver),
+        ({ device }) => device !== null && wanted(device) && parsedOnArrival(device.driver),
       );
       if (shown.length === 0) return;
-      const updates: VisibleUpdate[] = [];
-      for (const outcome of await parsePackets(shown, parsing)) updates.push(...outcome.updates);
-      if (updates.length === 0) return;
-      publish(updates);
+      const outcomes = await parsePackets(shown, parsing);
+      if (!outcomes.some((o) => o.updates.length > 0)) return;
+      publish(outcomes);
       const now = Date.now();
       for (const { packet } of shown) this.delay.observe((now - packet.receivedAt.getTime()) / 1000);
     } catch (error) {

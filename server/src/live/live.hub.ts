@@ -10,6 +10,7 @@ import type { AlarmEntry } from '../integration/ports.js';
 import { alarmsRefusal, LiveAlarmFollowers } from './live.alarms.js';
 import { principalGrant, type LiveGrant } from './live.grant.js';
 import { LiveConnection } from './live.connection.js';
+import { ShownStates } from './live.shown-states.js';
 import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
 import type { ErrorCode } from '../platform/error-codes.js';
 
@@ -54,6 +55,7 @@ export class LiveHub implements Lifecycle {
     twins: new Map(),
   };
   private readonly alarms: LiveAlarmFollowers;
+  private readonly shownStates = new ShownStates();
   private timer: NodeJS.Timeout | undefined;
   /** A re-check of every connection requested by `visibilityChanged`, run once for a burst of changes. */
   private recheckPending: Promise<void> | undefined;
@@ -144,11 +146,33 @@ export class LiveHub implements Lifecycle {
     );
   }
 
+  /** Whether any console follows this twin (twin states are shown on arrival only for such twins). */
+  followsTwin(twinId: string): boolean {
+    return this.followers.twins.has(twinId);
+  }
+
   /**
    * Pushes twin data-state changes to the consoles that follow each twin, after the state engine's
    * transaction committed (StateEngine.onStateChanges): one `states` message per console per call.
+   * Changes marked `shownLive` were pushed on their packet's arrival (`publishArrivedStates`) and
+   * are skipped.
    */
   publishStates(changes: StateChange[]): void {
+    const fresh = changes.some((c) => c.shownLive) ? changes.filter((c) => !c.shownLive) : changes;
+    if (fresh.length === 0 || this.followers.twins.size === 0) return;
+    this.shownStates.pushed(fresh, (twinId) => this.followsTwin(twinId));
+    this.fanOutStates(fresh);
+  }
+
+  /**
+   * Pushes the twin states a packet sets directly as it arrives, before its commit (ADR 0135,
+   * TwinStatesOnArrival), leaving out values the consoles already show for those states.
+   */
+  publishArrivedStates(changes: StateChange[]): void {
+    this.fanOutStates(this.shownStates.arrived(changes));
+  }
+
+  private fanOutStates(changes: StateChange[]): void {
     this.fanOut(
       'twins',
       'states',
@@ -310,6 +334,9 @@ export class LiveHub implements Lifecycle {
 
   private follow(connection: LiveConnection, topic: LiveTopic, id: string): void {
     connection.subscriptions[topic].add(id);
+    // A new follower reads the twin's committed states; its next arrivals are pushed whatever the
+    // others were shown, so a value committed after that read is never left out as "already shown".
+    if (topic === 'twins') this.shownStates.forget(id);
     const index = this.followers[topic];
     let followers = index.get(id);
     if (!followers) index.set(id, (followers = new Set()));
@@ -321,7 +348,9 @@ export class LiveHub implements Lifecycle {
     const index = this.followers[topic];
     const followers = index.get(id);
     followers?.delete(connection);
-    if (followers?.size === 0) index.delete(id);
+    if (followers?.size !== 0) return;
+    index.delete(id);
+    if (topic === 'twins') this.shownStates.forget(id);
   }
 
   /** Pings (dead peers are terminated) and re-checks credentials and visibility. */

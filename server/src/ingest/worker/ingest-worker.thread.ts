@@ -12,6 +12,7 @@ import { TransactionalPointSink } from '../../timeseries/point-sink.js';
 import { PacketStore } from '../packet-store.js';
 import { parsedOnArrival } from '../../drivers/parsers/index.js';
 import { IngestPipeline } from '../pipeline.js';
+import type { PacketOutcome } from '../parse-packet.stage.js';
 import { decodeRecords } from '../spool/spool-record.js';
 import type { FromWorker, IngestWorkerSetup, LogLevel, ToWorker } from './ingest-worker.messages.js';
 
@@ -88,6 +89,22 @@ packets.onCommittedSeq((seq) => post({ type: 'committed', seq }));
 const engine = new StateEngine({ databaseUrl, points: new TransactionalPointSink(setup.points), log });
 trackPool(metrics, 'ingest-state-engine', () => engine.poolUsage());
 engine.onStateChanges((changes) => post({ type: 'state-changes', changes }));
+/**
+ * The main thread's visible stage showed every packet that arrived while this store ran, unless it
+ * declined it (overloaded) or its parser runs user code (ADR 0104); replayed packets and those are
+ * pushed after their commit.
+ */
+function shownOnArrival({ packet, device }: PacketOutcome): boolean {
+  // Cluster mode: the packet may have arrived at any node; consoles see it after its commit.
+  if (cluster) return false;
+  const arrivedFrom = packets.firstArrivedId;
+  return (
+    arrivedFrom !== undefined &&
+    packet.id >= arrivedFrom &&
+    !packet.notShownLive &&
+    parsedOnArrival(device?.driver ?? null)
+  );
+}
 const pipeline = new IngestPipeline({
   databaseUrl,
   packets,
@@ -99,23 +116,11 @@ const pipeline = new IngestPipeline({
   },
   metrics,
   log,
-  commitHook: engine.inBatch,
+  // Twin states a packet sets directly were shown with it on arrival (ADR 0135): not pushed again.
+  commitHook: (client, outcomes) => engine.inBatch(client, outcomes, shownOnArrival),
   // A deposed processor ends this thread; the main thread starts a new one, which contends again.
   ...(cluster ? { cluster: { pollMs: CLUSTER_POLL_MS, onFenced: () => process.exit(1) } } : {}),
-  // The main thread's visible stage showed every packet that arrived while this store ran, unless it
-  // declined it (overloaded) or its parser runs user code (ADR 0104); replayed packets and those are
-  // pushed after their commit.
-  shownOnArrival: ({ packet, device }) => {
-    // Cluster mode: the packet may have arrived at any node; consoles see it after its commit.
-    if (cluster) return false;
-    const arrivedFrom = packets.firstArrivedId;
-    return (
-      arrivedFrom !== undefined &&
-      packet.id >= arrivedFrom &&
-      !packet.notShownLive &&
-      parsedOnArrival(device?.driver ?? null)
-    );
-  },
+  shownOnArrival,
   ...(setup.batchSize ? { batchSize: setup.batchSize } : {}),
   ...(setup.commitIntervalMs !== undefined ? { commitIntervalMs: setup.commitIntervalMs } : {}),
   ...(setup.maxPending ? { feedMaxPackets: Math.max(50_000, setup.maxPending) } : {}),

@@ -15,6 +15,7 @@ import type { ConnectorReporting, ProcessedListener } from '../pipeline.js';
 import { DEFAULT_DEVICE_CACHE, DeviceResolver } from '../resolve-device.stage.js';
 import type { PacketSpool, SpoolGroup } from '../spool/packet-spool.js';
 import { VisibleStage, type VisibleListener, type VisibleUpdate } from '../visible.stage.js';
+import type { TwinStatesOnArrival } from '../../live/twin-states-on-arrival.js';
 import type { FromWorker, IngestWorkerSetup, ToWorker } from './ingest-worker.messages.js';
 
 /**
@@ -52,6 +53,8 @@ export interface IngestWorkerOptions {
   parsing: DriverParsing;
   /** Whether a live console follows a device: the visible stage shows only such devices' packets. */
   followed: (deviceId: string) => boolean;
+  /** Twin states shown on arrival (ADR 0135): the visible stage also parses devices that set them. */
+  twinStates?: TwinStatesOnArrival;
   metrics: Metrics;
   metricsLabels: Record<string, string>;
   /** Where the worker's state engine stores points (the configured time-series targets). */
@@ -114,12 +117,19 @@ export class IngestWorker implements Lifecycle {
       ...DEFAULT_DEVICE_CACHE,
       serveStale: true,
     });
+    const twinStates = options.cluster ? undefined : options.twinStates;
     const visible = new VisibleStage({
       resolver: this.visibleResolver,
       parsing: options.parsing,
-      wanted: (deviceId) =>
-        !options.cluster && (this.visibleListeners.length > 0 || options.followed(deviceId)),
-      publish: (updates) => this.publishVisible(updates),
+      wanted: (device) =>
+        !options.cluster && (this.showsPackets(device.id) || twinStates?.wants(device) === true),
+      publish: (outcomes) => {
+        const updates: VisibleUpdate[] = [];
+        for (const o of outcomes) if (o.device && this.showsPackets(o.device.id)) updates.push(...o.updates);
+        if (updates.length > 0) this.publishVisible(updates);
+        twinStates?.show(outcomes);
+      },
+      ...(twinStates ? { prepare: () => twinStates.prepare() } : {}),
       // This thread saturated, or the worker far behind: the broker's thread keeps its CPU for
       // accepting packets, and the worker shows them after their commit (ADR 0104).
       overloaded: () => this.mainThreadLoad.busy || options.spool.backlog > LIVE_VIEW_MAX_BACKLOG,
@@ -293,6 +303,11 @@ export class IngestWorker implements Lifecycle {
         this.metricsWaiting.get(message.requestId)?.(message.families);
         return;
     }
+  }
+
+  /** Whether a device's packets go to the live consoles (or to whole-update listeners). */
+  private showsPackets(deviceId: string): boolean {
+    return this.visibleListeners.length > 0 || this.options.followed(deviceId);
   }
 
   /** Updates the visible stage parsed on arrival: encoded once, as the worker's entries are. */

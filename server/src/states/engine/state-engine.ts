@@ -134,10 +134,13 @@ export class StateEngine implements StateValueSetter, Lifecycle {
   /**
    * The ingest pipeline's commit hook: inside the batch transaction, turns the batch's device state
    * updates into twin state changes and points; returns the listener call for after the commit.
+   * `shownLive`: whether consoles saw a packet's updates on arrival, twin states included (ADR 0135):
+   * the changes its values make directly are then marked `shownLive`.
    */
   readonly inBatch = async (
     client: Queryable & PointClient,
     outcomes: PacketOutcome[],
+    shownLive: (outcome: PacketOutcome) => boolean = () => false,
   ): Promise<(() => void) | undefined> => {
     const index = await this.routing();
     if (index.routedCount === 0) return undefined;
@@ -150,6 +153,7 @@ export class StateEngine implements StateValueSetter, Lifecycle {
         referenceId: o.device.referenceId,
       });
       if (routes.length === 0) continue;
+      const shown = shownLive(o);
       o.updates.forEach((u, i) => {
         for (const byKey of routes)
           for (const key of Object.keys(u.states)) {
@@ -157,7 +161,14 @@ export class StateEngine implements StateValueSetter, Lifecycle {
             if (!ids) continue;
             const value = u.states[key];
             for (const stateId of ids)
-              events.push({ stateId, kind: 'receive', value, time: u.receivedAt, seq: [u.packetId, i] });
+              events.push({
+                stateId,
+                kind: 'receive',
+                value,
+                time: u.receivedAt,
+                seq: [u.packetId, i],
+                ...(shown ? { shownLive: true } : {}),
+              });
           }
       });
     }

@@ -137,6 +137,23 @@ describe('state work', () => {
     ]);
   });
 
+  it('marks the own change of a value shown on arrival, not the changes derived from it', () => {
+    const a = def('a', { type: 'dynamic-routing', stateKey: 'a' });
+    const b = def('b', { type: 'dynamic-routing', stateKey: 'b' });
+    const sum = def('sum', { type: 'aggregate', operation: 'sum', stateIds: [a.id, b.id] });
+    const w = world([a, b, sum]);
+    const work = w.work();
+    const at = t('2026-05-01T10:00:00Z');
+    work.apply({ stateId: a.id, kind: 'receive', value: 2, time: at, seq: [9n, 0], shownLive: true });
+    work.apply({ stateId: b.id, kind: 'receive', value: 3, time: at, seq: [10n, 0] });
+    expect(work.changes.map((c) => [c.key, c.value, c.shownLive])).toEqual([
+      ['a', 2, true],
+      ['sum', 2, undefined],
+      ['b', 3, undefined],
+      ['sum', 5, undefined],
+    ]);
+  });
+
   it('a replayed packet (at or below the last one taken) changes nothing', () => {
     const a = def('a', { type: 'dynamic-routing', stateKey: 'a' });
     const count = def('count', { type: 'time-aggregated', stateId: a.id, operation: 'count', period: 'day' });

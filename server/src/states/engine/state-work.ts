@@ -41,6 +41,11 @@ export interface StateEvent {
   seq?: PacketSeq;
   /** `set` only: skipped when the state already holds a value of `time` or later. */
   unlessNewer?: boolean;
+  /**
+   * `receive` only: consoles were shown this value on arrival (the live view, ADR 0135), so the
+   * change it makes is marked `shownLive` and not pushed to them again.
+   */
+  shownLive?: boolean;
 }
 
 /** A value change of a twin state, as listeners receive it (after the commit). */
@@ -52,6 +57,8 @@ export interface StateChange {
   value: unknown;
   timestamp: Date;
   warning: string | null;
+  /** Pushed to consoles on the packet's arrival already (the live hub skips it); absent otherwise. */
+  shownLive?: true;
 }
 
 type Fired = Map<string, unknown>;
@@ -117,7 +124,7 @@ export class StateWork {
       if (!isNew(event.seq, row.engine) || (row.timestamp && event.time < row.timestamp)) return false;
       row.engine = withSeq(row.engine, event.seq);
       fired.set(def.id, event.value ?? null);
-      return this.setValue(def, row, event.value ?? null, event.time);
+      return this.setValue(def, row, event.value ?? null, event.time, event.shownLive);
     }
     if (event.unlessNewer && row.timestamp && row.timestamp >= event.time) return false;
     const changed =
@@ -218,7 +225,13 @@ export class StateWork {
     this.dirty.add(row.id);
   }
 
-  private setValue(def: StateDefinition, row: StateRow, value: unknown, time: Date): boolean {
+  private setValue(
+    def: StateDefinition,
+    row: StateRow,
+    value: unknown,
+    time: Date,
+    shownLive?: boolean,
+  ): boolean {
     if (sameValue(row.value, value)) return false;
     row.value = value;
     row.timestamp = time;
@@ -232,6 +245,7 @@ export class StateWork {
       value,
       timestamp: time,
       warning: row.warning,
+      ...(shownLive ? { shownLive: true as const } : {}),
     });
     return true;
   }

@@ -1,0 +1,93 @@
+import type { PacketOutcome } from '../ingest/parse-packet.stage.js';
+import type { DeviceRef } from '../ingest/resolve-device.stage.js';
+import type { RoutingIndex } from '../states/engine/routing-index.js';
+import { valueWarning } from '../states/engine/state-values.js';
+import type { StateChange } from '../states/engine/state-work.js';
+
+/**
+ * Twin states shown on arrival (ADR 0135): the live view parses a followed device's packet on the
+ * broker's thread as it arrives (ADR 0104); the twin states its values set directly (routed by
+ * device or by reference id) are worked out here from the state engine's routing index and pushed
+ * to the consoles that follow those twins, in the same batch, long before the ingest worker commits.
+ *
+ * Only what a value sets by itself is shown here: a state routed from a device takes the value it
+ * was sent, with the arrival time as its timestamp and the same value-type warning the engine
+ * gives. States derived from others (aggregates, differences, calendar periods, windows) need the
+ * stored rows and are pushed after the commit, as before.
+ *
+ * The ingest worker marks the changes of packets shown on arrival `shownLive`, and the live hub
+ * does not push those again (ADR 0135 says which edge cases that leaves: a twin followed between a
+ * packet's arrival and its commit, definitions changed in that window).
+ */
+
+export interface TwinStatesOnArrivalOptions {
+  /** The state engine's routing index (StateEngine.routing): awaited once per batch. */
+  routing: () => Promise<RoutingIndex>;
+  /** Whether a console follows a twin (LiveHub.followsTwin). */
+  followsTwin: (twinId: string) => boolean;
+  /** Pushes the changes to the twins' followers (LiveHub.publishArrivedStates). */
+  publish: (changes: StateChange[]) => void;
+}
+
+export class TwinStatesOnArrival {
+  private index: RoutingIndex | undefined;
+
+  constructor(private readonly options: TwinStatesOnArrivalOptions) {}
+
+  /** Brings the routing index up to date before a batch (a resolved promise when it is). */
+  async prepare(): Promise<void> {
+    this.index = await this.options.routing();
+  }
+
+  /** Whether this device's values set a state of a twin a console follows. */
+  wants(device: DeviceRef): boolean {
+    const index = this.index;
+    if (!index || index.routedCount === 0) return false;
+    for (const byKey of index.routesOf(addressOf(device)))
+      for (const stateIds of byKey.values())
+        for (const id of stateIds) {
+          const twinId = index.byId.get(id)?.twinId;
+          if (twinId !== undefined && this.options.followsTwin(twinId)) return true;
+        }
+    return false;
+  }
+
+  /** Pushes the followed twin states the batch's updates set, in update order. */
+  show(outcomes: PacketOutcome[]): void {
+    const index = this.index;
+    if (!index || index.routedCount === 0) return;
+    const changes: StateChange[] = [];
+    for (const { device, updates } of outcomes) {
+      if (!device || updates.length === 0) continue;
+      const routes = index.routesOf(addressOf(device));
+      if (routes.length === 0) continue;
+      for (const u of updates)
+        for (const byKey of routes)
+          for (const key of Object.keys(u.states)) {
+            const stateIds = byKey.get(key);
+            if (!stateIds) continue;
+            const value = u.states[key] ?? null;
+            for (const stateId of stateIds) {
+              const def = index.byId.get(stateId);
+              if (!def || !this.options.followsTwin(def.twinId)) continue;
+              changes.push({
+                stateId,
+                twinId: def.twinId,
+                accountId: def.accountId,
+                key: def.key,
+                value,
+                timestamp: u.receivedAt,
+                warning: valueWarning(value, def.valueType),
+              });
+            }
+          }
+    }
+    if (changes.length > 0) this.options.publish(changes);
+  }
+}
+
+const addressOf = (device: DeviceRef) => ({
+  deviceId: device.id,
+  accountId: device.accountId,
+  referenceId: device.referenceId,
+});
