@@ -196,11 +196,14 @@ interface StepResult {
   /** The server's threads and PostgreSQL's processes by role, as `name cores, …`. */
   cpuDetail: { server: string; postgres: string };
   rssMb: number;
+  /** Arriving packets the live view declined (overloaded), by reason: shown after their commit instead. */
+  declinedLive: Record<string, number>;
 }
 
 async function stellwerkStep(site: Site, s: Scenario, onTick?: () => void): Promise<StepResult> {
   const messages = s.processes * s.clientsPerProcess * s.perClient;
   const changesBefore = await metric(site.server.baseUrl, 'stellwerk_state_changes_total');
+  const declinedBefore = await declinedByReason(site.server.baseUrl);
   const cpuBefore = {
     server: await processCpuSeconds(site.server.pid),
     postgres: await postgresCpuSeconds(site.postmaster),
@@ -256,6 +259,7 @@ async function stellwerkStep(site: Site, s: Scenario, onTick?: () => void): Prom
       postgres: coresByKey(cpuBefore.roles, await postgresCpuByRole(site.db), seconds),
     },
     rssMb: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
+    declinedLive: difference(await declinedByReason(site.server.baseUrl), declinedBefore),
   };
 }
 
@@ -308,7 +312,8 @@ async function main(): Promise<void> {
       rows.push(row);
       console.log(row);
       console.log(
-        `  CPU cores by thread: ${r.cpuDetail.server}; PostgreSQL by role: ${r.cpuDetail.postgres}`,
+        `  CPU cores by thread: ${r.cpuDetail.server}; PostgreSQL by role: ${r.cpuDetail.postgres}; ` +
+          `live view declined ${declinedText(r.declinedLive)} of ${n(r.messages)} packets (overloaded: shown after commit)`,
       );
       if (Number.isNaN(r.drainMs)) break;
     }
@@ -350,3 +355,20 @@ main().then(
     process.exit(1);
   },
 );
+
+/** `stellwerk_live_shed_total` by its `reason` label. */
+async function declinedByReason(baseUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const found: Record<string, number> = {};
+  for (const m of text.matchAll(/^stellwerk_live_shed_total\{[^}]*reason="([^"]+)"[^}]*\} (\S+)$/gm))
+    found[m[1]!] = Number(m[2]);
+  return found;
+}
+
+const difference = (after: Record<string, number>, before: Record<string, number>) =>
+  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+
+const declinedText = (byReason: Record<string, number>) => {
+  const parts = Object.entries(byReason).filter(([, v]) => v > 0);
+  return parts.length === 0 ? '0' : parts.map(([k, v]) => `${n(v)} (${k})`).join(' + ');
+};

@@ -48,12 +48,21 @@ export interface VisibleStageOptions {
   publish: (outcomes: PacketOutcome[]) => void;
   /** Awaited before each batch, ahead of `wanted` (brings the state routing index up to date). */
   prepare?: () => Promise<void>;
-  /** True while the server cannot keep up; arriving packets are then declined. */
-  overloaded: () => boolean;
+  /**
+   * Why the server cannot keep up right now (counted as the shed metric's `reason`), or null; arriving
+   * packets are declined while it names a reason.
+   */
+  overloaded: () => OverloadReason | null;
   metrics: Metrics;
   log: FastifyBaseLogger;
   maxPending?: number;
 }
+
+/**
+ * `event-loop`: the broker's thread saturated; `backlog`: the ingest worker far behind; `pending`:
+ * more than `maxPending` packets wait here to be shown.
+ */
+export type OverloadReason = 'event-loop' | 'backlog' | 'pending';
 
 const DEFAULT_MAX_PENDING = 5000;
 
@@ -70,7 +79,8 @@ export class VisibleStage {
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.shed = options.metrics.counter(
       'stellwerk_live_shed_total',
-      'Arriving packets the live view declined while overloaded (shown after their commit instead)',
+      'Arriving packets the live view declined while overloaded (shown after their commit instead), by reason',
+      ['reason'],
     );
     this.delay = options.metrics.histogram(
       'stellwerk_live_arrival_to_push_seconds',
@@ -84,8 +94,9 @@ export class VisibleStage {
    * packet is declined (overloaded) and left to the ingest worker to show after its commit.
    */
   take(packet: IncomingPacket): boolean {
-    if (this.waiting >= this.maxPending || this.options.overloaded()) {
-      this.shed.inc();
+    const overloaded = this.waiting >= this.maxPending ? 'pending' : this.options.overloaded();
+    if (overloaded) {
+      this.shed.inc({ reason: overloaded });
       return false;
     }
     this.waiting++;

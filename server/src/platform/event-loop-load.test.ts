@@ -11,17 +11,33 @@ function spin(ms: number): void {
 }
 
 describe('event loop load', () => {
-  it('is busy after a window the loop spent working, and not after an idle one', async () => {
-    const load = new EventLoopLoad(0.8, 50);
+  it('is busy after consecutive windows the loop spent working, and not after an idle one', async () => {
+    const load = new EventLoopLoad(0.8, 50, 2);
     load.start();
     try {
       expect(load.busy).toBe(false);
-      // Busy through a whole window, then let the sampling timer run.
-      for (let i = 0; i < 6; i++) spin(25);
+      // Busy through one whole window, then let the sampling timer run: one window is a burst.
+      spin(60);
+      await pause(0);
+      expect(load.busy).toBe(false);
+      // Busy through the next window too: now it is saturated.
+      spin(60);
       await pause(0);
       expect(load.busy).toBe(true);
       await pause(150);
       expect(load.busy).toBe(false);
+    } finally {
+      load.stop();
+    }
+  });
+
+  it('counts a single saturated window when asked to', async () => {
+    const load = new EventLoopLoad(0.8, 50, 1);
+    load.start();
+    try {
+      spin(60);
+      await pause(0);
+      expect(load.busy).toBe(true);
     } finally {
       load.stop();
     }

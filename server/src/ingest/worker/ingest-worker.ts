@@ -132,7 +132,12 @@ export class IngestWorker implements Lifecycle {
       ...(twinStates ? { prepare: () => twinStates.prepare() } : {}),
       // This thread saturated, or the worker far behind: the broker's thread keeps its CPU for
       // accepting packets, and the worker shows them after their commit (ADR 0104).
-      overloaded: () => this.mainThreadLoad.busy || options.spool.backlog > LIVE_VIEW_MAX_BACKLOG,
+      overloaded: () =>
+        this.mainThreadLoad.busy
+          ? 'event-loop'
+          : options.spool.backlog > LIVE_VIEW_MAX_BACKLOG
+            ? 'backlog'
+            : null,
       metrics: options.metrics,
       log: options.log,
     });
