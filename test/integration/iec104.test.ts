@@ -231,4 +231,29 @@ describe('iec104 connector against an outstation', () => {
       ['{"temperature":22.25}', '{"pressure":8.5}', '{"temperature":23.75}', '{"temperature":24.5}'].sort(),
     );
   });
+
+  it('stores a time-tagged value once when the outstation sends it again after an abrupt drop', async () => {
+    const at = new Date('2026-11-28T22:10:00.500Z');
+    const tagged = async () =>
+      (await packetsOf(t, connector.id)).filter((p) => p.payload.toString() === '{"temperature":26.5}');
+    outstation.resendUnacknowledged = true;
+    try {
+      outstation.send(asdu(36, 0x01, 3, 1, [...ioa(1001), ...float32(26.5), 0x00, ...cp56(at)]));
+      await stateIs('feeder-1', 'temperature', 26.5);
+      // Stored, not yet acknowledged (the client acknowledges every w frames or after t2).
+      expect(outstation.unacknowledged).toBeGreaterThan(0);
+      const connections = outstation.connections;
+      outstation.dropConnection();
+      await waitFor(
+        async () => (outstation.connections > connections && outstation.resent > 0 ? true : undefined),
+        20_000,
+        { what: 'a new connection with the unacknowledged frames sent again' },
+      );
+      await logged(/info: Information object \S+ sent a value with the same time tag again/);
+      expect(await tagged()).toHaveLength(1);
+      expect(JSON.stringify((await tagged())[0]!.meta)).toContain(at.toISOString());
+    } finally {
+      outstation.resendUnacknowledged = false;
+    }
+  });
 });

@@ -62,6 +62,15 @@ export class Outstation {
   readonly clockSyncs: number[] = [];
   /** Set to make the next commands fail with a negative ACTCON. */
   refuseCommands = false;
+  /**
+   * Set to send the I-frames the client had not acknowledged again after its next STARTDT, as
+   * outstations that keep their event buffer across connections do.
+   */
+  resendUnacknowledged = false;
+  /** I-frames sent again so far (resendUnacknowledged). */
+  resent = 0;
+  /** Bodies of the I-frames sent on the current connection and not yet acknowledged, by send number. */
+  private unacked: Array<{ seq: number; body: Buffer }> = [];
 
   constructor(private readonly interrogation: () => Buffer[]) {}
 
@@ -83,8 +92,19 @@ export class Outstation {
     return this.socket !== undefined && !this.socket.destroyed;
   }
 
+  /** The I-frames sent on this connection that the client has not acknowledged yet. */
+  get unacknowledged(): number {
+    return this.unacked.length;
+  }
+
+  /** Ends the connection at once, as a lost network would; the listener stays for the next one. */
+  dropConnection(): void {
+    this.socket?.destroy();
+  }
+
   /** Sends one I-frame with the next send sequence number. */
   send(body: Buffer): void {
+    this.unacked.push({ seq: this.sendSeq, body });
     const control = Buffer.alloc(4);
     control.writeUInt16LE(this.sendSeq << 1, 0);
     control.writeUInt16LE(this.recvSeq << 1, 2);
@@ -107,6 +127,8 @@ export class Outstation {
     this.sendSeq = 0;
     this.recvSeq = 0;
     this.ackedByClient = 0;
+    const left = this.unacked;
+    this.unacked = [];
     let buffered = Buffer.alloc(0);
     socket.on('error', () => undefined);
     socket.on('data', (chunk: Buffer) => {
@@ -114,19 +136,28 @@ export class Outstation {
       while (buffered.length >= 2 && buffered.length >= buffered[1]! + 2) {
         const frame = buffered.subarray(0, buffered[1]! + 2);
         buffered = buffered.subarray(frame.length);
-        if (socket === this.socket) this.onFrame(frame);
+        if (socket === this.socket) this.onFrame(frame, left);
       }
     });
   }
 
-  private onFrame(frame: Buffer): void {
+  private onFrame(frame: Buffer, left: Array<{ body: Buffer }>): void {
     const c1 = frame[2]!;
     if ((c1 & 0x03) === 0x03) {
-      if (c1 === 0x07) this.raw(u(0x0b)); // STARTDT act → con
+      if (c1 === 0x07) {
+        this.raw(u(0x0b)); // STARTDT act → con
+        if (this.resendUnacknowledged)
+          for (const { body } of left.splice(0)) {
+            this.resent++;
+            this.send(body);
+          }
+      }
       if (c1 === 0x43) this.raw(u(0x83)); // TESTFR act → con
       return;
     }
     this.ackedByClient = frame.readUInt16LE(4) >> 1;
+    // Everything below the client's receive number is acknowledged (no wrap in these tests).
+    this.unacked = this.unacked.filter((f) => f.seq >= this.ackedByClient);
     if ((c1 & 0x01) === 1) return; // S-frame
     this.recvSeq = (this.recvSeq + 1) % 0x8000;
     const body = frame.subarray(6);

@@ -34,6 +34,8 @@ interface Running {
   /** The last failure logged: a run of equal failures is logged once. */
   lastError: string | undefined;
   loop: Promise<void>;
+  /** What the kind keeps across the reconnects of this run (LinkContext.kept). */
+  kept: Map<string, unknown>;
 }
 
 export interface LinkRuntimeDeps {
@@ -130,6 +132,7 @@ export class LinkRuntime implements Lifecycle, LinkHost {
       session: undefined,
       lastError: undefined,
       loop: Promise.resolve(),
+      kept: new Map(),
     };
     this.running.set(connector.id, run);
     run.loop = this.keep(run).catch((error: unknown) =>
@@ -217,6 +220,10 @@ export class LinkRuntime implements Lifecycle, LinkHost {
       secret: (key) => openSecret(run.connector.config, key, { secretBox: this.deps.secretBox }),
       log: (level, message, details) => this.write(id, level, message, details),
       packet: (item) => this.packet(run.connector, item),
+      kept: <T>(key: string, create: () => T): T => {
+        if (!run.kept.has(key)) run.kept.set(key, create());
+        return run.kept.get(key) as T;
+      },
     };
   }
 

@@ -41,6 +41,12 @@ export interface LinkContext {
   readonly signal: AbortSignal;
   /** For the server's own log (causes a tenant must not read). */
   readonly serverLog: FastifyBaseLogger;
+  /**
+   * A value the kind keeps across the reconnects of this link (made by `create` on first use), until
+   * the connector is stopped, changed or taken over by another node: e.g. what a peer may send again
+   * on the next connection.
+   */
+  kept<T>(key: string, create: () => T): T;
 }
 
 /**
