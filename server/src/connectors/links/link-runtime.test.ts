@@ -136,6 +136,30 @@ describe('connector links', () => {
     expect(links.isConnected(connector().id)).toBe(false);
   });
 
+  it('keeps what a kind keeps across the reconnects of one run, and starts afresh on the next run', async () => {
+    const seen: Array<{ opens: number }> = [];
+    const { links } = runtime();
+    links.register('line', {
+      target: () => 'nowhere',
+      open(ctx) {
+        const kept = ctx.kept('opens', () => ({ opens: 0 }));
+        kept.opens += 1;
+        seen.push(kept);
+        return Promise.reject(new LinkError('The peer refused the login'));
+      },
+    });
+    await links.startLink(connector());
+    await until(() => seen.length >= 3, 'three attempts');
+    await links.stopLink(connector().id);
+    expect(new Set(seen).size).toBe(1);
+    expect(seen[0]!.opens).toBe(seen.length);
+    await links.startLink(connector());
+    await until(() => seen.length > seen[0]!.opens, 'an attempt of the next run');
+    await links.stop();
+    expect(seen.at(-1)).not.toBe(seen[0]);
+    expect(seen.at(-1)!.opens).toBeGreaterThanOrEqual(1);
+  });
+
   it('logs a run of equal failures once and backs off between attempts', async () => {
     const opens = { count: 0 };
     const { links, recorded } = runtime();
