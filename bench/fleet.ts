@@ -337,7 +337,7 @@ async function main(): Promise<void> {
           .then((t) => rss.push(Math.round(Number(/VmRSS:\s+(\d+)/.exec(t)?.[1] ?? 0) / 1024)));
       const r = await stellwerkStep(site, scenario(SOAK_RATE, SOAK_SECONDS), sample);
       console.log(
-        `\nsoak ${n(SOAK_RATE)} msg/s for ${SOAK_SECONDS} s: acked ${n(r.acked)}/${n(r.messages)}, PUBACK p99 ${ms(r.pubackP99)}, visible p99 ${ms(r.visibleP99)}, drained after ${(r.drainMs / 1000).toFixed(2)} s; RSS every 30 s (MB): ${rss.join(' ')}`,
+        `\nsoak ${n(SOAK_RATE)} msg/s for ${SOAK_SECONDS} s: acked ${n(r.acked)}/${n(r.messages)}, PUBACK p99 ${ms(r.pubackP99)}, visible p99 ${ms(r.visibleP99)}, drained after ${(r.drainMs / 1000).toFixed(2)} s; live view declined ${declinedText(r.declinedLive)}; RSS every 30 s (MB): ${rss.join(' ')}`,
       );
     }
     if (STATEMENTS) await printStatements(site.db);

@@ -93,6 +93,22 @@ describe('twin states on arrival', () => {
     expect(twins.wants(device('dev-1'))).toBe(false);
   });
 
+  it('keeps the index it has when the definitions cannot be loaded now', async () => {
+    let failing = false;
+    const twins = new TwinStatesOnArrival({
+      routing: async () => {
+        if (failing) throw new Error('database unavailable');
+        return new RoutingIndex(definitions);
+      },
+      followsTwin: (id) => id === 'twin-a',
+      publish: () => undefined,
+    });
+    await twins.prepare();
+    failing = true;
+    await expect(twins.prepare()).resolves.toBeUndefined();
+    expect(twins.wants(device('dev-1'))).toBe(true);
+  });
+
   it("pushes the directly routed states of followed twins, in update order, with the engine's warning", async () => {
     const { twins, published } = await arrival(['twin-a', 'twin-ref']);
     const at = new Date('2026-11-27T08:00:00Z');

@@ -34,9 +34,17 @@ export class TwinStatesOnArrival {
 
   constructor(private readonly options: TwinStatesOnArrivalOptions) {}
 
-  /** Brings the routing index up to date before a batch (a resolved promise when it is). */
+  /**
+   * Brings the routing index up to date before a batch (a resolved promise when it is). When the
+   * definitions cannot be loaded now, the index loaded before stays: the batch's packets are still
+   * shown, and the engine's own reload reports the failure.
+   */
   async prepare(): Promise<void> {
-    this.index = await this.options.routing();
+    try {
+      this.index = await this.options.routing();
+    } catch {
+      // Kept: see above.
+    }
   }
 
   /** Whether this device's values set a state of a twin a console follows. */
