@@ -172,6 +172,7 @@ export function createServices(ctx: AppContext) {
     followed: (deviceId) => cluster.bus.clustered || live.followsDevice(deviceId),
     // The twin states a followed packet sets directly go out with it (ADR 0135).
     twinStates: new TwinStatesOnArrival({
+      loadedRouting: () => stateEngine.loadedRouting(),
       routing: () => stateEngine.routing(),
       followsTwin: (twinId) => live.followsTwin(twinId),
       publish: (changes) => live.publishArrivedStates(changes),

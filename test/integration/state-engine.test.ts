@@ -228,6 +228,24 @@ describe('state engine: values set through the API', () => {
   });
 });
 
+describe('state engine: the routing index without waiting', () => {
+  it('answers with the index it has while a reload runs, then with the reloaded one', async () => {
+    const engine = t.services.stateEngine;
+    const before = await engine.routing();
+    engine.definitionsChanged();
+    expect(engine.loadedRouting()).toBe(before);
+    const after = await waitFor(
+      async () => {
+        const now = engine.loadedRouting();
+        return now !== before ? now : undefined;
+      },
+      10_000,
+      { what: 'the reloaded index' },
+    );
+    expect(await engine.routing()).toBe(after);
+  });
+});
+
 describe('state engine: cost on the ingest path', () => {
   it('adds no statement to a batch without routed states, and three (lock, write, points) to one with', async () => {
     const twinId = await insertTwin(t, { referenceId: 'COST-1' });

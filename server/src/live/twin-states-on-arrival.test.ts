@@ -65,6 +65,7 @@ function outcome(of: DeviceRef, at: Date, ...states: Array<Record<string, unknow
 async function arrival(followed: string[]) {
   const published: StateChange[][] = [];
   const twins = new TwinStatesOnArrival({
+    loadedRouting: () => undefined,
     routing: async () => new RoutingIndex(definitions),
     followsTwin: (id) => followed.includes(id),
     publish: (changes) => published.push(changes),
@@ -86,6 +87,7 @@ describe('twin states on arrival', () => {
 
   it('wants nothing before the routing index is loaded', () => {
     const twins = new TwinStatesOnArrival({
+      loadedRouting: () => undefined,
       routing: async () => new RoutingIndex(definitions),
       followsTwin: () => true,
       publish: () => undefined,
@@ -93,20 +95,26 @@ describe('twin states on arrival', () => {
     expect(twins.wants(device('dev-1'))).toBe(false);
   });
 
-  it('keeps the index it has when the definitions cannot be loaded now', async () => {
-    let failing = false;
+  it('takes the index as loaded without waiting, and waits for a load only when there is none', async () => {
+    let loaded: RoutingIndex | undefined = undefined;
+    let loads = 0;
     const twins = new TwinStatesOnArrival({
+      loadedRouting: () => loaded,
       routing: async () => {
-        if (failing) throw new Error('database unavailable');
-        return new RoutingIndex(definitions);
+        loads++;
+        throw new Error('database unavailable');
       },
       followsTwin: (id) => id === 'twin-a',
       publish: () => undefined,
     });
-    await twins.prepare();
-    failing = true;
+    // Nothing loaded and the load fails: the batch goes on without twin states.
     await expect(twins.prepare()).resolves.toBeUndefined();
+    expect(twins.wants(device('dev-1'))).toBe(false);
+    expect(loads).toBe(1);
+    loaded = new RoutingIndex(definitions);
+    await twins.prepare();
     expect(twins.wants(device('dev-1'))).toBe(true);
+    expect(loads).toBe(1);
   });
 
   it("pushes the directly routed states of followed twins, in update order, with the engine's warning", async () => {

@@ -21,7 +21,12 @@ import type { StateChange } from '../states/engine/state-work.js';
  */
 
 export interface TwinStatesOnArrivalOptions {
-  /** The state engine's routing index (StateEngine.routing): awaited once per batch. */
+  /**
+   * The state engine's routing index as loaded now, maybe one definition change behind while it
+   * reloads (StateEngine.loadedRouting): a batch never waits for a reload of every definition.
+   */
+  loadedRouting: () => RoutingIndex | undefined;
+  /** Loads it when there is none yet (StateEngine.routing): the first batch waits once. */
   routing: () => Promise<RoutingIndex>;
   /** Whether a console follows a twin (LiveHub.followsTwin). */
   followsTwin: (twinId: string) => boolean;
@@ -35,15 +40,20 @@ export class TwinStatesOnArrival {
   constructor(private readonly options: TwinStatesOnArrivalOptions) {}
 
   /**
-   * Brings the routing index up to date before a batch (a resolved promise when it is). When the
-   * definitions cannot be loaded now, the index loaded before stays: the batch's packets are still
-   * shown, and the engine's own reload reports the failure.
+   * Takes the routing index as loaded now before a batch; only the first batch waits for a load.
+   * When the definitions cannot be loaded, the batch's packets are still shown, without twin states,
+   * and the engine reports the failure.
    */
   async prepare(): Promise<void> {
+    const loaded = this.options.loadedRouting();
+    if (loaded) {
+      this.index = loaded;
+      return;
+    }
     try {
       this.index = await this.options.routing();
     } catch {
-      // Kept: see above.
+      // See above.
     }
   }
 

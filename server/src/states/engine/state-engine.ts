@@ -132,6 +132,19 @@ export class StateEngine implements StateValueSetter, Lifecycle {
   }
 
   /**
+   * The index as loaded now, without waiting (the live view on the broker's thread): when definitions
+   * changed, a reload starts and the index loaded before answers meanwhile; undefined before the
+   * first load. A failed reload is logged and tried again at the next call.
+   */
+  loadedRouting(): RoutingIndex | undefined {
+    if (this.loadedVersion !== this.version && this.loading?.version !== this.version)
+      this.routing().catch((error: unknown) =>
+        this.options.log.warn({ err: error }, 'state engine: loading definitions failed'),
+      );
+    return this.index;
+  }
+
+  /**
    * The ingest pipeline's commit hook: inside the batch transaction, turns the batch's device state
    * updates into twin state changes and points; returns the listener call for after the commit.
    * `shownLive`: whether consoles saw a packet's updates on arrival, twin states included (ADR 0135):
