@@ -76,29 +76,22 @@ export class TwinStatesOnArrival {
     if (!index || index.routedCount === 0) return;
     const changes: StateChange[] = [];
     for (const { device, updates } of outcomes) {
-      if (!device || updates.length === 0) continue;
-      const routes = index.routesOf(addressOf(device));
-      if (routes.length === 0) continue;
+      if (!device) continue;
       for (const u of updates)
-        for (const byKey of routes)
-          for (const key of Object.keys(u.states)) {
-            const stateIds = byKey.get(key);
-            if (!stateIds) continue;
-            const value = u.states[key] ?? null;
-            for (const stateId of stateIds) {
-              const def = index.byId.get(stateId);
-              if (!def || !this.options.followsTwin(def.twinId)) continue;
-              changes.push({
-                stateId,
-                twinId: def.twinId,
-                accountId: def.accountId,
-                key: def.key,
-                value,
-                timestamp: u.receivedAt,
-                warning: valueWarning(value, def.valueType),
-              });
-            }
-          }
+        index.forEachRouted(addressOf(device), u.states, (stateId, sent) => {
+          const def = index.byId.get(stateId);
+          if (!def || !this.options.followsTwin(def.twinId)) return;
+          const value = sent ?? null;
+          changes.push({
+            stateId,
+            twinId: def.twinId,
+            accountId: def.accountId,
+            key: def.key,
+            value,
+            timestamp: u.receivedAt,
+            warning: valueWarning(value, def.valueType),
+          });
+        });
     }
     if (changes.length > 0) this.options.publish(changes);
   }

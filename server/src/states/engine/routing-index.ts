@@ -118,6 +118,22 @@ export class RoutingIndex {
     return found;
   }
 
+  /**
+   * Calls `visit` for each state a device's update sets directly (routed by the device, then by
+   * reference id; per key in the update's key order), with the key's value.
+   */
+  forEachRouted(
+    device: DeviceAddress,
+    states: Record<string, unknown>,
+    visit: (stateId: string, value: unknown) => void,
+  ): void {
+    for (const byKey of this.routesOf(device))
+      for (const key of Object.keys(states)) {
+        const ids = byKey.get(key);
+        if (ids) for (const stateId of ids) visit(stateId, states[key]);
+      }
+  }
+
   /** Direct sources of a state that exist. */
   sourcesOf(definition: StateDefinition): string[] {
     return sourceStateIds(definition.source).filter((id) => this.byId.has(id));

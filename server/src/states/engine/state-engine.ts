@@ -160,30 +160,24 @@ export class StateEngine implements StateValueSetter, Lifecycle {
     const events: StateEvent[] = [];
     for (const o of outcomes) {
       if (!o.device || o.updates.length === 0) continue;
-      const routes = index.routesOf({
+      const device = {
         deviceId: o.device.id,
         accountId: o.device.accountId,
         referenceId: o.device.referenceId,
-      });
-      if (routes.length === 0) continue;
+      };
       const shown = shownLive(o);
-      o.updates.forEach((u, i) => {
-        for (const byKey of routes)
-          for (const key of Object.keys(u.states)) {
-            const ids = byKey.get(key);
-            if (!ids) continue;
-            const value = u.states[key];
-            for (const stateId of ids)
-              events.push({
-                stateId,
-                kind: 'receive',
-                value,
-                time: u.receivedAt,
-                seq: [u.packetId, i],
-                ...(shown ? { shownLive: true } : {}),
-              });
-          }
-      });
+      o.updates.forEach((u, i) =>
+        index.forEachRouted(device, u.states, (stateId, value) =>
+          events.push({
+            stateId,
+            kind: 'receive',
+            value,
+            time: u.receivedAt,
+            seq: [u.packetId, i],
+            ...(shown ? { shownLive: true } : {}),
+          }),
+        ),
+      );
     }
     if (events.length === 0) return undefined;
     const work = await this.run(client, index, events);
