@@ -1,6 +1,7 @@
 import { DeviceCacheSubscriber } from './ingest/device-cache.subscriber.js';
 import { spoolPositionKey } from './ingest/packet-store.js';
 import { PacketSpool } from './ingest/spool/packet-spool.js';
+import { createIngest } from './ingest/ingest.module.js';
 import { SystemSetting } from './setup/system-setting.entity.js';
 import type { AppContext } from './context.js';
 import { AccountService } from './accounts/account.service.js';
@@ -31,9 +32,6 @@ import { createCluster, wireCluster } from './cluster/cluster.module.js';
 import { WebhookService } from './connectors/webhook.service.js';
 import { createConnectors } from './connectors/connectors.module.js';
 import { HubDeviceService } from './hub/hub-device.service.js';
-import { IngestWorker } from './ingest/worker/ingest-worker.js';
-import { LiveHub } from './live/live.hub.js';
-import { TwinStatesOnArrival } from './live/twin-states-on-arrival.js';
 import { JobRunner } from './jobs/job.runner.js';
 import { JobService } from './jobs/job.service.js';
 import { wireBackups } from './backup/backup.schedule.js';
@@ -50,9 +48,7 @@ import { DigitalTwinService } from './twins/digital-twin.service.js';
 import { NominatimGeocoder } from './twins/geocoder.js';
 import { TwinStatisticsService } from './twins/twin-statistics.service.js';
 import { DataStateService } from './states/data-state.service.js';
-import { StateEngine } from './states/engine/state-engine.js';
 import { StateTimers } from './states/engine/state-timers.js';
-import { pointRouting, TransactionalPointSink } from './timeseries/point-sink.js';
 import { TimeSeriesQueryService } from './timeseries/query/query.service.js';
 import { createAlarmsAndRules } from './rules/rules.module.js';
 import { createOutgoingAndFlows } from './outgoing/outgoing.module.js';
@@ -149,51 +145,15 @@ export function createServices(ctx: AppContext) {
   const hubDevices = new HubDeviceService(ctx.em, packets, (id, result, count) =>
     connectors.recordPackets(id, result, count),
   );
-  // After the packet store and connector telemetry: stopped before them, so its last batch still lands.
   const driverParsing = new DriverParsing();
-  // Twin states follow device states in the ingest batch's transaction (ADR 0100), and so do their
-  // points: `ts_points` rows, and outbox rows for external targets (ADR 0111).
-  const points = pointRouting(ctx.config.timeseriesTargets);
-  const stateEngine = new StateEngine({
+  // After the packet store and connector telemetry: stopped before them, so its last batch still lands.
+  const { stateEngine, live, ingest } = createIngest(ctx, {
     databaseUrl,
-    points: new TransactionalPointSink(points),
-    log: ctx.log,
-    metrics: ctx.metrics,
-  });
-  // Before the pipeline: stopped after it, so its last batch still reaches the engine.
-  ctx.lifecycle.push(stateEngine);
-  const live = new LiveHub(ctx.em, ctx.log, ctx.metrics, ctx.clock);
-  // Arriving packets of followed devices are shown live from this thread (ADR 0104); storing, resolve,
-  // parse, commit and the engine's in-batch work run in a worker thread (ADR 0102, 0103).
-  const ingest = new IngestWorker({
-    stateEngine,
+    packets,
     parsing: driverParsing,
-    // In a cluster a console on another node may follow it: every device's packets go out (ADR 0131).
-    followed: (deviceId) => cluster.bus.clustered || live.followsDevice(deviceId),
-    // The twin states a followed packet sets directly go out with it (ADR 0135).
-    twinStates: new TwinStatesOnArrival({
-      loadedRouting: () => stateEngine.loadedRouting(),
-      routing: () => stateEngine.routing(),
-      followsTwin: (twinId) => live.followsTwin(twinId),
-      publish: (changes) => live.publishArrivedStates(changes),
-    }),
-    databaseUrl,
-    spool: packets,
-    nice: ctx.config.ingestWorkerNice,
-    maxPending: ctx.config.ingestMaxPending,
     connectors: connectorTelemetry,
-    metrics: ctx.metrics,
-    metricsLabels: { node: ctx.config.nodeName },
-    points,
-    log: ctx.log,
-    cluster: ctx.config.redisUrl !== undefined,
+    clustered: () => cluster.bus.clustered,
   });
-  ingest.onVisibleEntries((deviceIds, entries) => live.publishEncoded(deviceIds, entries));
-  live.onDevicesFollowed((deviceIds) => ingest.preloadVisible(deviceIds));
-  // Device packets and the twin states they set go out on arrival, derived twin states after their
-  // commit (docs/live.md).
-  stateEngine.onStateChanges((changes) => live.publishStates(changes));
-  ctx.lifecycle.push(ingest, live);
   const stateTimers = new StateTimers({
     engine: stateEngine,
     databaseUrl,

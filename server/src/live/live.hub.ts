@@ -10,6 +10,7 @@ import type { AlarmEntry } from '../integration/ports.js';
 import { alarmsRefusal, LiveAlarmFollowers } from './live.alarms.js';
 import { principalGrant, type LiveGrant } from './live.grant.js';
 import { LiveConnection } from './live.connection.js';
+import { recheckConnection } from './live.recheck.js';
 import { ShownStates } from './live.shown-states.js';
 import { packetEntry, parseRequest, stateEntry, type LiveRequest, type LiveTopic } from './live.protocol.js';
 import type { ErrorCode } from '../platform/error-codes.js';
@@ -364,57 +365,11 @@ export class LiveHub implements Lifecycle {
   private async recheckAll(): Promise<void> {
     for (const c of [...this.connections]) {
       try {
-        await this.recheck(c);
+        await recheckConnection(c, this.clock(), this.alarms, (topic, id) => this.unfollow(c, topic, id));
       } catch {
         // Database briefly unavailable: check again next round.
       }
     }
-  }
-
-  /**
-   * Re-reads the connection's principal (closing with 4401 when its credential is gone) and
-   * unfollows what it may no longer see: a topic whose permission it lost, ids outside its
-   * tenancy or permission scopes now.
-   */
-  private async recheck(c: LiveConnection): Promise<void> {
-    if (!c.open) return;
-    const grant = await c.grant.refresh(this.clock());
-    if (!grant) {
-      c.socket.close(4401, 'credential revoked or expired');
-      return;
-    }
-    c.grant = grant;
-    if (this.alarms.recheck(c)) {
-      c.send(
-        JSON.stringify({
-          type: 'unsubscribed',
-          deviceIds: [],
-          twinIds: [],
-          alarms: true,
-          reason: 'notVisible',
-        }),
-      );
-    }
-    const followed = { devices: [...c.subscriptions.devices], twins: [...c.subscriptions.twins] };
-    const may = (topic: LiveTopic) => grant.refusal(topic) === null;
-    const [devices, twins] = await Promise.all([
-      may('devices') ? grant.visible('devices', followed.devices) : new Set<string>(),
-      may('twins') ? grant.visible('twins', followed.twins) : new Set<string>(),
-    ]);
-    const lost = {
-      devices: followed.devices.filter((id) => !devices.has(id) && c.subscriptions.devices.has(id)),
-      twins: followed.twins.filter((id) => !twins.has(id) && c.subscriptions.twins.has(id)),
-    };
-    if (lost.devices.length === 0 && lost.twins.length === 0) return;
-    for (const topic of TOPICS) for (const id of lost[topic]) this.unfollow(c, topic, id);
-    c.send(
-      JSON.stringify({
-        type: 'unsubscribed',
-        deviceIds: lost.devices,
-        twinIds: lost.twins,
-        reason: 'notVisible',
-      }),
-    );
   }
 }
 
