@@ -231,7 +231,9 @@ export function createServices(ctx: AppContext) {
     clock: ctx.clock,
   });
   // Queries are pushed down as SQL while PostgreSQL serves reads, else evaluated over the serving target's points.
-  const timeseriesQuery = new TimeSeriesQueryService(ctx.em, accounts, ctx.clock, timeseries.store);
+  const timeseriesQuery = new TimeSeriesQueryService(ctx.em, accounts, ctx.clock, timeseries.store, {
+    reader: timeseries.reader,
+  });
   ctx.lifecycle.push(timeseries.runtime);
   ctx.orm.em.getEventManager().registerSubscriber(new DeviceCacheSubscriber(ingest));
   // Downlinks: queued per device, delivered by the connector's kind, moved on by network-server events.

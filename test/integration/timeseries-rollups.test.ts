@@ -8,6 +8,7 @@ import {
   type Tenancy,
 } from '../../server/src/timeseries/query/query.compile-sql.js';
 import { rollupWindow } from '../../server/src/timeseries/query/query.rollup.js';
+import { TimeSeriesSqlReader } from '../../server/src/timeseries/query/query.sql-reader.js';
 import { PartitionMaintenance } from '../../server/src/timeseries/partitions.js';
 import { RetentionJob } from '../../server/src/timeseries/retention.js';
 import { foldRollups } from '../../server/src/timeseries/rollup-fold.js';
@@ -35,6 +36,7 @@ const START = Date.parse('2026-10-22T00:00:00Z');
 const END = Date.parse('2026-10-29T00:00:00Z');
 let t: TestApp;
 let pool: pg.Pool;
+let reader: TimeSeriesSqlReader;
 let fx: TimeSeriesFixtures;
 let tenancy: Tenancy;
 
@@ -62,15 +64,22 @@ const execute = async (statement: CompiledSql) =>
     .getConnection()
     .execute<Array<Record<string, unknown>>>(statement.sql, statement.params, 'all');
 
-/** The query through the rollups (it must use them) and on points alone: identical rows. */
+/**
+ * The query through the rollups (it must use them) and on points alone: identical rows. The rollup
+ * statement also runs on the query endpoint's reader, where a statement naming states by id is
+ * prepared once and its cached generic plan serves every other window and state.
+ */
 async function expectSameAsPoints(text: string): Promise<number> {
   const plan = planQuery(text, new Date(END));
   expect(rollupWindow(plan), text).not.toBeNull();
-  const [viaRollups, viaPoints] = await Promise.all([
-    execute(compilePostgresSql(plan, tenancy)),
+  const viaRollups = compilePostgresSql(plan, tenancy);
+  const [rows, viaReader, viaPoints] = await Promise.all([
+    execute(viaRollups),
+    reader.select(viaRollups),
     execute(compileSql(plan, tenancy)),
   ]);
-  expect(viaRollups, text).toEqual(viaPoints);
+  expect(rows, text).toEqual(viaPoints);
+  expect(viaReader, text).toEqual(viaPoints);
   return viaPoints.length;
 }
 
@@ -143,6 +152,7 @@ async function copyInTransaction(stateId: string, rows: PointRowInput[], now: nu
 beforeAll(async () => {
   t = await createTestApp();
   pool = new pg.Pool({ connectionString: String(t.orm.config.get('clientUrl')), max: 2 });
+  reader = new TimeSeriesSqlReader({ databaseUrl: String(t.orm.config.get('clientUrl')), connections: 1 });
   fx = new TimeSeriesFixtures(pool);
   tenancy = { accountId: t.rootAccountId, includeSubAccounts: false };
   const meter = await fx.twin('Meter', t.rootAccountId, null);
@@ -157,6 +167,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await reader?.close();
   await pool?.end();
   await t?.close();
 });
@@ -180,6 +191,17 @@ describe('hourly rollups', () => {
     let rows = 0;
     for (let i = 0; i < 40; i++) rows += await expectSameAsPoints(randomQuery(`twin.id = '${fx.ids.Meter}'`));
     expect(rows).toBeGreaterThan(200);
+    // Named by id: the reader's cached generic plans, over other windows and states each time.
+    const states = [`'${fx.ids.energy}'`, `'${fx.ids.power}'`];
+    for (let i = 0; i < 40; i++) {
+      const filter = i % 3 === 2 ? `state.id IN (${states.join(', ')})` : `state.id = ${states[i % 2]}`;
+      rows += await expectSameAsPoints(randomQuery(filter));
+    }
+    const { rows: prepared } = await reader.pools.generic.query<{ n: string; generic: string }>(
+      'SELECT count(*) AS n, coalesce(sum(generic_plans), 0) AS generic FROM pg_prepared_statements',
+    );
+    expect(Number(prepared[0]!.n)).toBeGreaterThan(0);
+    expect(Number(prepared[0]!.generic)).toBeGreaterThan(Number(prepared[0]!.n));
   });
 
   it('read hours with late points from the points until the job folds them again', async () => {

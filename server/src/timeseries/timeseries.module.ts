@@ -4,6 +4,7 @@ import type { Lifecycle } from '../platform/lifecycle.js';
 import { pgPoolUsage, trackPool } from '../platform/db/pool-metrics.js';
 import type { Metrics } from '../platform/metrics.js';
 import { OutboxWriter, type OutboxWriterOptions } from './outbox-writer.js';
+import { TimeSeriesSqlReader } from './query/query.sql-reader.js';
 import { PartitionMaintenance } from './partitions.js';
 import { pointRouting, TransactionalPointSink } from './point-sink.js';
 import { RetentionJob } from './retention.js';
@@ -28,6 +29,7 @@ export interface TimeSeriesModuleOptions {
  * Everything of the time-series storage, built once per server (services.ts):
  * - `sink`: stores points inside the caller's transaction (state engine, API; point-sink.ts);
  * - `store`: reads (serving target with failover) for the query endpoint;
+ * - `reader`: the query endpoint's SQL when PostgreSQL serves reads (query/query.sql-reader.ts);
  * - `writer`, `partitions`, `retention`, `rollupFold`: the background parts, started together by `runtime`.
  * The module's pool serves the postgres target, the outbox and the maintenance; it is closed
  * when the runtime stops.
@@ -44,6 +46,10 @@ export function createTimeSeries(options: TimeSeriesModuleOptions) {
   const targets = options.targets.map((spec) => createTarget(spec, pool));
   const sink = new TransactionalPointSink(pointRouting(options.targets));
   const store = new TimeSeriesStore(targets, pool, options.store);
+  // The query endpoint's statements, on connections of their own (read-only, with the timeout).
+  const reader = new TimeSeriesSqlReader({ databaseUrl: options.databaseUrl });
+  trackPool(options.metrics, 'timeseries-query-prepared', pgPoolUsage(reader.pools.generic));
+  trackPool(options.metrics, 'timeseries-query', pgPoolUsage(reader.pools.custom));
   const writer = new OutboxWriter({
     databaseUrl: options.databaseUrl,
     pool,
@@ -71,10 +77,10 @@ export function createTimeSeries(options: TimeSeriesModuleOptions) {
     stop: async () => {
       for (const part of [...parts].reverse()) await part.stop();
       await Promise.all(targets.map((t) => t.close()));
-      await pool.end();
+      await Promise.all([pool.end(), reader.close()]);
     },
   };
-  return { pool, targets, sink, store, writer, partitions, retention, rollupFold, runtime };
+  return { pool, targets, sink, store, reader, writer, partitions, retention, rollupFold, runtime };
 }
 
 export type TimeSeries = ReturnType<typeof createTimeSeries>;

@@ -10,7 +10,7 @@ import {
   type CompiledSql,
   type Tenancy,
 } from './query.compile-sql.js';
-import type { Aggregate, Plan } from './query.plan.js';
+import type { Aggregate, Filter, Plan } from './query.plan.js';
 import { rollupWindow, type RollupWindow } from './query.rollup.js';
 import { stateLevelFilter } from './query.split.js';
 
@@ -83,7 +83,20 @@ export function compileRollupSql(plan: Plan, tenancy: Tenancy, window: RollupWin
   const sql =
     `WITH tw AS NOT MATERIALIZED (${twins}), wm AS (SELECT folded_before AS b FROM ts_rollup_fold) ` +
     `SELECT ${outputs.join(', ')} FROM (${branches}) q${groupBy}${orderBy} LIMIT ${params.bind(plan.limit)}`;
-  return { sql, params: params.values };
+  return { sql, params: params.values, genericPlan: pinsStates(stateFilter) };
+}
+
+/**
+ * Whether the state conditions name the states by id (a chart's `state.id = …`): then every
+ * branch starts from those few states through their keys, whatever the bounds bound, and a
+ * cached generic plan is as good as one made per call. Other filters (tags, title patterns) may
+ * match one state or ten thousand, and get a plan for their values.
+ */
+function pinsStates(filter: Filter | null): boolean {
+  if (!filter) return false;
+  if (filter.kind === 'and') return filter.items.some(pinsStates);
+  const byId = (filter.kind === 'compare' && filter.op === '=') || filter.kind === 'in';
+  return byId && filter.target.kind === 'column' && filter.target.name === 'state.id';
 }
 
 /** An aggregate over partial aggregates (the columns of POINT_PARTS and ROLLUP_PARTS). */

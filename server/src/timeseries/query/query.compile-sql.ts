@@ -26,6 +26,11 @@ export interface Tenancy {
 export interface CompiledSql {
   sql: string;
   params: unknown[];
+  /**
+   * The statement's best plan does not depend on the values bound: a plan made once and cached
+   * serves every call (query.sql-reader.ts). True for the rollup statement of states named by id.
+   */
+  genericPlan?: boolean;
 }
 
 export class Params {

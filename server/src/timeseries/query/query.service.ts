@@ -12,6 +12,7 @@ import { compileStatesSql, type CompiledSql, type Tenancy } from './query.compil
 import { evaluatePlan, type Cell } from './query.evaluate.js';
 import type { OutputType, Plan } from './query.plan.js';
 import { stateLevelFilter, timeRange } from './query.split.js';
+import { QUERY_STATEMENT_TIMEOUT_MS, type TimeSeriesSqlReader } from './query.sql-reader.js';
 
 export interface TimeSeriesQueryInput {
   query: string;
@@ -33,9 +34,17 @@ export interface QueryServiceOptions {
   statementTimeoutMs: number;
   /** The evaluator refuses to hold more raw points than this: 422 QUERY_TOO_LARGE. */
   maxEvaluatedPoints: number;
+  /**
+   * Runs the SQL path on connections of its own, one round trip a statement (query.sql-reader.ts);
+   * without it, statements run in a transaction of the ORM's connection.
+   */
+  reader?: Pick<TimeSeriesSqlReader, 'select'>;
 }
 
-const DEFAULTS: QueryServiceOptions = { statementTimeoutMs: 30_000, maxEvaluatedPoints: 2_000_000 };
+const DEFAULTS: QueryServiceOptions = {
+  statementTimeoutMs: QUERY_STATEMENT_TIMEOUT_MS,
+  maxEvaluatedPoints: 2_000_000,
+};
 /** Name reported in `meta.target` when no store is wired and the query ran on the ORM's database. */
 export const LOCAL_POSTGRES = 'postgres';
 
@@ -161,6 +170,7 @@ export class TimeSeriesQueryService {
 
   private async select(statement: CompiledSql): Promise<Array<Record<string, unknown>>> {
     try {
+      if (this.options.reader) return await this.options.reader.select(statement);
       return await this.em().transactional(async (em) => {
         const connection = em.getConnection();
         const tx: unknown = em.getTransactionContext();
