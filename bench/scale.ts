@@ -103,7 +103,10 @@ async function setUp(dir: string) {
   );
   console.log(`  its hourly rollups folded in ${((now() - t1) / 1000).toFixed(1)} s`);
   await db.query('VACUUM ANALYZE');
-  if (HOLD) console.log(`  database ${url}\n  server ${server.baseUrl}\n  large account ${large.accountId}`);
+  if (HOLD)
+    console.log(
+      `  database ${url}\n  server ${server.baseUrl}\n  large account ${large.accountId}\n  its API key ${large.headers['x-api-key']}`,
+    );
   const postmaster = await postmasterOf(path.join(dir, 'pg', 'postgres'));
   return { server, small, large, stateId, postmaster };
 }

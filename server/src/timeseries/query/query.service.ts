@@ -4,7 +4,7 @@ import type { Principal } from '../../auth/principal.js';
 import { scopeFilter } from '../../permission-scopes/scope-filter.js';
 import { AppError } from '../../platform/errors.js';
 import type { TimeSeriesReads, TimeSeriesTarget } from '../timeseries.types.js';
-import { parsePgTimestamptz } from '../../platform/db/pg-timestamp.js';
+import { pgTimestamptzToIso } from '../../platform/db/pg-timestamp.js';
 import { planQuery } from './query.analyze.js';
 import type { StateRow } from './query.columns.js';
 import { compilePostgresSql } from './query.compile-rollup.js';
@@ -192,10 +192,13 @@ export class TimeSeriesQueryService {
   }
 }
 
-/** MikroORM hands timestamptz over as text (`2026-01-01 00:00:00+00`) and bigint counts as strings. */
+/**
+ * Both SQL paths hand timestamptz over as text (`2026-01-01 00:00:00+00`), kept as the ISO text the
+ * reply carries (no Date in between), and bigint counts as strings.
+ */
 function fromSql(value: unknown, type: OutputType): Cell {
   if (value === null || value === undefined) return null;
-  if (type === 'time' && typeof value === 'string') return parsePgTimestamptz(value);
+  if (type === 'time' && typeof value === 'string') return pgTimestamptzToIso(value);
   if (type === 'number' && typeof value === 'string') return Number(value);
   return value as Cell;
 }
