@@ -8,7 +8,12 @@ import { refoldFrom } from '../server/src/timeseries/rollups.js';
  * (billing) id, titles with numbers in them.
  */
 
-/** `count` devices of one account and connector, numbered from 1, with varied last-seen times and health. */
+/**
+ * `count` devices of one account and connector, numbered from 1, with varied last-seen times and
+ * health, and a next health check spread over the coming day as the server places an imported
+ * device's: without one, the server's health scheduler would place 2,000 devices a round in the
+ * background for minutes, under the first requests measured.
+ */
 export async function seedDevices(
   db: pg.Client,
   accountId: string,
@@ -22,12 +27,13 @@ export async function seedDevices(
     await db.query(
       `INSERT INTO virtual_devices (id, account_id, connector_id, device_id, title, description, tags, groups,
           key_value_data, activation_method, skip_frame_counter_check, health_state, dev_eui, external_id,
-          last_seen, created_at, updated_at)
+          last_seen, health_next_check_at, created_at, updated_at)
        SELECT gen_random_uuid(), $1, $2, 'meter-' || lpad(n::text, 7, '0'), 'Water meter ' || n || ', zone ' || (n % 97),
               '', ARRAY['zone-' || (n % 97)], '{}', '{}', 'OTAA', false,
               (ARRAY['Healthy','Warning','Critical','Unknown'])[1 + n % 4],
               lpad(to_hex(n::bigint * 7919), 16, '0'), 'EXT-' || lpad((n::bigint * 31)::text, 9, '0'),
-              now() - make_interval(secs => (n::bigint * 7919) % 864000), now() - make_interval(secs => n), now()
+              now() - make_interval(secs => (n::bigint * 7919) % 864000),
+              now() + make_interval(secs => (n::bigint * 7919) % 86400), now() - make_interval(secs => n), now()
          FROM generate_series($3::int, $4::int) AS n`,
       [accountId, connectorId, from, to],
     );

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cappedCount, COUNT_CAP, TRUSTED_ESTIMATE } from '../../server/src/platform/http/list-sql.js';
+import {
+  cappedCount,
+  COUNT_CAP,
+  keysetPage,
+  TRUSTED_ESTIMATE,
+} from '../../server/src/platform/http/list-sql.js';
 import { makeConnector } from './support/device-fixtures.js';
 import { caller, errorCode, expectStatus, login } from './support/identity.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -261,5 +266,43 @@ describe('device lists at scale', () => {
     } finally {
       await em.getConnection().execute('DROP TABLE count_probe');
     }
+  });
+
+  it('plans a filter once for a few seconds, and pages it to the same rows and count', async () => {
+    const em = t.orm.em.fork();
+    const statements: string[] = [];
+    const execute = async <T>(text: string, values: unknown[]) => {
+      statements.push(text);
+      return (await em.getConnection().execute(text, values)) as unknown as T;
+    };
+    const params = {
+      page: 1,
+      pageSize: 5,
+      offset: 0,
+      orderBy: [{ field: 'id', direction: 'asc' as const }],
+      search: undefined,
+    };
+    const filtered = () =>
+      keysetPage<{ id: string }>(execute, params, {
+        table: 'virtual_devices',
+        alias: 'd',
+        columns: { id: { sql: 'd.id', keyset: true } },
+        where: { sql: 'd.account_id = ? AND d.device_id LIKE ?', params: [accountId, 'late-%'] },
+        after: undefined,
+      });
+    const first = await filtered();
+    const second = await filtered();
+    expect(second).toEqual(first);
+    expect(first.rows.length).toBeGreaterThan(0);
+    expect(statements.filter((text) => text.startsWith('EXPLAIN'))).toHaveLength(1);
+    // Other values are another filter: planned on their own.
+    await keysetPage<{ id: string }>(execute, params, {
+      table: 'virtual_devices',
+      alias: 'd',
+      columns: { id: { sql: 'd.id', keyset: true } },
+      where: { sql: 'd.account_id = ? AND d.device_id LIKE ?', params: [accountId, 'bulk-%'] },
+      after: undefined,
+    });
+    expect(statements.filter((text) => text.startsWith('EXPLAIN'))).toHaveLength(2);
   });
 });

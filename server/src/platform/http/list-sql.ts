@@ -69,6 +69,30 @@ async function plannerEstimate(execute: Execute, fromWhere: string, params: unkn
 }
 
 /**
+ * The planner's estimate of a filter as the choice between the two ways of paging it (keysetPage)
+ * needs it (and, when more than COUNT_CAP match, as the estimated total): kept for a few seconds per
+ * statement and values, so paging or refreshing a filtered list does not plan the filter twice per
+ * request. The rows and an exact count do not depend on it; the statistics behind it change only
+ * when the table is analysed, minutes apart.
+ */
+const STRATEGY_ESTIMATE_MS = 10_000;
+const STRATEGY_ESTIMATES_KEPT = 500;
+const strategyEstimates = new Map<string, { rows: number; at: number }>();
+
+async function strategyEstimate(execute: Execute, fromWhere: string, params: unknown[]): Promise<number> {
+  const key = `${fromWhere}\u0000${JSON.stringify(params)}`;
+  const now = performance.now();
+  const kept = strategyEstimates.get(key);
+  if (kept && now - kept.at < STRATEGY_ESTIMATE_MS) return kept.rows;
+  const rows = await plannerEstimate(execute, fromWhere, params);
+  strategyEstimates.delete(key);
+  if (strategyEstimates.size >= STRATEGY_ESTIMATES_KEPT)
+    strategyEstimates.delete(strategyEstimates.keys().next().value!);
+  strategyEstimates.set(key, { rows, at: now });
+  return rows;
+}
+
+/**
  * `count(*)` of `fromWhere` (a `FROM … WHERE …` text) up to COUNT_CAP; above it the planner's row
  * estimate, never less than the rows known to exist. Counting a million rows exactly on every page
  * costs more than the page itself.
@@ -183,7 +207,7 @@ export async function keysetPage<Row extends { id: string }>(
   // cap's worth of matches to learn that there are more cost more than counting them.
   let counting: Promise<{ total: number; estimated: boolean }> | undefined;
   if (!keyset && !list.estimateFirst) {
-    const expected = await plannerEstimate(execute, fromWhere, where.params);
+    const expected = await strategyEstimate(execute, fromWhere, where.params);
     if (expected <= COUNT_CAP) {
       const small = await smallListPage<Row>(execute, params, { ...list, keyText, joins });
       if (small) return small;
