@@ -112,7 +112,7 @@ export class VirtualDeviceService {
       where,
       after,
       select: DEVICE_COLUMNS,
-      estimateFirst: !where.filtered && !scopeFilter(principal).restricted,
+      wholeAccount: !where.filtered && !scopeFilter(principal).restricted ? accountId : undefined,
     });
     return listResult(page.rows.map(deviceFromRow), page.total, params, page.more);
   }

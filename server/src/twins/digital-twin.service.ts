@@ -127,7 +127,7 @@ export class DigitalTwinService {
       columns: SORT_COLUMNS,
       where: { sql: where, params: whereParams },
       after,
-      estimateFirst: parts.length === unfiltered && !scopeFilter(principal).restricted,
+      wholeAccount: parts.length === unfiltered && !scopeFilter(principal).restricted ? accountId : undefined,
     });
     const idRows = page.rows;
     const ids = idRows.map((r) => r.id);

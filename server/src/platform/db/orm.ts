@@ -27,8 +27,9 @@ export function ormConfig(options: OrmOptions): Options {
     discovery: { warnWhenNoEntities: true },
     // Time-series tables (partitioned `ts_points`, its partitions, the outbox) are managed by
     // hand-written migrations and the partition maintenance of timeseries/, not by entities; so is
-    // the devices' last-seen order, which triggers on `virtual_devices` keep (docs/adr/0133).
-    schemaGenerator: { skipTables: [/^ts_/, 'device_seen_order'] },
+    // the devices' last-seen order, which triggers on `virtual_devices` keep (docs/adr/0133), and the
+    // row counts of the large lists, kept by triggers too (docs/adr/0136).
+    schemaGenerator: { skipTables: [/^ts_/, 'device_seen_order', 'list_row_counts'] },
     pool: { min: 0, max: options.poolMax ?? 10 },
     // Named in pg_stat_activity, as every connection of the server is (the ingest's own pools too).
     driverOptions: { connection: { application_name: 'stellwerk' } },

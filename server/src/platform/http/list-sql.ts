@@ -1,19 +1,20 @@
-import { errors } from '../errors.js';
+import { afterSql, encodeCursor, keysetOrder } from './list-cursor.js';
 import type { ListParams, ListResultMeta } from './list.js';
 
 /**
  * The SQL side of the large lists (devices, twins), built so that a page costs about the same at
  * 2,000 rows as at a million (docs/adr/0121-lists-at-scale.md):
  * - the order is one an index `(account_id, <column>, id)` serves in both directions;
- * - the total is exact up to COUNT_CAP and estimated beyond it (said so in `meta.totalEstimated`);
+ * - the total of a whole account is exact at any size, kept per account by triggers (list_row_counts,
+ *   ADR 0136); a filtered list's is exact up to COUNT_CAP and estimated beyond it (said so in
+ *   `meta.totalEstimated`);
  * - a cursor (`after`, from `meta.nextCursor`) continues from the last row seen (keyset), so a deep
- *   page costs what the first does, while page numbers keep working next to it.
+ *   page costs what the first does, while page numbers keep working next to it; a page by number
+ *   past the middle of a whole account is read from its end.
  */
 
-/** Rows counted exactly; a larger total is the planner's estimate. */
+/** Rows of a filtered list counted exactly; a larger total is the planner's estimate. */
 export const COUNT_CAP = 10_000;
-/** An estimate of a list with no filter this far above the cap is taken without counting. */
-export const TRUSTED_ESTIMATE = 3 * COUNT_CAP;
 
 export type Execute = <T>(sql: string, params: unknown[]) => Promise<T>;
 
@@ -101,76 +102,21 @@ export async function cappedCount(
   execute: Execute,
   fromWhere: string,
   params: unknown[],
-  options: { estimateFirst?: boolean | undefined; estimate?: number } = {},
+  options: { estimate?: number } = {},
 ): Promise<{ total: number; estimated: boolean }> {
-  const estimate = () => plannerEstimate(execute, fromWhere, params);
-  // The planner's estimate of a whole account comes from its statistics and is close; far above
-  // the cap, counting COUNT_CAP rows to learn that the total is large is the page's largest cost.
   // A filter's estimate (`options.estimate`) is only a guess: it is counted all the same.
-  const early = options.estimate ?? (options.estimateFirst ? await estimate() : null);
-  if (options.estimateFirst && early !== null && early >= TRUSTED_ESTIMATE)
-    return { total: early, estimated: true };
+  const early = options.estimate ?? null;
   const rows = await execute<Array<{ n: string }>>(
     `SELECT count(*) AS n FROM (SELECT 1 ${fromWhere} LIMIT ${COUNT_CAP + 1}) capped`,
     params,
   );
   const exact = Number(rows[0]?.n ?? 0);
   if (exact <= COUNT_CAP) return { total: exact, estimated: false };
-  return { total: Math.max(COUNT_CAP + 1, early ?? (await estimate())), estimated: true };
+  return {
+    total: Math.max(COUNT_CAP + 1, early ?? (await plannerEstimate(execute, fromWhere, params))),
+    estimated: true,
+  };
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The cursor of a page's last row: its sort key (as text) and id. */
-export const encodeCursor = (key: string, id: string): string =>
-  Buffer.from(JSON.stringify([key, id])).toString('base64url');
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(value) &&
-      typeof value[0] === 'string' &&
-      UUID.test(String(value[1])) &&
-      value.length === 2
-    )
-      return value as [string, string];
-  } catch {
-    // answered below
-  }
-  throw errors.validation('`after` is not a cursor of this list; pass meta.nextCursor of the previous page', [
-    { location: 'querystring', path: '/after' },
-  ]);
-}
-
-/**
- * The keyset condition for `after`: rows after the cursor in the list's order. Only for one sort
- * field that allows it; a row comparison is what the index can start from.
- */
-export function afterSql(
-  params: Pick<ListParams, 'orderBy'>,
-  columns: Record<string, SortColumn>,
-  idSql: string,
-  cursor: string,
-): { sql: string; params: unknown[] } {
-  const [first, ...rest] = params.orderBy;
-  const column = first ? columns[first.field] : undefined;
-  if (!first || rest.length > 0 || !column?.keyset) {
-    const allowed = Object.entries(columns)
-      .filter(([, c]) => c.keyset)
-      .map(([field]) => field);
-    throw errors.validation(`\`after\` needs exactly one sort field of: ${allowed.join(', ')}`, [
-      { location: 'querystring', path: '/sort' },
-    ]);
-  }
-  const [key, id] = decodeCursor(cursor);
-  const comparison = first.direction === 'asc' ? '>' : '<';
-  return { sql: `(${column.sql}, ${idSql}) ${comparison} (?, ?::uuid)`, params: [key, id] };
-}
-
-/** Whether a cursor can be given for the next page of this order. */
-export const keysetOrder = (params: Pick<ListParams, 'orderBy'>, columns: Record<string, SortColumn>) =>
-  params.orderBy.length === 1 && columns[params.orderBy[0]!.field]?.keyset === true;
 
 /** A large list: its table and alias, orderable columns, filter and the row columns to select. */
 interface ListSpec {
@@ -193,8 +139,11 @@ export async function keysetPage<Row extends { id: string }>(
   params: ListParams,
   list: ListSpec & {
     after: string | undefined;
-    /** `where` is the account (and nothing the planner estimates poorly): see cappedCount. */
-    estimateFirst?: boolean;
+    /**
+     * `where` selects exactly this account's rows of `table` (no filter, no scope): the total is
+     * the count kept per account (list_row_counts), exact at any size.
+     */
+    wholeAccount?: string;
   },
 ): Promise<{ rows: Row[]; total: number; more: Pick<ListResultMeta, 'totalEstimated' | 'nextCursor'> }> {
   const { table, alias: a, columns, where, after } = list;
@@ -206,7 +155,9 @@ export async function keysetPage<Row extends { id: string }>(
   // Expected above it (or found above it), it pages through the order index: materialising the
   // cap's worth of matches to learn that there are more cost more than counting them.
   let counting: Promise<{ total: number; estimated: boolean }> | undefined;
-  if (!keyset && !list.estimateFirst) {
+  if (list.wholeAccount) {
+    counting = accountRows(execute, table, list.wholeAccount).then((total) => ({ total, estimated: false }));
+  } else if (!keyset) {
     const expected = await strategyEstimate(execute, fromWhere, where.params);
     if (expected <= COUNT_CAP) {
       const small = await smallListPage<Row>(execute, params, { ...list, keyText, joins });
@@ -218,8 +169,13 @@ export async function keysetPage<Row extends { id: string }>(
   }
   const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
   const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
+  const window =
+    counting && !keyset && params.offset >= COUNT_CAP
+      ? fromNearerEnd(params, (await counting).total)
+      : { offset: keyset ? 0 : params.offset, limit: params.pageSize, reversed: false };
+  const order = window.reversed ? reversedOrder(params) : params;
   const ids = `SELECT ${a}.id, ${keyText} AS k FROM ${table} ${a} ${joins} WHERE ${pageWhere}
-                ORDER BY ${orderSql(params, columns, `${a}.id`)} LIMIT ? OFFSET ?`;
+                ORDER BY ${orderSql(order, columns, `${a}.id`)} LIMIT ? OFFSET ?`;
   const sql = list.select
     ? `SELECT ${list.select}, p.k
          FROM (SELECT s.*, row_number() OVER () AS n FROM (${ids}) s) p
@@ -227,15 +183,41 @@ export async function keysetPage<Row extends { id: string }>(
         ORDER BY p.n`
     : ids;
   const [count, rows] = await Promise.all([
-    counting ?? cappedCount(execute, fromWhere, where.params, { estimateFirst: list.estimateFirst }),
-    execute<Array<Row & { k: string | null }>>(sql, [
-      ...pageParams,
-      params.pageSize,
-      keyset ? 0 : params.offset,
-    ]),
+    counting ?? cappedCount(execute, fromWhere, where.params),
+    execute<Array<Row & { k: string | null }>>(sql, [...pageParams, window.limit, window.offset]),
   ]);
-  return pageResult(rows, count, params);
+  return pageResult(window.reversed ? rows.reverse() : rows, count, params);
 }
+
+/** The rows of `table` in `accountId`, as list_row_counts keeps them. */
+async function accountRows(execute: Execute, table: string, accountId: string): Promise<number> {
+  const rows = await execute<Array<{ n: string }>>(
+    'SELECT n FROM list_row_counts WHERE table_name = ? AND account_id = ?',
+    [table, accountId],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * A page by number of a list of `total` rows, read from the nearer end: past the middle, the rows
+ * [offset, offset + pageSize) are the same rows counted from the end in the reversed order (then
+ * reversed back), and the order index walks total - offset entries instead of offset. Page 1,990 of
+ * 2,000 costs what page 10 does; the middle stays the dearest.
+ */
+function fromNearerEnd(
+  params: ListParams,
+  total: number,
+): { offset: number; limit: number; reversed: boolean } {
+  const end = Math.min(total, params.offset + params.pageSize);
+  if (end <= params.offset || params.offset < total - end)
+    return { offset: params.offset, limit: params.pageSize, reversed: false };
+  return { offset: total - end, limit: end - params.offset, reversed: true };
+}
+
+/** The same order backwards: every field's direction flipped (NULLs and the id follow, see orderSql). */
+const reversedOrder = (params: ListParams): Pick<ListParams, 'orderBy'> => ({
+  orderBy: params.orderBy.map((o) => ({ field: o.field, direction: o.direction === 'asc' ? 'desc' : 'asc' })),
+});
 
 function pageResult<Row extends { id: string }>(
   rows: Array<Row & { k: string | null }>,
