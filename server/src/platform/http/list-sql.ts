@@ -1,3 +1,4 @@
+import { ANCHORED_FROM, nearestAnchor } from './list-anchors.js';
 import { afterSql, encodeCursor, keysetOrder } from './list-cursor.js';
 import type { ListParams, ListResultMeta } from './list.js';
 
@@ -155,8 +156,9 @@ export async function keysetPage<Row extends { id: string }>(
   // Expected above it (or found above it), it pages through the order index: materialising the
   // cap's worth of matches to learn that there are more cost more than counting them.
   let counting: Promise<{ total: number; estimated: boolean }> | undefined;
-  if (list.wholeAccount) {
-    counting = accountRows(execute, table, list.wholeAccount).then((total) => ({ total, estimated: false }));
+  const account = list.wholeAccount ? accountRows(execute, table, list.wholeAccount) : undefined;
+  if (account) {
+    counting = account.then(({ n }) => ({ total: n, estimated: false }));
   } else if (!keyset) {
     const expected = await strategyEstimate(execute, fromWhere, where.params);
     if (expected <= COUNT_CAP) {
@@ -167,13 +169,15 @@ export async function keysetPage<Row extends { id: string }>(
       counting = cappedCount(execute, fromWhere, where.params, { estimate: expected });
     }
   }
-  const pageWhere = keyset ? `${where.sql} AND ${keyset.sql}` : where.sql;
-  const pageParams = keyset ? [...where.params, ...keyset.params] : where.params;
+  // A page by number deep into a whole account: from the nearer end, then from the nearest anchor.
   const window =
-    counting && !keyset && params.offset >= COUNT_CAP
-      ? fromNearerEnd(params, (await counting).total)
-      : { offset: keyset ? 0 : params.offset, limit: params.pageSize, reversed: false };
+    account && !keyset && params.offset >= COUNT_CAP
+      ? await deepWindow(execute, params, { ...list, accountId: list.wholeAccount!, account })
+      : { offset: keyset ? 0 : params.offset, limit: params.pageSize, reversed: false, from: keyset };
   const order = window.reversed ? reversedOrder(params) : params;
+  const from = window.from;
+  const pageWhere = from ? `${where.sql} AND ${from.sql}` : where.sql;
+  const pageParams = from ? [...where.params, ...from.params] : where.params;
   const ids = `SELECT ${a}.id, ${keyText} AS k FROM ${table} ${a} ${joins} WHERE ${pageWhere}
                 ORDER BY ${orderSql(order, columns, `${a}.id`)} LIMIT ? OFFSET ?`;
   const sql = list.select
@@ -189,13 +193,50 @@ export async function keysetPage<Row extends { id: string }>(
   return pageResult(window.reversed ? rows.reverse() : rows, count, params);
 }
 
-/** The rows of `table` in `accountId`, as list_row_counts keeps them. */
-async function accountRows(execute: Execute, table: string, accountId: string): Promise<number> {
-  const rows = await execute<Array<{ n: string }>>(
-    'SELECT n FROM list_row_counts WHERE table_name = ? AND account_id = ?',
+/** The rows of `table` in `accountId` and the changes of their order, as list_row_counts keeps them. */
+async function accountRows(
+  execute: Execute,
+  table: string,
+  accountId: string,
+): Promise<{ n: number; changes: string }> {
+  const rows = await execute<Array<{ n: string; changes: string }>>(
+    'SELECT n, changes::text AS changes FROM list_row_counts WHERE table_name = ? AND account_id = ?',
     [table, accountId],
   );
-  return Number(rows[0]?.n ?? 0);
+  return { n: Number(rows[0]?.n ?? 0), changes: rows[0]?.changes ?? '' };
+}
+
+/**
+ * Where a deep page by number of a whole account starts: past the middle from the end (reversed),
+ * and in a cursor order at least ANCHORED_FROM in, after the nearest anchor (list-anchors.ts).
+ */
+async function deepWindow(
+  execute: Execute,
+  params: ListParams,
+  list: ListSpec & { accountId: string; account: Promise<{ n: number; changes: string }> },
+): Promise<{
+  offset: number;
+  limit: number;
+  reversed: boolean;
+  from: { sql: string; params: unknown[] } | null;
+}> {
+  const { n, changes } = await list.account;
+  const window = { ...fromNearerEnd(params, n), from: null };
+  if (window.offset < ANCHORED_FROM || !keysetOrder(params, list.columns)) return window;
+  const order = window.reversed ? reversedOrder(params) : params;
+  const idSql = `${list.alias}.id`;
+  const anchor = await nearestAnchor(
+    execute,
+    { ...list, order, column: list.columns[params.orderBy[0]!.field]!, changes },
+    window.offset,
+    orderSql(order, list.columns, idSql),
+  );
+  if (!anchor) return window;
+  return {
+    ...window,
+    offset: window.offset - anchor.position - 1,
+    from: afterSql(order, list.columns, idSql, encodeCursor(anchor.key, anchor.id)),
+  };
 }
 
 /**
