@@ -31,33 +31,38 @@ export class Migration20261201100000_list_row_counts extends Migration {
       "n" bigint not null,
       "changes" bigint not null default 0,
       primary key ("table_name", "account_id"));`);
-    this.addSql(`create function "list_row_counts_added"() returns trigger language plpgsql as $$
+    // Each adds its rows to the counts (n) and counts one change of the order (changes).
+    const counting = (name: string, rows: string) =>
+      `create function "${name}"() returns trigger language plpgsql as $$
       begin
         insert into list_row_counts (table_name, account_id, n)
-        select tg_table_name, account_id, count(*) from added group by account_id order by account_id
+        ${rows}
         on conflict (table_name, account_id) do update
           set n = list_row_counts.n + excluded.n, changes = list_row_counts.changes + 1;
         return null;
-      end $$;`);
-    this.addSql(`create function "list_row_counts_removed"() returns trigger language plpgsql as $$
-      begin
-        insert into list_row_counts (table_name, account_id, n)
-        select tg_table_name, account_id, -count(*) from removed group by account_id order by account_id
-        on conflict (table_name, account_id) do update
-          set n = list_row_counts.n + excluded.n, changes = list_row_counts.changes + 1;
-        return null;
-      end $$;`);
-    this.addSql(`create function "list_row_counts_moved"() returns trigger language plpgsql as $$
-      begin
-        insert into list_row_counts (table_name, account_id, n)
-        values (tg_table_name, least(old.account_id, new.account_id),
-                case when old.account_id < new.account_id then -1 else 1 end),
-               (tg_table_name, greatest(old.account_id, new.account_id),
-                case when old.account_id < new.account_id then 1 else -1 end)
-        on conflict (table_name, account_id) do update
-          set n = list_row_counts.n + excluded.n, changes = list_row_counts.changes + 1;
-        return null;
-      end $$;`);
+      end $$;`;
+    this.addSql(
+      counting(
+        'list_row_counts_added',
+        'select tg_table_name, account_id, count(*) from added group by account_id order by account_id',
+      ),
+    );
+    this.addSql(
+      counting(
+        'list_row_counts_removed',
+        'select tg_table_name, account_id, -count(*) from removed group by account_id order by account_id',
+      ),
+    );
+    // Both accounts in key order, as the statement triggers upsert theirs.
+    this.addSql(
+      counting(
+        'list_row_counts_moved',
+        `values (tg_table_name, least(old.account_id, new.account_id),
+                 case when old.account_id < new.account_id then -1 else 1 end),
+                (tg_table_name, greatest(old.account_id, new.account_id),
+                 case when old.account_id < new.account_id then 1 else -1 end)`,
+      ),
+    );
     this.addSql(`create function "list_row_counts_reordered"() returns trigger language plpgsql as $$
       begin
         insert into list_row_counts (table_name, account_id, n) values (tg_table_name, new.account_id, 0)
