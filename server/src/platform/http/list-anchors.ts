@@ -1,3 +1,4 @@
+import { keepNewest } from '../keep-newest.js';
 import type { ListParams } from './list.js';
 import type { Execute, SortColumn } from './list-sql.js';
 
@@ -55,9 +56,7 @@ export async function nearestAnchor(
   if (anchors?.changes !== list.changes) {
     if (anchors && performance.now() - anchors.at < REBUILD_AFTER_MS) return null;
     anchors = await readAnchors(execute, list, orderSql);
-    kept.delete(name);
-    if (kept.size >= LISTS_KEPT) kept.delete(kept.keys().next().value!);
-    kept.set(name, anchors);
+    keepNewest(kept, name, anchors, LISTS_KEPT);
   }
   // Read at another value of `changes` (a change committed in between): not for this request.
   if (anchors.changes !== list.changes || anchors.rows.length === 0) return null;

@@ -1,3 +1,4 @@
+import { keepNewest } from '../keep-newest.js';
 import { ANCHORED_FROM, nearestAnchor } from './list-anchors.js';
 import { afterSql, encodeCursor, keysetOrder } from './list-cursor.js';
 import type { ListParams, ListResultMeta } from './list.js';
@@ -87,10 +88,7 @@ async function strategyEstimate(execute: Execute, fromWhere: string, params: unk
   const kept = strategyEstimates.get(key);
   if (kept && now - kept.at < STRATEGY_ESTIMATE_MS) return kept.rows;
   const rows = await plannerEstimate(execute, fromWhere, params);
-  strategyEstimates.delete(key);
-  if (strategyEstimates.size >= STRATEGY_ESTIMATES_KEPT)
-    strategyEstimates.delete(strategyEstimates.keys().next().value!);
-  strategyEstimates.set(key, { rows, at: now });
+  keepNewest(strategyEstimates, key, { rows, at: now }, STRATEGY_ESTIMATES_KEPT);
   return rows;
 }
 
@@ -106,7 +104,6 @@ export async function cappedCount(
   options: { estimate?: number } = {},
 ): Promise<{ total: number; estimated: boolean }> {
   // A filter's estimate (`options.estimate`) is only a guess: it is counted all the same.
-  const early = options.estimate ?? null;
   const rows = await execute<Array<{ n: string }>>(
     `SELECT count(*) AS n FROM (SELECT 1 ${fromWhere} LIMIT ${COUNT_CAP + 1}) capped`,
     params,
@@ -114,7 +111,7 @@ export async function cappedCount(
   const exact = Number(rows[0]?.n ?? 0);
   if (exact <= COUNT_CAP) return { total: exact, estimated: false };
   return {
-    total: Math.max(COUNT_CAP + 1, early ?? (await plannerEstimate(execute, fromWhere, params))),
+    total: Math.max(COUNT_CAP + 1, options.estimate ?? (await plannerEstimate(execute, fromWhere, params))),
     estimated: true,
   };
 }

@@ -30,7 +30,7 @@ export interface TimeSeriesQueryResult {
 }
 
 export interface QueryServiceOptions {
-  /** A query running longer is cancelled: 422 QUERY_TIMEOUT. */
+  /** A query on the ORM path running longer is cancelled: 422 QUERY_TIMEOUT (the reader sets its own). */
   statementTimeoutMs: number;
   /** The evaluator refuses to hold more raw points than this: 422 QUERY_TOO_LARGE. */
   maxEvaluatedPoints: number;
