@@ -81,11 +81,20 @@ describe('LoRaWAN gateways in the console (Chromium)', () => {
       }),
     });
     expect(uplink.status).toBe(202);
+    // The network server's word takes the gateway online at once; the reception figures follow
+    // once the ingest pipeline has processed the packet: wait for both before reading the list.
     await expect
-      .poll(async () => (await xapi<{ status: string }>('GET', `/xapi/v1/gateways/${ids.roof}`)).status, {
-        timeout: 15_000,
-      })
-      .toBe('online');
+      .poll(
+        async () => {
+          const g = await xapi<{ status: string; uplinks24h: number }>(
+            'GET',
+            `/xapi/v1/gateways/${ids.roof}`,
+          );
+          return `${g.status} ${g.uplinks24h}`;
+        },
+        { timeout: 15_000 },
+      )
+      .toBe('online 1');
     await page
       .getByRole('navigation', { name: 'Main navigation' })
       .getByRole('link', { name: 'Gateways' })
