@@ -239,6 +239,60 @@ describe('device lists at scale', () => {
     expect(beyond.data).toEqual([]);
   });
 
+  it('counts a filter past the cap once in a while, not on every page, and a filter within it every time', async () => {
+    const statements: string[] = [];
+    const em = t.orm.em.fork();
+    const pageOf = (pattern: string, number: number) =>
+      keysetPage<{ id: string }>(
+        async <T>(text: string, values: unknown[]) => {
+          statements.push(text);
+          return (await em.getConnection().execute(text, values)) as unknown as T;
+        },
+        {
+          page: number,
+          pageSize: 20,
+          offset: (number - 1) * 20,
+          orderBy: [{ field: 'createdAt', direction: 'desc' }],
+          search: undefined,
+        },
+        {
+          table: 'virtual_devices',
+          alias: 'd',
+          columns: { createdAt: { sql: 'd.created_at', keyset: true } },
+          where: { sql: 'd.account_id = ? AND d.device_id LIKE ?', params: [accountId, pattern] },
+          after: undefined,
+        },
+      );
+    const counts = () => statements.filter((text) => text.includes('count(*)')).length;
+    // createdAt is now() minus the device's number: newest first is bulk-10000, bulk-10001, …
+    const expected = (number: number) =>
+      Array.from({ length: 20 }, (_v, i) => `bulk-${10_000 + (number - 1) * 20 + i}`);
+    const deviceIds = async (rows: Array<{ id: string }>) =>
+      (
+        (await sql(`SELECT device_id FROM virtual_devices WHERE id IN (?) ORDER BY created_at DESC`, [
+          rows.map((r) => r.id),
+        ])) as Array<{ device_id: string }>
+      ).map((r) => r.device_id);
+    const first = await pageOf('bulk-%', 1);
+    expect(first.more.totalEstimated).toBe(true);
+    expect(await deviceIds(first.rows)).toEqual(expected(1));
+    expect(counts()).toBe(1);
+    for (const number of [2, 3, 1]) {
+      const next = await pageOf('bulk-%', number);
+      expect(next.more.totalEstimated).toBe(true);
+      expect(next.total).toBe(first.total);
+      expect(await deviceIds(next.rows)).toEqual(expected(number));
+    }
+    expect(counts()).toBe(1);
+    // Within the cap: exact, and counted on every request (it is in the same statement as the page).
+    statements.length = 0;
+    const few = await pageOf('late-6%', 1);
+    await pageOf('late-6%', 1);
+    expect(few.more.totalEstimated).toBeUndefined();
+    expect(few.total).toBe(40);
+    expect(statements.filter((text) => text.includes('count(*) FROM m')).length).toBe(2);
+  });
+
   it('keeps the counts through deletes and moves between accounts, devices and twins alike', async () => {
     const other = expectStatus<{ id: string }>(
       await call('POST', '/xapi/v1/accounts', { title: 'Other meters', parentId: t.rootAccountId }),
@@ -361,7 +415,7 @@ describe('device lists at scale', () => {
       table: 'virtual_devices',
       alias: 'd',
       columns: { id: { sql: 'd.id', keyset: true } },
-      where: { sql: 'd.account_id = ? AND d.device_id LIKE ?', params: [accountId, 'bulk-%'] },
+      where: { sql: 'd.account_id = ? AND d.device_id LIKE ?', params: [accountId, 'meter-%'] },
       after: undefined,
     });
     expect(statements.filter((text) => text.startsWith('EXPLAIN'))).toHaveLength(2);

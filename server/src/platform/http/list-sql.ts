@@ -82,8 +82,11 @@ const STRATEGY_ESTIMATE_MS = 10_000;
 const STRATEGY_ESTIMATES_KEPT = 500;
 const strategyEstimates = new Map<string, { rows: number; at: number }>();
 
+/** A filter's statement and values as one key of the memories below. */
+const filterKey = (fromWhere: string, params: unknown[]) => `${fromWhere}\u0000${JSON.stringify(params)}`;
+
 async function strategyEstimate(execute: Execute, fromWhere: string, params: unknown[]): Promise<number> {
-  const key = `${fromWhere}\u0000${JSON.stringify(params)}`;
+  const key = filterKey(fromWhere, params);
   const now = performance.now();
   const kept = strategyEstimates.get(key);
   if (kept && now - kept.at < STRATEGY_ESTIMATE_MS) return kept.rows;
@@ -91,6 +94,23 @@ async function strategyEstimate(execute: Execute, fromWhere: string, params: unk
   keepNewest(strategyEstimates, key, { rows, at: now }, STRATEGY_ESTIMATES_KEPT);
   return rows;
 }
+
+/**
+ * Filters found to match more than COUNT_CAP rows, when: for a few seconds such a filter's total is
+ * its estimate without counting again. Counting the first COUNT_CAP + 1 matches of a sparse filter
+ * (a tag on 1% of a million devices: one match per heap page) costs ten times the page, and its
+ * result only ever said "more than the cap": the total shown is the estimate either way
+ * (`totalEstimated`). Paging or refreshing such a list then costs its page. A total within the cap
+ * is counted on every request (exact).
+ */
+const PAST_CAP_MS = 10_000;
+const PAST_CAP_KEPT = 500;
+const pastCap = new Map<string, number>();
+const knownPastCap = (key: string) => {
+  const found = pastCap.get(key);
+  return found !== undefined && performance.now() - found < PAST_CAP_MS;
+};
+const foundPastCap = (key: string) => keepNewest(pastCap, key, performance.now(), PAST_CAP_KEPT);
 
 /**
  * `count(*)` of `fromWhere` (a `FROM … WHERE …` text) up to COUNT_CAP; above it the planner's row
@@ -103,17 +123,24 @@ export async function cappedCount(
   params: unknown[],
   options: { estimate?: number } = {},
 ): Promise<{ total: number; estimated: boolean }> {
+  const estimated = async () => ({
+    total: Math.max(COUNT_CAP + 1, options.estimate ?? (await strategyEstimate(execute, fromWhere, params))),
+    estimated: true,
+  });
+  const key = filterKey(fromWhere, params);
+  if (knownPastCap(key)) return estimated();
   // A filter's estimate (`options.estimate`) is only a guess: it is counted all the same.
   const rows = await execute<Array<{ n: string }>>(
     `SELECT count(*) AS n FROM (SELECT 1 ${fromWhere} LIMIT ${COUNT_CAP + 1}) capped`,
     params,
   );
   const exact = Number(rows[0]?.n ?? 0);
-  if (exact <= COUNT_CAP) return { total: exact, estimated: false };
-  return {
-    total: Math.max(COUNT_CAP + 1, options.estimate ?? (await plannerEstimate(execute, fromWhere, params))),
-    estimated: true,
-  };
+  if (exact <= COUNT_CAP) {
+    pastCap.delete(key);
+    return { total: exact, estimated: false };
+  }
+  foundPastCap(key);
+  return estimated();
 }
 
 /** A large list: its table and alias, orderable columns, filter and the row columns to select. */
@@ -158,9 +185,12 @@ export async function keysetPage<Row extends { id: string }>(
     counting = account.then(({ n }) => ({ total: n, estimated: false }));
   } else if (!keyset) {
     const expected = await strategyEstimate(execute, fromWhere, where.params);
-    if (expected <= COUNT_CAP) {
+    const key = filterKey(fromWhere, where.params);
+    if (expected <= COUNT_CAP && !knownPastCap(key)) {
       const small = await smallListPage<Row>(execute, params, { ...list, keyText, joins });
       if (small) return small;
+      // Expected within the cap, found past it: the next pages go the order index's way at once.
+      foundPastCap(key);
       counting = Promise.resolve({ total: Math.max(COUNT_CAP + 1, expected), estimated: true });
     } else {
       counting = cappedCount(execute, fromWhere, where.params, { estimate: expected });
