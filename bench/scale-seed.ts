@@ -29,11 +29,12 @@ export async function seedDevices(
           key_value_data, activation_method, skip_frame_counter_check, health_state, dev_eui, external_id,
           last_seen, health_next_check_at, created_at, updated_at)
        SELECT gen_random_uuid(), $1, $2, 'meter-' || lpad(n::text, 7, '0'), 'Water meter ' || n || ', zone ' || (n % 97),
-              '', ARRAY['zone-' || (n % 97)], '{}', '{}', 'OTAA', false,
+              '', ARRAY['zone-' || (n % 97)], '{}', jsonb_build_object('zone', n % 97), 'OTAA', false,
               (ARRAY['Healthy','Warning','Critical','Unknown'])[1 + n % 4],
               lpad(to_hex(n::bigint * 7919), 16, '0'), 'EXT-' || lpad((n::bigint * 31)::text, 9, '0'),
               now() - make_interval(secs => (n::bigint * 7919) % 864000),
-              now() + make_interval(secs => (n::bigint * 7919) % 86400), now() - make_interval(secs => n), now()
+              now() + make_interval(secs => (n::bigint * 7919) % 86400), now() - make_interval(secs => n),
+              now() - make_interval(secs => (n::bigint * 13) % 86400)
          FROM generate_series($3::int, $4::int) AS n`,
       [accountId, connectorId, from, to],
     );
@@ -48,7 +49,7 @@ export async function seedTwins(db: pg.Client, accountId: string, count: number)
     await db.query(
       `INSERT INTO digital_twins (id, account_id, path, title, reference_id, custom_properties, tags, created_at, updated_at)
        SELECT gen_random_uuid(), $1, '{}', 'Building ' || n, 'ref-' || n, '{}', ARRAY['zone-' || (n % 97)],
-              now() - make_interval(secs => n), now()
+              now() - make_interval(secs => n), now() - make_interval(secs => (n::bigint * 13) % 86400)
          FROM generate_series($2::int, $3::int) AS n`,
       [accountId, from, to],
     );

@@ -221,8 +221,17 @@ async function main(): Promise<void> {
     ['devices, filter tag zone-7', '/xapi/v1/virtual-devices?pageSize=50&filter%5Btag%5D=zone-7'],
     [`devices, page ${lastPage}`, `/xapi/v1/virtual-devices?pageSize=50&page=${lastPage}`],
     [`devices, page ${middlePage} (the middle)`, `/xapi/v1/virtual-devices?pageSize=50&page=${middlePage}`],
+    ['devices, sort=healthState', '/xapi/v1/virtual-devices?pageSize=50&sort=healthState'],
+    ['devices, sort=-updatedAt page 3', '/xapi/v1/virtual-devices?pageSize=50&page=3&sort=-updatedAt'],
+    [
+      'devices, filter title "meter 1234,"',
+      '/xapi/v1/virtual-devices?pageSize=50&filter%5Btitle%5D=meter%201234%2C',
+    ],
+    ['devices, filter kv zone=7', '/xapi/v1/virtual-devices?pageSize=50&filter%5Bkv.zone%5D=7'],
+    ['devices, healthState=Critical', '/xapi/v1/virtual-devices?pageSize=50&healthState=Critical'],
     ['digital twins, default page', '/xapi/v1/digital-twins'],
     ['digital twins, searchItems=1234', '/xapi/v1/digital-twins?searchItems=1234'],
+    ['digital twins, sort=-updatedAt', '/xapi/v1/digital-twins?sort=-updatedAt'],
   ];
   const rows: string[] = [];
   const row = (label: string, r: Result, base?: Result) =>

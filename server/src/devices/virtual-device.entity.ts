@@ -93,6 +93,26 @@ export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
         'create index "virtual_devices_list_created_at" on "virtual_devices" ("account_id", "created_at" nulls first, "id")',
     },
     {
+      name: 'virtual_devices_list_updated_at',
+      expression:
+        'create index "virtual_devices_list_updated_at" on "virtual_devices" ("account_id", "updated_at" nulls first, "id")',
+    },
+    {
+      name: 'virtual_devices_list_health_state',
+      expression:
+        'create index "virtual_devices_list_health_state" on "virtual_devices" ("account_id", "health_state" nulls first, "id")',
+    },
+    {
+      name: 'virtual_devices_list_operational_status',
+      expression:
+        'create index "virtual_devices_list_operational_status" on "virtual_devices" ("account_id", "operational_status" nulls first, "id")',
+    },
+    {
+      name: 'virtual_devices_key_values',
+      expression:
+        'create index "virtual_devices_key_values" on "virtual_devices" using gin ("key_value_data" jsonb_path_ops)',
+    },
+    {
       name: 'virtual_devices_tags',
       expression: 'create index "virtual_devices_tags" on "virtual_devices" using gin ("tags")',
     },

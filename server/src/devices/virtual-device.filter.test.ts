@@ -29,9 +29,36 @@ describe('device filter syntax', () => {
       parseDeviceFilter({ "filter[kv.a'b]": "x'; drop", 'filter[title][not]': '50%' }),
     );
     expect(sql).toEqual([
-      { sql: '(d.key_value_data ->> ?) = ?', params: ["a'b", "x'; drop"] },
+      {
+        sql: '(d.key_value_data @> ?::jsonb) AND (d.key_value_data ->> ?) = ?',
+        params: ['{"a\'b":"x\'; drop"}', "a'b", "x'; drop"],
+      },
       { sql: 'd.title NOT ILIKE ?', params: ['%50\\%%'] },
     ]);
+  });
+
+  it('adds the conditions the indexes answer, without changing what matches', () => {
+    const search =
+      "(d.title || chr(31) || d.device_id || chr(31) || coalesce(d.dev_eui, '') || chr(31) || coalesce(d.external_id, ''))";
+    const [title, number, flag, big, array, negated] = deviceFilterSql(
+      'd',
+      parseDeviceFilter({
+        'filter[title]': 'Pump 5',
+        'filter[kv.room]': ['12.50', 'true', '12345678901234567890', '[1, 2]'],
+        'filter[kv.room][not]': '12',
+      }),
+    );
+    expect(title).toEqual({ sql: `${search} ILIKE ? AND d.title ILIKE ?`, params: ['%Pump 5%', '%Pump 5%'] });
+    // A number or boolean is looked for as JSON text and as itself, written as given (no rounding).
+    expect(number!.params.slice(0, 2)).toEqual(['{"room":"12.50"}', '{"room":12.50}']);
+    expect(number!.sql).toBe(
+      '(d.key_value_data @> ?::jsonb OR d.key_value_data @> ?::jsonb) AND (d.key_value_data ->> ?) = ?',
+    );
+    expect(flag!.params.slice(0, 2)).toEqual(['{"room":"true"}', '{"room":true}']);
+    expect(big!.params[1]).toBe('{"room":12345678901234567890}');
+    // An array or object reads as its JSON text: only the exact condition.
+    expect(array).toEqual({ sql: '(d.key_value_data ->> ?) = ?', params: ['room', '[1, 2]'] });
+    expect(negated).toEqual({ sql: '(d.key_value_data ->> ?) IS DISTINCT FROM ?', params: ['room', '12'] });
   });
 
   it('searches title, device_id, EUI and external id as one text with one escaped pattern', () => {

@@ -56,12 +56,32 @@ export function deviceFilterSql(
   alias: string,
   conditions: DeviceCondition[],
 ): Array<{ sql: string; params: unknown[] }> {
-  return filterSql(alias, conditions, 'key_value_data');
+  return filterSql(alias, conditions, 'key_value_data').map((part, i) => {
+    const c = conditions[i]!;
+    if (c.field !== 'title' || c.not) return part;
+    // The title is part of the search text, so a title that contains the value makes the search
+    // text contain it: a condition the search's trigram index answers (the title has none of its
+    // own), checked exactly by the title condition after it.
+    return {
+      sql: `${DEVICE_SEARCH_TEXT(alias)} ILIKE ? AND ${part.sql}`,
+      params: [likePattern(c.value), ...part.params],
+    };
+  });
 }
 
 /** A device's health as shown: no packet yet means `Unknown` (spec, States and transitions). */
 export const HEALTH_STATE_SQL = (alias: string): string =>
   `(CASE WHEN ${alias}.last_seen IS NULL THEN 'Unknown' ELSE ${alias}.health_state END)`;
+
+/**
+ * HEALTH_STATE_SQL equal to `state`, written so that the index `(account_id, health_state, id)`
+ * answers it: the stored state, and for `Unknown` also every device without a packet.
+ */
+export function healthStateIsSql(alias: string, state: string): { sql: string; params: unknown[] } {
+  return state === 'Unknown'
+    ? { sql: `${alias}.health_state = ? OR ${alias}.last_seen IS NULL`, params: [state] }
+    : { sql: `${alias}.health_state = ? AND ${alias}.last_seen IS NOT NULL`, params: [state] };
+}
 
 /**
  * The list's free-text search (`searchItems`): a device matches when its title, `device_id`, EUI or
@@ -93,10 +113,37 @@ export function filterSql(
         // Containment, not `= ANY`: the form the GIN index on tags answers.
         return { sql: `${c.not ? 'NOT ' : ''}(${alias}.tags @> ARRAY[?]::text[])`, params: [c.value] };
       case 'kv':
-        return {
-          sql: `(${alias}.${keyValueColumn} ->> ?) ${c.not ? 'IS DISTINCT FROM' : '='} ?`,
-          params: [c.key, c.value],
-        };
+        return keyValueSql(`${alias}.${keyValueColumn}`, c.key!, c.value, c.not);
     }
   });
+}
+
+/** `filter[kv.<key>]` on the JSON column `column`: the value read as text equals `value` (or not). */
+function keyValueSql(column: string, key: string, value: string, not: boolean) {
+  const exact = { sql: `(${column} ->> ?) ${not ? 'IS DISTINCT FROM' : '='} ?`, params: [key, value] };
+  const candidates = not ? null : jsonCandidates(key, value);
+  if (!candidates) return exact;
+  // Containment of the value as a JSON string (and as the number or boolean it may spell) is what
+  // the column's GIN index answers; the text comparison after it keeps the meaning exact (a stored
+  // 12.0 contains as 12 but reads "12.0").
+  return {
+    sql: `(${candidates.map(() => `${column} @> ?::jsonb`).join(' OR ')}) AND ${exact.sql}`,
+    params: [...candidates, ...exact.params],
+  };
+}
+
+const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+
+/**
+ * The JSON documents `{key: v}` for every JSON value v whose `->>` text is `value`: the string, and
+ * the number or boolean it spells (a number written as its own text: no rounding through a double).
+ * Null when an object or array could read as `value`, or a NUL makes it no JSON text: then only the
+ * exact condition applies.
+ */
+function jsonCandidates(key: string, value: string): string[] | null {
+  if (/^\s*[[{]/.test(value) || value.includes('\u0000') || key.includes('\u0000')) return null;
+  const document = (json: string) => `{${JSON.stringify(key)}:${json}}`;
+  const asText = document(JSON.stringify(value));
+  if (value === 'true' || value === 'false' || JSON_NUMBER.test(value)) return [asText, document(value)];
+  return [asText];
 }

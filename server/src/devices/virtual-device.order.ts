@@ -24,8 +24,9 @@ export const SORT_COLUMNS: Record<string, SortColumn> = {
       join: 'JOIN device_seen_order so ON so.device_id = d.id AND so.account_id = d.account_id',
     },
   },
-  // Not indexed: they change with health checks and edits, and an index would cost every one of
-  // those updates (no HOT update); sorting by them reads the account's rows.
+  // Indexed (account_id, column, id) as well, but no cursor: they change with health checks and
+  // edits, which the anchors of deep pages do not follow (list-anchors.ts). The ingest path never
+  // writes them, so its last-seen updates stay HOT.
   updatedAt: { sql: 'd.updated_at' },
   healthState: { sql: 'd.health_state' },
   operationalStatus: { sql: 'd.operational_status' },

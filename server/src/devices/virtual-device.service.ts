@@ -22,7 +22,7 @@ import {
 import {
   deviceFilterSql,
   deviceSearchSql,
-  HEALTH_STATE_SQL,
+  healthStateIsSql,
   type DeviceCondition,
 } from './virtual-device.filter.js';
 import { DELETING, reactivate } from './device-lifecycle.js';
@@ -136,7 +136,7 @@ export class VirtualDeviceService {
     if (filter.deviceTemplateId) parts.push({ sql: 'd.template_id = ?', params: [filter.deviceTemplateId] });
     if (filter.deviceDriverId) parts.push({ sql: 'd.driver_id = ?', params: [filter.deviceDriverId] });
     if (filter.parentId) parts.push({ sql: 'd.parent_id = ?', params: [filter.parentId] });
-    if (filter.healthState) parts.push({ sql: `${HEALTH_STATE_SQL('d')} = ?`, params: [filter.healthState] });
+    if (filter.healthState) parts.push(healthStateIsSql('d', filter.healthState));
     parts.push(...deviceFilterSql('d', filter.conditions));
     if (search) parts.push(deviceSearchSql('d', search));
     return {

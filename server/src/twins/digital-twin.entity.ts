@@ -64,6 +64,16 @@ export const DigitalTwinSchema = new EntitySchema<DigitalTwin>({
         'create index "digital_twins_list_created_at" on "digital_twins" ("account_id", "created_at" nulls first, "id")',
     },
     {
+      name: 'digital_twins_list_updated_at',
+      expression:
+        'create index "digital_twins_list_updated_at" on "digital_twins" ("account_id", "updated_at" nulls first, "id")',
+    },
+    {
+      name: 'digital_twins_custom_properties',
+      expression:
+        'create index "digital_twins_custom_properties" on "digital_twins" using gin ("custom_properties" jsonb_path_ops)',
+    },
+    {
       name: 'digital_twins_tags',
       expression: 'create index "digital_twins_tags" on "digital_twins" using gin ("tags")',
     },

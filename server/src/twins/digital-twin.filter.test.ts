@@ -13,7 +13,10 @@ describe('twin filter SQL', () => {
       }),
     );
     expect(sql).toEqual([
-      { sql: '(t.custom_properties ->> ?) = ?', params: ["fl'oor", "2'; drop table digital_twins"] },
+      {
+        sql: '(t.custom_properties @> ?::jsonb) AND (t.custom_properties ->> ?) = ?',
+        params: ['{"fl\'oor":"2\'; drop table digital_twins"}', "fl'oor", "2'; drop table digital_twins"],
+      },
       { sql: 'NOT (t.tags @> ARRAY[?]::text[])', params: ['old'] },
       { sql: 't.title ILIKE ?', params: ['%50\\%%'] },
     ]);

@@ -18,6 +18,7 @@ const SORT_COLUMNS: Record<string, SortColumn> = {
   // Text sorts ignore case, as the search does. `keyset`: NOT NULL and indexed (account_id, column, id).
   title: { sql: 'lower(t.title)', keyset: true },
   createdAt: { sql: 't.created_at', keyset: true },
+  // Indexed too; no cursor: edits move it, and the anchors of deep pages do not follow edits.
   updatedAt: { sql: 't.updated_at' },
 };
 
