@@ -35,7 +35,7 @@ beforeAll(async () => {
   const connectorId = await makeConnector(t, accountId);
   // 1,500 devices: update times that repeat (ties broken by id), four health states, an
   // operational status that is missing on every fifth, a room stored as number, as string, as a
-  // decimal that reads differently, as a boolean, or not at all; every seventh never seen.
+  // decimal, as a boolean, as an array of a string, or not at all; every seventh never seen.
   await sql(
     `INSERT INTO virtual_devices (id, account_id, connector_id, device_id, title, description, tags, groups,
         key_value_data, activation_method, skip_frame_counter_check, health_state, operational_status,
@@ -45,7 +45,8 @@ beforeAll(async () => {
                        WHEN 1 THEN jsonb_build_object('room', (n % 13)::text)
                        WHEN 2 THEN jsonb_build_object('room', (n % 13)::numeric + 0.0)
                        WHEN 3 THEN jsonb_build_object('room', n % 2 = 0)
-                       ELSE '{}'::jsonb END,
+                       ELSE CASE WHEN n % 2 = 0 THEN jsonb_build_object('room', jsonb_build_array((n % 13)::text))
+                                 ELSE '{}'::jsonb END END,
             'OTAA', false, (ARRAY['Healthy','Warning','Critical','Unknown'])[1 + n % 4],
             CASE WHEN n % 5 = 0 THEN NULL ELSE n % 3 END,
             lpad(to_hex(n * 31), 16, '0'), 'X-' || n,
@@ -84,7 +85,7 @@ describe('device list sorts and filters behind indexes', () => {
     }
   });
 
-  it('filters by key-value data, title and health state exactly as their plain conditions', async () => {
+  it('filters by key-value data, title and health state exactly as their plain meaning', async () => {
     const matching = async (where: string, params: unknown[]) =>
       ids(
         await sql(
@@ -107,12 +108,21 @@ describe('device list sorts and filters behind indexes', () => {
       return found.sort();
     };
     const cases: Array<[string, string, unknown[]]> = [
-      // 7 stored as the number 7 and as the text "7"; 7.0 reads "7.0" and is not "7".
-      ['filter%5Bkv.room%5D=7', `(d.key_value_data ->> 'room') = ?`, ['7']],
-      ['filter%5Bkv.room%5D=7.0', `(d.key_value_data ->> 'room') = ?`, ['7.0']],
-      ['filter%5Bkv.room%5D=true', `(d.key_value_data ->> 'room') = ?`, ['true']],
-      ['filter%5Bkv.room%5D%5Bnot%5D=7', `(d.key_value_data ->> 'room') IS DISTINCT FROM ?`, ['7']],
-      ['filter%5Bkv.floor%5D=7', `(d.key_value_data ->> 'floor') = ?`, ['7']],
+      // 7 is the text "7", the number 7 and the number 7.0; never an array holding "7".
+      ['filter%5Bkv.room%5D=7', `(d.key_value_data -> 'room') IN (?::jsonb, ?::jsonb)`, ['"7"', '7']],
+      ['filter%5Bkv.room%5D=7.0', `(d.key_value_data -> 'room') IN (?::jsonb, ?::jsonb)`, ['"7.0"', '7.0']],
+      [
+        'filter%5Bkv.room%5D=true',
+        `(d.key_value_data -> 'room') IN (?::jsonb, ?::jsonb)`,
+        ['"true"', 'true'],
+      ],
+      [
+        'filter%5Bkv.room%5D%5Bnot%5D=7',
+        `(d.key_value_data -> 'room') IS NULL OR (d.key_value_data -> 'room') NOT IN (?::jsonb, ?::jsonb)`,
+        ['"7"', '7'],
+      ],
+      ['filter%5Bkv.room%5D=%5B%227%22%5D', `(d.key_value_data ->> 'room') = ?`, ['["7"]']],
+      ['filter%5Bkv.floor%5D=7', `(d.key_value_data -> 'floor') IN (?::jsonb, ?::jsonb)`, ['"7"', '7']],
       ['filter%5Btitle%5D=pump%2012%20', `d.title ILIKE ?`, ['%pump 12 %']],
       ['filter%5Btitle%5D=order-1', `d.title ILIKE ?`, ['%order-1%']],
       [
@@ -131,9 +141,10 @@ describe('device list sorts and filters behind indexes', () => {
       expect(await listed(query), query).toEqual(expected);
     }
     // The cases are not all empty or all rows.
-    // 7 as a number and as text (23 each), 7.0 as a decimal, true as a boolean.
-    expect((await listed('filter%5Bkv.room%5D=7')).length).toBe(46);
-    expect((await listed('filter%5Bkv.room%5D=7.0')).length).toBe(23);
+    // 7 as a number, as text and as 7.0 (23 each), true as a boolean, ["7"] as an array.
+    expect((await listed('filter%5Bkv.room%5D=7')).length).toBe(69);
+    expect((await listed('filter%5Bkv.room%5D=7.0')).length).toBe(46);
+    expect((await listed('filter%5Bkv.room%5D=%5B%227%22%5D')).length).toBeGreaterThan(10);
     expect((await listed('filter%5Bkv.room%5D=true')).length).toBe(150);
     expect(await listed('filter%5Btitle%5D=order-1')).toEqual([]);
     expect((await listed('healthState=Unknown')).length).toBeGreaterThan(375);

@@ -7,7 +7,7 @@ import { DEVICE_SEARCH_TEXT } from './virtual-device.entity.js';
  * `filter` object of bulk operations:
  *   filter[title]=abc         title contains "abc" (case-insensitive)
  *   filter[tag]=a             has tag "a"
- *   filter[kv.room]=12        keyValueData.room equals "12" (numbers compare by their text)
+ *   filter[kv.room]=12        keyValueData.room is "12" or the number 12 (12.0 too)
  *   filter[<any>][not]=…      the negation of the same condition
  * A repeated parameter adds one condition per value; all conditions must hold.
  */
@@ -118,27 +118,27 @@ export function filterSql(
   });
 }
 
-/** `filter[kv.<key>]` on the JSON column `column`: the value read as text equals `value` (or not). */
+/**
+ * `filter[kv.<key>]=v` on the JSON column `column`: the key holds v as text, or the number or
+ * boolean v spells (12 matches "12", 12 and 12.0). Written as JSON containment, which the column's
+ * GIN index answers and the planner estimates from the column's statistics. `[not]` is the
+ * negation (a row without the key matches it). A value an object or array could read as (`[…`,
+ * `{…`) is compared with the key's JSON text instead.
+ */
 function keyValueSql(column: string, key: string, value: string, not: boolean) {
-  const exact = { sql: `(${column} ->> ?) ${not ? 'IS DISTINCT FROM' : '='} ?`, params: [key, value] };
-  const candidates = not ? null : jsonCandidates(key, value);
-  if (!candidates) return exact;
-  // Containment of the value as a JSON string (and as the number or boolean it may spell) is what
-  // the column's GIN index answers; the text comparison after it keeps the meaning exact (a stored
-  // 12.0 contains as 12 but reads "12.0").
-  return {
-    sql: `(${candidates.map(() => `${column} @> ?::jsonb`).join(' OR ')}) AND ${exact.sql}`,
-    params: [...candidates, ...exact.params],
-  };
+  const candidates = jsonCandidates(key, value);
+  if (!candidates)
+    return { sql: `(${column} ->> ?) ${not ? 'IS DISTINCT FROM' : '='} ?`, params: [key, value] };
+  const contains = candidates.map(() => `${column} @> ?::jsonb`).join(' OR ');
+  return { sql: not ? `NOT (${contains})` : contains, params: candidates };
 }
 
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 
 /**
- * The JSON documents `{key: v}` for every JSON value v whose `->>` text is `value`: the string, and
- * the number or boolean it spells (a number written as its own text: no rounding through a double).
- * Null when an object or array could read as `value`, or a NUL makes it no JSON text: then only the
- * exact condition applies.
+ * The JSON documents `{key: v}` for the JSON values v that `value` stands for: the string, and the
+ * number or boolean it spells (a number written as given, so no rounding through a double). Null
+ * when an object or array could read as `value`, or a NUL makes it no JSON text.
  */
 function jsonCandidates(key: string, value: string): string[] | null {
   if (/^\s*[[{]/.test(value) || value.includes('\u0000') || key.includes('\u0000')) return null;
