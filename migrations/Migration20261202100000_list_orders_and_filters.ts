@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  *   state and operational status and the twin sort by update time. None of these columns is written
  *   by the ingest path (it writes `last_seen` only), so its updates stay HOT;
  * - GIN indexes (`jsonb_path_ops`) on the devices' key-value data and the twins' custom properties
- *   for `filter[kv.<key>]`, queried by containment next to the exact condition.
+ *   for `filter[kv.<key>]`, written as JSON containment.
  */
 const INDEXES = [
   `create index "virtual_devices_list_updated_at" on "virtual_devices" ("account_id", "updated_at" nulls first, "id")`,
