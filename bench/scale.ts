@@ -229,10 +229,12 @@ async function main(): Promise<void> {
       'devices, filter title "meter 1234,"',
       '/xapi/v1/virtual-devices?pageSize=50&filter%5Btitle%5D=meter%201234%2C',
     ],
+    ['devices, searchItems=meter 1234', '/xapi/v1/virtual-devices?pageSize=50&searchItems=meter%201234'],
     ['devices, filter kv zone=7', '/xapi/v1/virtual-devices?pageSize=50&filter%5Bkv.zone%5D=7'],
     ['devices, healthState=Critical', '/xapi/v1/virtual-devices?pageSize=50&healthState=Critical'],
     ['digital twins, default page', '/xapi/v1/digital-twins'],
     ['digital twins, searchItems=1234', '/xapi/v1/digital-twins?searchItems=1234'],
+    ['digital twins, searchItems=building 1234', '/xapi/v1/digital-twins?searchItems=building%201234'],
     ['digital twins, sort=-updatedAt', '/xapi/v1/digital-twins?sort=-updatedAt'],
   ];
   const rows: string[] = [];

@@ -1,4 +1,5 @@
 import { errors } from '../platform/errors.js';
+import { containsSql, indexPatterns, type IndexedText } from '../platform/http/common-words.js';
 import { likePattern } from '../platform/http/list.js';
 import { DEVICE_SEARCH_TEXT } from './virtual-device.entity.js';
 
@@ -60,11 +61,12 @@ export function deviceFilterSql(
     const c = conditions[i]!;
     if (c.field !== 'title' || c.not) return part;
     // The title is part of the search text, so a title that contains the value makes the search
-    // text contain it: a condition the search's trigram index answers (the title has none of its
-    // own), checked exactly by the title condition after it.
+    // text contain it (and each of its words): a condition the search's trigram index answers (the
+    // title has none of its own), checked exactly by the title condition after it.
+    const { patterns } = indexPatterns('virtual_devices', c.value);
     return {
-      sql: `${DEVICE_SEARCH_TEXT(alias)} ILIKE ? AND ${part.sql}`,
-      params: [likePattern(c.value), ...part.params],
+      sql: [...patterns.map(() => `${DEVICE_SEARCH_TEXT(alias)} ILIKE ?`), part.sql].join(' AND '),
+      params: [...patterns, ...part.params],
     };
   });
 }
@@ -90,11 +92,24 @@ export function healthStateIsSql(alias: string, state: string): { sql: string; p
  * dropped from the text, so a match never spans two fields.
  */
 export function deviceSearchSql(alias: string, search: string): { sql: string; params: unknown[] } {
-  return {
-    sql: `${DEVICE_SEARCH_TEXT(alias)} ILIKE ?`,
-    params: [likePattern(search.replaceAll('\u001f', ''))],
-  };
+  return containsSql(deviceSearchText(alias), search.replaceAll('\u001f', ''));
 }
+
+/** The devices' search text as its trigram index holds it, on alias `alias`. */
+export const deviceSearchText = (alias: string): IndexedText => ({
+  table: 'virtual_devices',
+  alias,
+  expression: DEVICE_SEARCH_TEXT(alias),
+});
+
+/**
+ * The texts of a device list whose common words are worth knowing before its SQL is built
+ * (common-words.ts): the search and the title filters.
+ */
+export const deviceSearchTexts = (conditions: DeviceCondition[], search?: string): string[] => [
+  ...conditions.filter((c) => c.field === 'title' && !c.not).map((c) => c.value),
+  ...(search ? [search.replaceAll('\u001f', '')] : []),
+];
 
 /**
  * The same conditions on any table with `title` and `tags`; `kv.<key>` reads the JSON column

@@ -9,6 +9,7 @@ import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { errors, type AppError } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { learnCommonWords } from '../platform/http/common-words.js';
 import { keysetPage, type Execute } from '../platform/http/list-sql.js';
 import type { DeviceTemplateService } from '../templates/device-template.service.js';
 import { applyTemplate } from '../templates/template-sync.js';
@@ -22,6 +23,8 @@ import {
 import {
   deviceFilterSql,
   deviceSearchSql,
+  deviceSearchText,
+  deviceSearchTexts,
   healthStateIsSql,
   type DeviceCondition,
 } from './virtual-device.filter.js';
@@ -102,9 +105,14 @@ export class VirtualDeviceService {
     after?: string,
   ): Promise<ListResult<DeviceFields>> {
     const accountId = await this.accounts.actingAccountId(principal, filter.accountId);
-    const where = this.whereSql(principal, { id: accountId }, filter, params.search);
     const execute: Execute = async <T>(sql: string, values: unknown[]) =>
       (await this.em().getConnection().execute(sql, values)) as unknown as T;
+    await learnCommonWords(
+      execute,
+      deviceSearchText('d'),
+      deviceSearchTexts(filter.conditions, params.search),
+    );
+    const where = this.whereSql(principal, { id: accountId }, filter, params.search);
     const page = await keysetPage<Record<string, unknown> & { id: string }>(execute, params, {
       table: 'virtual_devices',
       alias: 'd',

@@ -1,4 +1,5 @@
 import { filterSql, type DeviceCondition } from '../devices/virtual-device.filter.js';
+import { containsSql, type IndexedText } from '../platform/http/common-words.js';
 import type { TwinStatus } from './digital-twin.entity.js';
 
 /**
@@ -13,8 +14,18 @@ export function twinFilterSql(
   alias: string,
   conditions: DeviceCondition[],
 ): Array<{ sql: string; params: unknown[] }> {
-  return filterSql(alias, conditions, 'custom_properties');
+  return filterSql(alias, conditions, 'custom_properties').map((part, i) => {
+    const c = conditions[i]!;
+    return c.field === 'title' && !c.not ? containsSql(twinTitle(alias), c.value) : part;
+  });
 }
+
+/** The twins' title as its trigram index holds it, on alias `alias`. */
+export const twinTitle = (alias: string): IndexedText => ({
+  table: 'digital_twins',
+  alias,
+  expression: `${alias}.title`,
+});
 
 export const TWIN_STATUSES: readonly TwinStatus[] = ['active', 'inactive'];
 export const STATUS_FILTER = 'filter[status]';

@@ -5,10 +5,11 @@ import type { DashboardService } from '../dashboards/dashboard.service.js';
 import type { DeviceCondition } from '../devices/virtual-device.filter.js';
 import { errors } from '../platform/errors.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { learnCommonWords } from '../platform/http/common-words.js';
 import { keysetPage, type Execute, type SortColumn } from '../platform/http/list-sql.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { DigitalTwin, type TwinAddress, type TwinStatus } from './digital-twin.entity.js';
-import { statusFilterSql, twinFilterSql } from './digital-twin.filter.js';
+import { statusFilterSql, twinFilterSql, twinTitle } from './digital-twin.filter.js';
 import { locate, type Geocoder } from './geocoder.js';
 import { TwinHierarchy } from './twin-hierarchy.js';
 import { TwinScopes, visibleTwinSql } from './twin-scopes.js';
@@ -117,11 +118,13 @@ export class DigitalTwinService {
     if (status) parts.push(status);
     const conditions = [...filter.conditions];
     if (params.search) conditions.push({ field: 'title', not: false, value: params.search });
+    const execute: Execute = async <T>(sql: string, values: unknown[]) =>
+      (await this.em().execute(sql, values)) as unknown as T;
+    const titles = conditions.filter((c) => c.field === 'title' && !c.not).map((c) => c.value);
+    await learnCommonWords(execute, twinTitle('t'), titles);
     parts.push(...twinFilterSql('t', conditions));
     const where = parts.map((p) => `(${p.sql})`).join(' AND ');
     const whereParams = parts.flatMap((p) => p.params);
-    const execute: Execute = async <T>(sql: string, values: unknown[]) =>
-      (await this.em().execute(sql, values)) as unknown as T;
     const page = await keysetPage<{ id: string }>(execute, params, {
       table: 'digital_twins',
       alias: 't',
