@@ -132,6 +132,14 @@ describe('searches with common words', () => {
     // Words in fewer than one row of a hundred are read by the index, all of them.
     const rare = await indexCondition('virtual_devices d', deviceSearchSql('d', 'counter 1500'));
     expect(rare).toContain('%counter 1500%');
+    // A word without three letters or digits in a row gives the index nothing to read.
+    await learnCommonWords(execute, deviceSearchText('d'), ['meter ---', 'meter 1_3']);
+    expect(await indexCondition('virtual_devices d', deviceSearchSql('d', 'meter ---'))).toContain(
+      '%meter ---%',
+    );
+    expect(await indexCondition('virtual_devices d', deviceSearchSql('d', 'meter 1_3'))).toContain(
+      '%meter 1\\_3%',
+    );
     // The twins' title: the same conditions (which the planner may answer by another index on a
     // table this small, so they are read from the SQL).
     await learnCommonWords(execute, twinTitle('t'), ['building 777']);

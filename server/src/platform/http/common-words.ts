@@ -35,11 +35,12 @@ const learning = new Map<string, Promise<void>>();
 const wordKey = (table: string, word: string) => `${table}\u0000${word.toLowerCase()}`;
 
 /**
- * The words of `text` that the index could read on their own: split at white space, three
- * characters or more (a shorter one has no trigram of its own), each once.
+ * The words of `text` that the index could read on their own: split at white space, each once, with
+ * three letters or digits in a row. pg_trgm makes trigrams of letters and digits only: a pattern
+ * without any (`---`, `1_3`) would make the index read all of itself.
  */
 function wordsOf(text: string): string[] {
-  const words = text.split(/\s+/).filter((w) => w.length >= 3);
+  const words = text.split(/\s+/).filter((w) => /[\p{L}\p{N}]{3}/u.test(w));
   return [...new Set(words.map((w) => w.toLowerCase()))];
 }
 
