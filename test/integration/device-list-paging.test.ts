@@ -293,6 +293,57 @@ describe('device lists at scale', () => {
     expect(statements.filter((text) => text.includes('count(*) FROM m')).length).toBe(2);
   });
 
+  it('pages a filter the planner expects past the cap, but counted within it, in one statement', async () => {
+    // Statistics gone stale (as between two runs of autovacuum): the planner still expects 30,000
+    // "stale-" devices where 50 are left.
+    await sql('ALTER TABLE virtual_devices SET (autovacuum_enabled = false)');
+    await insertDevices(1, 30_000, 'stale');
+    await sql('ANALYZE virtual_devices');
+    await sql(
+      `UPDATE virtual_devices SET device_id = 'moved-' || device_id WHERE device_id LIKE 'stale-%' AND substr(device_id, 7)::int > 50`,
+    );
+    const statements: string[] = [];
+    const em = t.orm.em.fork();
+    const firstPage = () =>
+      keysetPage<{ id: string }>(
+        async <T>(text: string, values: unknown[]) => {
+          statements.push(text);
+          return (await em.getConnection().execute(text, values)) as unknown as T;
+        },
+        {
+          page: 1,
+          pageSize: 20,
+          offset: 0,
+          orderBy: [{ field: 'createdAt', direction: 'desc' }],
+          search: undefined,
+        },
+        {
+          table: 'virtual_devices',
+          alias: 'd',
+          columns: { createdAt: { sql: 'd.created_at', keyset: true } },
+          where: { sql: 'd.account_id = ? AND d.device_id LIKE ?', params: [accountId, 'stale-%'] },
+          after: undefined,
+        },
+      );
+    try {
+      const first = await firstPage();
+      expect(first.total).toBe(50);
+      expect(statements.some((text) => text.includes('FROM m'))).toBe(false);
+      statements.length = 0;
+      const second = await firstPage();
+      expect(second.total).toBe(50);
+      expect(second.rows.map((r) => r.id)).toEqual(first.rows.map((r) => r.id));
+      // Found, counted and paged in one statement; no separate count.
+      expect(statements.filter((text) => text.includes('count(*) FROM m')).length).toBe(1);
+      expect(statements.filter((text) => text.includes('count(*)')).length).toBe(1);
+    } finally {
+      await sql(
+        `DELETE FROM virtual_devices WHERE device_id LIKE 'stale-%' OR device_id LIKE 'moved-stale-%'`,
+      );
+      await sql('ALTER TABLE virtual_devices RESET (autovacuum_enabled)');
+    }
+  });
+
   it('keeps the counts through deletes and moves between accounts, devices and twins alike', async () => {
     const other = expectStatus<{ id: string }>(
       await call('POST', '/xapi/v1/accounts', { title: 'Other meters', parentId: t.rootAccountId }),

@@ -34,14 +34,28 @@ const commonWords = new Map<string, { common: boolean; at: number }>();
 const learning = new Map<string, Promise<void>>();
 const wordKey = (table: string, word: string) => `${table}\u0000${word.toLowerCase()}`;
 
+/** A word of a search text (lower case) and the part of the text the index reads for it. */
+interface Word {
+  word: string;
+  fragment: string;
+}
+
 /**
  * The words of `text` that the index could read on their own: split at white space, each once, with
  * three letters or digits in a row. pg_trgm makes trigrams of letters and digits only: a pattern
- * without any (`---`, `1_3`) would make the index read all of itself.
+ * without any (`---`, `1_3`) would make the index read all of itself. A word's fragment is the word
+ * with the white space around it in the text: part of the text as well, and the index then also
+ * reads where the word starts and ends (" 1234" finds "meter 1234" but not "meter 51234").
  */
-function wordsOf(text: string): string[] {
-  const words = text.split(/\s+/).filter((w) => /[\p{L}\p{N}]{3}/u.test(w));
-  return [...new Set(words.map((w) => w.toLowerCase()))];
+function wordsOf(text: string): Word[] {
+  const words = new Map<string, Word>();
+  for (const match of text.matchAll(/\S+/g)) {
+    const word = match[0].toLowerCase();
+    if (!/[\p{L}\p{N}]{3}/u.test(word) || words.has(word)) continue;
+    const start = Math.max(0, match.index - 1);
+    words.set(word, { word, fragment: text.slice(start, match.index + match[0].length + 1) });
+  }
+  return [...words.values()];
 }
 
 /**
@@ -59,7 +73,8 @@ export async function learnCommonWords(
       texts
         .map(wordsOf)
         .filter((words) => words.length > 1)
-        .flat(),
+        .flat()
+        .map(({ word }) => word),
     ),
   ].filter((word) => {
     const kept = commonWords.get(wordKey(indexed.table, word));
@@ -106,15 +121,15 @@ function keep(table: string, words: string[], common: (i: number) => boolean): v
 
 /**
  * The LIKE patterns (of `likePattern`) the index should read to find the rows containing `text`:
- * the text itself, or, when some of its words are known to be common and others not, each of the
- * others. Every pattern is part of the text, so every row containing the text is found.
+ * the text itself, or, when some of its words are known to be common and others not, the others'
+ * fragments. Every pattern is part of the text, so every row containing the text is found.
  */
 export function indexPatterns(table: string, text: string): { patterns: string[]; narrowed: boolean } {
   const words = wordsOf(text);
-  const rare = words.filter((word) => commonWords.get(wordKey(table, word))?.common === false);
+  const rare = words.filter(({ word }) => commonWords.get(wordKey(table, word))?.common === false);
   if (words.length < 2 || rare.length === 0 || rare.length === words.length)
     return { patterns: [likePattern(text)], narrowed: false };
-  return { patterns: rare.map((word) => likePattern(word)), narrowed: true };
+  return { patterns: rare.map(({ fragment }) => likePattern(fragment)), narrowed: true };
 }
 
 /**
