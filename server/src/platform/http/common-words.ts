@@ -18,7 +18,7 @@ import type { Execute } from './list-sql.js';
 
 /** A word in at least this share of sampled rows is common. */
 const COMMON_SHARE = 0.01;
-/** Rows sampled per word; a table with fewer rows than this has short lists anyway. */
+/** Rows sampled to learn words; a table with fewer rows than this has short lists anyway. */
 const SAMPLE_ROWS = 3000;
 const WORDS_KEPT_MS = 10 * 60_000;
 const WORDS_KEPT = 2000;
