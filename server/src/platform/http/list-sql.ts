@@ -107,11 +107,11 @@ const PAST_CAP_MS = 10_000;
 const PAST_CAP_KEPT = 500;
 /**
  * What counting found of a filter, and when: past the cap, or within it although the planner
- * expected more. The planner's estimate of a rare search text can land past the cap (one row of
- * its statistics' sample holding "01234" reads as 1% of a million devices): such a filter would then
- * page through the order index, reading a hundred thousand devices for 50 matches (32 ms instead of
- * 4 at a million). Found within the cap once, it is found, counted and paged in one statement for
- * the next few seconds.
+ * expected more. The planner's estimate of a rare search text comes from its statistics' sample
+ * and can land past the cap (stale statistics do the same): such a filter would then page through
+ * the order index, reading up to a hundred thousand devices for 50 matches (a run at a million
+ * showed 32 ms instead of 4, ADR 0138). Found within the cap once, it is found, counted and paged
+ * in one statement for the next few seconds.
  */
 const counted = new Map<string, { past: boolean; at: number }>();
 const countedAs = (key: string, past: boolean) => {
