@@ -291,6 +291,47 @@ describe('live push of twin states', () => {
     client.socket.close();
   });
 
+  it('pushes after the commit a state added after the broker’s thread loaded its routes', async () => {
+    // The broker's thread shows arrivals with the routes it has loaded, without waiting for a reload
+    // after a definition change; the ingest worker's commit does route the new state.
+    await t.services.stateEngine.routing();
+    const twin = await insertTwin(t, { accountId: tenantA, title: 'Pump C' });
+    const pressure = await insertState(
+      t,
+      twin,
+      'pressure',
+      { type: 'connector', connectorId: connectorA, deviceId: deviceA, stateKey: 'pressure' },
+      { accountId: tenantA },
+    );
+    t.services.stateEngine.definitionsChanged();
+    const client = await connect(tenantAToken);
+    client.send({ subscribe: { twinIds: [twin] } });
+    expect(await client.next('subscribed')).toMatchObject({ twinIds: [twin], notFound: [] });
+
+    await t.services.packets.append(packet(connectorA, 'meter-a', { pressure: 4.05 }));
+    await committed(twin, 'pressure', 4.05);
+    const entries = await waitFor(
+      async () => {
+        const found = client.batches.flat().filter((e) => e.stateId === pressure);
+        return found.length > 0 ? found : undefined;
+      },
+      5000,
+      { what: 'the new state pushed' },
+    );
+    expect(entries.map((e) => e.value)).toEqual([4.05]);
+    // Shown once: the next packet's arrival is pushed as before, and nothing twice.
+    await t.services.packets.append(packet(connectorA, 'meter-a', { pressure: 4.1 }));
+    await committed(twin, 'pressure', 4.1);
+    await quietPeriod();
+    expect(
+      client.batches
+        .flat()
+        .filter((e) => e.stateId === pressure)
+        .map((e) => e.value),
+    ).toEqual([4.05, 4.1]);
+    client.socket.close();
+  });
+
   it('follows devices and twins from one subscribe message, within one id limit', async () => {
     const client = await connect(adminToken);
     const deviceIds = [deviceA];

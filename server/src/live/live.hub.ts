@@ -156,11 +156,14 @@ export class LiveHub implements Lifecycle {
    * Pushes twin data-state changes to the consoles that follow each twin, after the state engine's
    * transaction committed (StateEngine.onStateChanges): one `states` message per console per call.
    * Changes marked `shownLive` were pushed on their packet's arrival (`publishArrivedStates`) and
-   * are skipped.
+   * are skipped, unless the consoles were not shown that value after all (ShownStates.covers).
    */
   publishStates(changes: StateChange[]): void {
-    const fresh = changes.some((c) => c.shownLive) ? changes.filter((c) => !c.shownLive) : changes;
-    if (fresh.length === 0 || this.followers.twins.size === 0) return;
+    if (this.followers.twins.size === 0) return;
+    const fresh = changes.some((c) => c.shownLive)
+      ? changes.filter((c) => !c.shownLive || (this.followsTwin(c.twinId) && !this.shownStates.covers(c)))
+      : changes;
+    if (fresh.length === 0) return;
     this.shownStates.pushed(fresh, (twinId) => this.followsTwin(twinId));
     this.fanOutStates(fresh);
   }

@@ -174,4 +174,26 @@ describe('shown states', () => {
     shown.forget('twin-a');
     expect(shown.arrived([change('flow', 1)])).toHaveLength(1);
   });
+
+  it('covers a committed change only when its value or a later one was shown', () => {
+    const shown = new ShownStates();
+    const at = (stateId: string, value: unknown, ms: number): StateChange => ({
+      ...change(stateId, value),
+      timestamp: new Date(ms),
+    });
+    shown.arrived([at('flow', 1, 1000)]);
+    expect(shown.covers(at('flow', 1, 1000))).toBe(true);
+    // Never shown: a state the arrival did not route (definitions loaded before it was added).
+    expect(shown.covers(at('level', 5, 1000))).toBe(false);
+    // An older packet's change is covered by the later value shown; a newer one is not.
+    shown.arrived([at('flow', 2, 2000)]);
+    expect(shown.covers(at('flow', 1, 1000))).toBe(true);
+    expect(shown.covers(at('flow', 3, 3000))).toBe(false);
+    // A repeated value moves the time shown on.
+    shown.arrived([at('flow', 2, 4000)]);
+    expect(shown.covers(at('flow', 2, 4000))).toBe(true);
+    // A new follower was shown nothing yet.
+    shown.forget('twin-a');
+    expect(shown.covers(at('flow', 2, 4000))).toBe(false);
+  });
 });
