@@ -55,6 +55,14 @@ const FOLLOWED = Number(process.env.BENCH_FOLLOW ?? 100);
 const SKIP_MOSQUITTO = process.env.BENCH_MOSQUITTO === '0';
 /** `1`: load pg_stat_statements and print the statements PostgreSQL spent the most time on. */
 const STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
+/** Server settings to compare, e.g. `STELLWERK_INGEST_COMMIT_INTERVAL_MS=250 STELLWERK_INGEST_BATCH_SIZE=5000`. */
+const serverSettings = (): Record<string, string> =>
+  Object.fromEntries(
+    (process.env.BENCH_SERVER_ENV ?? '')
+      .split(/\s+/)
+      .filter((pair) => pair.startsWith('STELLWERK_') && pair.includes('='))
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
 const ADMIN = FLEET_ADMIN;
 const PREFIX = 'fleet';
 
@@ -117,6 +125,7 @@ async function setUp(dir: string, cleanups: Array<() => Promise<unknown>>): Prom
       STELLWERK_ADMIN_EMAIL: ADMIN.email,
       STELLWERK_ADMIN_PASSWORD: ADMIN.password,
       STELLWERK_RATE_LIMIT_MAX: '1000000',
+      ...serverSettings(),
     },
     120_000,
     { openFiles: { soft: 20_000, hard: 20_000 } },

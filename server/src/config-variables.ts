@@ -208,6 +208,24 @@ export const ENV_VARIABLES = [
     parse: integer(0, 19),
   }),
   variable({
+    name: 'STELLWERK_INGEST_BATCH_SIZE',
+    key: 'ingestBatchSize',
+    description:
+      "Packets the ingest worker processes in one transaction while it keeps up (ten times as many while it catches up). A batch writes each device state, last-seen time and twin state once, however many of the batch's packets set it.",
+    defaultText: '`1000`',
+    default: constant(1000),
+    parse: integer(1, 100_000),
+  }),
+  variable({
+    name: 'STELLWERK_INGEST_COMMIT_INTERVAL_MS',
+    key: 'ingestCommitIntervalMs',
+    description:
+      'The ingest worker commits at most this often while less than a batch waits. Packets are acknowledged and shown live on arrival; stored device and twin states, points, rules and alarms follow by up to this much.',
+    defaultText: '`100`',
+    default: constant(100),
+    parse: integer(0, 10_000),
+  }),
+  variable({
     name: 'STELLWERK_LOGIN_MAX_FAILURES',
     key: 'loginMaxFailures',
     description: 'Failed logins per account (e-mail) before logins to it are refused for a while.',

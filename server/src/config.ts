@@ -89,6 +89,8 @@ export interface Config {
   backupKeep: number;
   backupDir: string;
   ingestWorkerNice: number;
+  ingestBatchSize: number;
+  ingestCommitIntervalMs: number;
   loginMaxFailures: number;
   loginMaxFailuresPerClient: number;
   loginLockMs: number;

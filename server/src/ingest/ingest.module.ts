@@ -54,6 +54,8 @@ export function createIngest(ctx: AppContext, deps: IngestDeps) {
     spool: deps.packets,
     nice: ctx.config.ingestWorkerNice,
     maxPending: ctx.config.ingestMaxPending,
+    batchSize: ctx.config.ingestBatchSize,
+    commitIntervalMs: ctx.config.ingestCommitIntervalMs,
     connectors: deps.connectors,
     metrics: ctx.metrics,
     metricsLabels: { node: ctx.config.nodeName },
