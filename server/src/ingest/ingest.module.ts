@@ -48,6 +48,7 @@ export function createIngest(ctx: AppContext, deps: IngestDeps) {
       loadedRouting: () => stateEngine.loadedRouting(),
       routing: () => stateEngine.routing(),
       followsTwin: (twinId) => live.followsTwin(twinId),
+      followedTwinsVersion: () => live.followedTwinsVersion(),
       publish: (changes) => live.publishArrivedStates(changes),
     }),
     databaseUrl,

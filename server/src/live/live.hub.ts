@@ -57,6 +57,7 @@ export class LiveHub implements Lifecycle {
   };
   private readonly alarms: LiveAlarmFollowers;
   private readonly shownStates = new ShownStates();
+  private twinsFollowedChanges = 0;
   private timer: NodeJS.Timeout | undefined;
   /** A re-check of every connection requested by `visibilityChanged`, run once for a burst of changes. */
   private recheckPending: Promise<void> | undefined;
@@ -150,6 +151,11 @@ export class LiveHub implements Lifecycle {
   /** Whether any console follows this twin (twin states are shown on arrival only for such twins). */
   followsTwin(twinId: string): boolean {
     return this.followers.twins.has(twinId);
+  }
+
+  /** Changes whenever a twin gains its first follower or loses its last (TwinStatesOnArrival's cache). */
+  followedTwinsVersion(): number {
+    return this.twinsFollowedChanges;
   }
 
   /**
@@ -343,7 +349,10 @@ export class LiveHub implements Lifecycle {
     if (topic === 'twins') this.shownStates.forget(id);
     const index = this.followers[topic];
     let followers = index.get(id);
-    if (!followers) index.set(id, (followers = new Set()));
+    if (!followers) {
+      index.set(id, (followers = new Set()));
+      if (topic === 'twins') this.twinsFollowedChanges++;
+    }
     followers.add(connection);
   }
 
@@ -354,7 +363,9 @@ export class LiveHub implements Lifecycle {
     followers?.delete(connection);
     if (followers?.size !== 0) return;
     index.delete(id);
-    if (topic === 'twins') this.shownStates.forget(id);
+    if (topic !== 'twins') return;
+    this.shownStates.forget(id);
+    this.twinsFollowedChanges++;
   }
 
   /** Pings (dead peers are terminated) and re-checks credentials and visibility. */

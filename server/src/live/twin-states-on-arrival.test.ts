@@ -62,16 +62,23 @@ function outcome(of: DeviceRef, at: Date, ...states: Array<Record<string, unknow
   };
 }
 
-async function arrival(followed: string[]) {
+async function arrival(initiallyFollowed: string[]) {
   const published: StateChange[][] = [];
+  let followed = initiallyFollowed;
+  let version = 0;
   const twins = new TwinStatesOnArrival({
     loadedRouting: () => undefined,
     routing: async () => new RoutingIndex(definitions),
     followsTwin: (id) => followed.includes(id),
+    followedTwinsVersion: () => version,
     publish: (changes) => published.push(changes),
   });
   await twins.prepare();
-  return { twins, published };
+  const follow = (ids: string[]) => {
+    followed = ids;
+    version++;
+  };
+  return { twins, published, follow };
 }
 
 describe('twin states on arrival', () => {
@@ -85,11 +92,23 @@ describe('twin states on arrival', () => {
     expect(onlyB.twins.wants(device('dev-2', 'pump-7'))).toBe(false);
   });
 
+  it('answers anew when the followed twins or the device’s reference id change', async () => {
+    const { twins, follow } = await arrival(['twin-ref']);
+    expect(twins.wants(device('dev-1'))).toBe(false);
+    expect(twins.wants(device('dev-2', 'pump-7'))).toBe(true);
+    // The same device with another reference id routes elsewhere.
+    expect(twins.wants(device('dev-2', 'pump-8'))).toBe(false);
+    follow(['twin-a']);
+    expect(twins.wants(device('dev-1'))).toBe(true);
+    expect(twins.wants(device('dev-2', 'pump-7'))).toBe(false);
+  });
+
   it('wants nothing before the routing index is loaded', () => {
     const twins = new TwinStatesOnArrival({
       loadedRouting: () => undefined,
       routing: async () => new RoutingIndex(definitions),
       followsTwin: () => true,
+      followedTwinsVersion: () => 0,
       publish: () => undefined,
     });
     expect(twins.wants(device('dev-1'))).toBe(false);
@@ -105,6 +124,7 @@ describe('twin states on arrival', () => {
         throw new Error('database unavailable');
       },
       followsTwin: (id) => id === 'twin-a',
+      followedTwinsVersion: () => 0,
       publish: () => undefined,
     });
     // Nothing loaded and the load fails: the batch goes on without twin states.

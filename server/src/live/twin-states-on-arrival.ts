@@ -30,12 +30,26 @@ export interface TwinStatesOnArrivalOptions {
   routing: () => Promise<RoutingIndex>;
   /** Whether a console follows a twin (LiveHub.followsTwin). */
   followsTwin: (twinId: string) => boolean;
+  /** Changes whenever the set of followed twins changes (LiveHub.followedTwinsVersion). */
+  followedTwinsVersion: () => number;
   /** Pushes the changes to the twins' followers (LiveHub.publishArrivedStates). */
   publish: (changes: StateChange[]) => void;
 }
 
 export class TwinStatesOnArrival {
   private index: RoutingIndex | undefined;
+  /**
+   * `wants` per device, for one routing index and one set of followed twins: every packet of every
+   * device is asked about while any twin is followed, and the answer only changes with those two.
+   */
+  private readonly wanted = new Map<
+    string,
+    { accountId: string; referenceId: string | null; wanted: boolean }
+  >();
+  private wantedFor: { index: RoutingIndex | undefined; followed: number } = {
+    index: undefined,
+    followed: -1,
+  };
 
   constructor(private readonly options: TwinStatesOnArrivalOptions) {}
 
@@ -61,6 +75,21 @@ export class TwinStatesOnArrival {
   wants(device: DeviceRef): boolean {
     const index = this.index;
     if (!index || index.routedCount === 0) return false;
+    const followed = this.options.followedTwinsVersion();
+    if (this.wantedFor.index !== index || this.wantedFor.followed !== followed) {
+      this.wanted.clear();
+      this.wantedFor = { index, followed };
+    }
+    const known = this.wanted.get(device.id);
+    // A device's account and reference id route it too: an edited one is looked up again.
+    if (known && known.referenceId === device.referenceId && known.accountId === device.accountId)
+      return known.wanted;
+    const wanted = this.feedsFollowedTwin(index, device);
+    this.wanted.set(device.id, { accountId: device.accountId, referenceId: device.referenceId, wanted });
+    return wanted;
+  }
+
+  private feedsFollowedTwin(index: RoutingIndex, device: DeviceRef): boolean {
     for (const byKey of index.routesOf(addressOf(device)))
       for (const stateIds of byKey.values())
         for (const id of stateIds) {
