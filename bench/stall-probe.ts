@@ -50,10 +50,16 @@ if (isMainThread) {
   setTimeout(tick, TICK_MS).unref();
 }
 
+// V8's collection kinds (perf_hooks constants NODE_PERFORMANCE_GC_*).
+const GC_KINDS: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak' };
 new PerformanceObserver((list) => {
-  for (const entry of list.getEntries())
-    if (entry.duration > 1)
-      out.push(`${clock(origin + entry.startTime)} ${who} gc ${entry.duration.toFixed(1)} ms`);
+  for (const entry of list.getEntries()) {
+    if (entry.duration <= 1) continue;
+    const { detail } = entry as unknown as { detail?: { kind?: number } };
+    const kind = detail?.kind ?? 0;
+    const name = GC_KINDS[kind] ?? String(kind);
+    out.push(`${clock(origin + entry.startTime)} ${who} gc ${entry.duration.toFixed(1)} ms ${name}`);
+  }
 }).observe({ entryTypes: ['gc'] });
 
 setInterval(() => {
