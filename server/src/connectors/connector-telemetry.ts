@@ -58,7 +58,7 @@ const PRUNE_SQL = `
  * webhooks, mqtt-in). Counters are kept in memory and added to the `connectors` row every
  * FLUSH_EVERY_MS in one statement, never one write per packet, together with the minute bucket
  * the overview's ingest rate reads; a crash loses at most that window
- * of counts (never packets). Prometheus gets them at once.
+ * of counts (never packets). Prometheus gets them at its next scrape.
  */
 export class ConnectorTelemetry implements Lifecycle {
   readonly name = 'connector-telemetry';
@@ -66,9 +66,12 @@ export class ConnectorTelemetry implements Lifecycle {
   private timer: NodeJS.Timeout | undefined;
   private lastPruneMinute = 0;
   private flushing: Promise<void> | undefined;
-  private readonly packets;
-  /** Prometheus children per connector: labelling once, not hashing labels per packet. */
-  private readonly children = new Map<string, Record<PacketResult, { inc(n: number): void }>>();
+  /**
+   * Counts per connector not yet added to the Prometheus counter, added at each scrape: prom-client
+   * hashes and checks the labels on every increment, a labelled child too, which allocated on every
+   * packet of the broker's thread (ADR 0141).
+   */
+  private readonly unscraped = new Map<string, Record<PacketResult, number>>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -76,24 +79,27 @@ export class ConnectorTelemetry implements Lifecycle {
     metrics: Metrics,
   ) {
     // Labelled by connector id: fine for hundreds of connectors (docs/adr/0072-connector-telemetry.md).
-    this.packets = metrics.counter('stellwerk_connector_packets_total', 'Packets per connector', [
-      'connector',
-      'result',
-    ]);
+    metrics.counter(
+      'stellwerk_connector_packets_total',
+      'Packets per connector',
+      ['connector', 'result'],
+      (counter) => {
+        for (const [connector, counts] of this.unscraped) {
+          // Both series, zero too, as soon as a connector counted anything.
+          counter.inc({ connector, result: 'in' }, counts.in);
+          counter.inc({ connector, result: 'failed' }, counts.failed);
+          counts.in = counts.failed = 0;
+        }
+      },
+    );
   }
 
   /** Counts packets of a connector; `in` = durably stored, `failed` = refused. */
   record(connectorId: string, result: PacketResult, count = 1, at?: Date): void {
     if (count <= 0) return;
-    let children = this.children.get(connectorId);
-    if (!children) {
-      children = {
-        in: this.packets.labels({ connector: connectorId, result: 'in' }),
-        failed: this.packets.labels({ connector: connectorId, result: 'failed' }),
-      };
-      this.children.set(connectorId, children);
-    }
-    children[result].inc(count);
+    let counts = this.unscraped.get(connectorId);
+    if (!counts) this.unscraped.set(connectorId, (counts = { in: 0, failed: 0 }));
+    counts[result] += count;
     let entry = this.pending.get(connectorId);
     if (!entry) this.pending.set(connectorId, (entry = { in: 0, failed: 0, lastMs: 0 }));
     entry[result] += count;

@@ -36,8 +36,26 @@ export class Metrics {
     }
   }
 
-  counter<L extends string>(name: string, help: string, labelNames: L[] = []): client.Counter<L> {
-    return new client.Counter({ name, help, labelNames, registers: [this.registry] });
+  /** `collect` runs at each scrape (counts kept elsewhere are added then); it must not throw. */
+  counter<L extends string>(
+    name: string,
+    help: string,
+    labelNames: L[] = [],
+    collect?: (counter: client.Counter<L>) => void,
+  ): client.Counter<L> {
+    return new client.Counter({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      ...(collect
+        ? {
+            collect(this: client.Counter<L>) {
+              collect(this);
+            },
+          }
+        : {}),
+    });
   }
 
   histogram<L extends string>(
