@@ -113,6 +113,26 @@ describe('time-series targets', () => {
     }
   });
 
+  it('InfluxDB 1.x: a write finds its database dropped behind its back, creates it and writes in the same call', async () => {
+    const target = ts.targets.find((x) => x.name === 'influxdb-v1')!;
+    const influxPost = (p: string, body: string | URLSearchParams) =>
+      fetch(`${influx.url}${p}`, { method: 'POST', body });
+    // InfluxDB itself accepts writes for a moment after a drop (into the dropped shards): drop until
+    // a write is refused with 404, as the target's next write then is.
+    let refused = false;
+    for (let attempt = 0; attempt < 50 && !refused; attempt++) {
+      expect(
+        (await influxPost('/query', new URLSearchParams({ q: 'DROP DATABASE "stellwerk_test"' }))).status,
+      ).toBe(200);
+      const probe = await influxPost('/write?db=stellwerk_test&precision=ms', `probe v=1 ${Date.now()}`);
+      refused = probe.status === 404;
+      if (!refused) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(refused).toBe(true);
+    await target.write(expected);
+    expect(await readAll(target, start, end)).toEqual(expected);
+  });
+
   it('the postgres target holds each point exactly once after a writer restart', async () => {
     await ts.writer.stop();
     // A new process: cursors come from ts_target_cursors, not memory.

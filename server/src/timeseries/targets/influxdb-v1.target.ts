@@ -45,8 +45,16 @@ export class InfluxDbV1Target implements TimeSeriesTarget {
     const lines = toLines(points, this.options.measurement);
     for (let start = 0; start < lines.length; start += LINES_PER_REQUEST) {
       const body = lines.slice(start, start + LINES_PER_REQUEST).join('\n');
-      const response = await this.request('/write', { db: this.options.database, precision: 'ms' }, body);
-      if (response.status === 404) this.databaseReady = false; // dropped behind our back
+      const write = () => this.request('/write', { db: this.options.database, precision: 'ms' }, body);
+      let response = await write();
+      if (response.status === 404) {
+        // No database: dropped behind our back, or a just-started server did not create it. Once
+        // more after creating it, so these points are not left to the next retry.
+        this.databaseReady = false;
+        await this.createDatabase();
+        response = await write();
+        if (response.status === 404) this.databaseReady = false;
+      }
       if (response.status !== 204) throw await replyError('write', response);
     }
   }
@@ -122,6 +130,10 @@ export class InfluxDbV1Target implements TimeSeriesTarget {
     // The name was checked against [A-Za-z0-9_-] at configuration time; InfluxQL cannot bind it.
     const response = await this.request('/query', { q: `CREATE DATABASE "${this.options.database}"` });
     if (response.status !== 200) throw await replyError('create database', response);
+    // InfluxDB 1.x answers 200 for a statement that failed too; the error is in the body.
+    const reply = (await response.json().catch(() => ({}))) as InfluxV1Reply;
+    const error = reply.error ?? reply.results?.find((r) => r.error)?.error;
+    if (error) throw new Error(`InfluxDB create database failed: ${error}`);
     this.databaseReady = true;
   }
 
