@@ -43,19 +43,7 @@ export class Metrics {
     labelNames: L[] = [],
     collect?: (counter: client.Counter<L>) => void,
   ): client.Counter<L> {
-    return new client.Counter({
-      name,
-      help,
-      labelNames,
-      registers: [this.registry],
-      ...(collect
-        ? {
-            collect(this: client.Counter<L>) {
-              collect(this);
-            },
-          }
-        : {}),
-    });
+    return new client.Counter({ name, help, labelNames, registers: [this.registry], ...atScrape(collect) });
   }
 
   histogram<L extends string>(
@@ -74,19 +62,7 @@ export class Metrics {
     labelNames: L[] = [],
     collect?: (gauge: client.Gauge<L>) => Promise<void> | void,
   ): client.Gauge<L> {
-    return new client.Gauge({
-      name,
-      help,
-      labelNames,
-      registers: [this.registry],
-      ...(collect
-        ? {
-            async collect(this: client.Gauge<L>) {
-              await collect(this);
-            },
-          }
-        : {}),
-    });
+    return new client.Gauge({ name, help, labelNames, registers: [this.registry], ...atScrape(collect) });
   }
 
   /** Adds another registry's families to every scrape; `source` must not throw. */
@@ -141,6 +117,17 @@ export class Metrics {
       },
     );
   }
+}
+
+/** prom-client calls a metric's `collect` with the metric as `this`; ours take it as their argument. */
+function atScrape<M>(collect: ((metric: M) => Promise<void> | void) | undefined) {
+  return collect
+    ? {
+        async collect(this: M) {
+          await collect(this);
+        },
+      }
+    : {};
 }
 
 /** The scrape's bearer token, compared in constant time (digests: equal lengths); else 401. */
