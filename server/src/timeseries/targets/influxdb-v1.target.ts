@@ -83,10 +83,11 @@ export class InfluxDbV1Target implements TimeSeriesTarget {
     if (response.status !== 200) throw await replyError('query', response);
     const reply = (await response.json()) as InfluxV1Reply;
     const result = reply.results?.[0];
-    if (reply.error || result?.error) {
+    const error = failureOf(reply);
+    if (error) {
       // A database that does not exist yet holds no points.
-      if (/database not found/.test(reply.error ?? result?.error ?? '')) return [];
-      throw new Error(`InfluxDB query failed: ${reply.error ?? result?.error}`);
+      if (/database not found/.test(error)) return [];
+      throw new Error(`InfluxDB query failed: ${error}`);
     }
     const points: TimeSeriesPoint[] = [];
     for (const series of result?.series ?? []) {
@@ -130,9 +131,7 @@ export class InfluxDbV1Target implements TimeSeriesTarget {
     // The name was checked against [A-Za-z0-9_-] at configuration time; InfluxQL cannot bind it.
     const response = await this.request('/query', { q: `CREATE DATABASE "${this.options.database}"` });
     if (response.status !== 200) throw await replyError('create database', response);
-    // InfluxDB 1.x answers 200 for a statement that failed too; the error is in the body.
-    const reply = (await response.json().catch(() => ({}))) as InfluxV1Reply;
-    const error = reply.error ?? reply.results?.find((r) => r.error)?.error;
+    const error = failureOf((await response.json().catch(() => ({}))) as InfluxV1Reply);
     if (error) throw new Error(`InfluxDB create database failed: ${error}`);
     this.databaseReady = true;
   }
@@ -161,6 +160,10 @@ export class InfluxDbV1Target implements TimeSeriesTarget {
     });
   }
 }
+
+/** A `/query` reply's error: InfluxDB 1.x answers 200 for a failed statement too. */
+const failureOf = (reply: InfluxV1Reply): string | undefined =>
+  reply.error ?? reply.results?.find((r) => r.error)?.error;
 
 const asText = (value: unknown): string => (typeof value === 'string' ? value : '');
 
