@@ -1,3 +1,5 @@
+// First, before anything loads mqtt-packet: its disabled debug loggers become no-ops (see the module).
+import './broker/quiet-packet-debug.js';
 import { buildServer } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { configLogFields, settingsFileNote } from './config-report.js';
