@@ -1,6 +1,11 @@
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
-import { MAX_ARRAY_ITEMS, PacketRefusedError, type PacketSink } from '../ingest/ingest.types.js';
+import {
+  MAX_ARRAY_ITEMS,
+  PacketRefusedError,
+  type IncomingPacket,
+  type PacketSink,
+} from '../ingest/ingest.types.js';
 import { resendSession, type ResendSession, type StoredResends } from './stored-resends.js';
 import type { PacketMeta } from '../ingest/packet-meta.js';
 import { ConcurrencyLimit } from '../platform/concurrency-limit.js';
@@ -224,6 +229,8 @@ export class BrokerPolicy {
     done(authError(3, 'connection limit reached'), false);
   }
 
+  // Runs for every PUBLISH on the broker's thread: no closure is made per packet except the two
+  // settling the append (and the resend check's), so a busy broker makes less garbage.
   readonly authorizePublish = (
     client: Client | null,
     packet: PublishPacket,
@@ -236,9 +243,8 @@ export class BrokerPolicy {
     // Retained uplinks would serve no one (nobody subscribes to up topics) and grow memory.
     packet.retain = false;
     const deviceKey = topicAcl.uplinkDevice(connectorId, packet.topic);
-    const refuse = (refusal: Refusal) => this.refuse(client, session, packet, refusal, callback);
     if (deviceKey === null) {
-      return refuse({
+      return this.refuse(client, session, packet, callback, {
         reasonCode: ReasonCode.notAuthorized,
         code: 'TOPIC_NOT_ALLOWED',
         message: 'Publish refused: topic not allowed',
@@ -248,33 +254,29 @@ export class BrokerPolicy {
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const items = jsonArrayLength(payload);
     if (items !== null && items > MAX_ARRAY_ITEMS) {
-      return refuse({
+      return this.refuse(client, session, packet, callback, {
         reasonCode: ReasonCode.payloadFormatInvalid,
         code: 'TOO_MANY_ITEMS',
         message: `Packet refused: a JSON array of ${items} items; at most ${MAX_ARRAY_ITEMS} are allowed per packet`,
         details: { deviceId: deviceKey, items, limit: MAX_ARRAY_ITEMS },
       });
     }
-    const { resends } = this.deps;
-    const packetId = packet.qos > 0 ? packet.messageId : undefined;
-    const receivedAt = this.deps.clock();
-    const append = (meta?: PacketMeta) =>
-      this.deps.packets.append({
-        connectorId,
-        deviceKey,
-        payload,
-        source: 'mqtt',
-        receivedAt,
-        ...(meta ? { meta } : {}),
-      });
+    const incoming: IncomingPacket = {
+      connectorId,
+      deviceKey,
+      payload,
+      source: 'mqtt',
+      receivedAt: this.deps.clock(),
+    };
+    const { resends, packets } = this.deps;
     const appended =
-      resends && packetId !== undefined
+      resends && packet.qos > 0 && packet.messageId !== undefined
         ? resends.appendUnlessStored(
             session.resends,
-            { connectorId, deviceKey, payload, packetId, dup: packet.dup },
-            append,
+            { connectorId, deviceKey, payload, packetId: packet.messageId, dup: packet.dup },
+            (meta: PacketMeta) => packets.append({ ...incoming, meta }),
           )
-        : append();
+        : packets.append(incoming);
     appended.then(
       () => {
         this.deps.connectors.recordPackets?.(connectorId, 'in');
@@ -282,7 +284,7 @@ export class BrokerPolicy {
       },
       (error: unknown) => {
         const code = error instanceof PacketRefusedError ? error.code : 'INGEST_FAILED';
-        refuse({
+        this.refuse(client, session, packet, callback, {
           reasonCode: code === 'INGEST_BUSY' ? ReasonCode.quotaExceeded : ReasonCode.unspecifiedError,
           code,
           message: `Packet refused: ${(error as Error).message}`,
@@ -330,8 +332,8 @@ export class BrokerPolicy {
     client: Client,
     session: BrokerSession,
     packet: PublishPacket,
-    refusal: Refusal,
     callback: (error?: Error | null) => void,
+    refusal: Refusal,
   ): void {
     this.deps.connectors.recordPackets?.(session.connectorId, 'failed');
     this.logRefusal(session.connectorId, refusal.code, refusal.message, {
