@@ -18,7 +18,7 @@ const debugModule = requireFromPacket.cache[requireFromPacket.resolve('debug')];
 
 const silent = (): void => undefined;
 
-export const PACKET_NAMESPACE = 'mqtt-packet:';
+const PACKET_NAMESPACE = 'mqtt-packet:';
 
 if (debugModule) {
   debugModule.exports = new Proxy(createDebug, {
