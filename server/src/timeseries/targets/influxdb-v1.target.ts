@@ -50,7 +50,6 @@ export class InfluxDbV1Target implements TimeSeriesTarget {
       if (response.status === 404) {
         // No database: dropped behind our back, or a just-started server did not create it. Once
         // more after creating it, so these points are not left to the next retry.
-        this.databaseReady = false;
         await this.createDatabase();
         response = await write();
         if (response.status === 404) this.databaseReady = false;
