@@ -72,6 +72,14 @@ export class PacketFeed {
     return this.queue.length;
   }
 
+  /**
+   * Whether the next batch is as large as a batch can be, however long it is left: a full batch is
+   * queued, or the table is being read (it returns up to a full batch at once).
+   */
+  get fullBatchWaiting(): boolean {
+    return this.catchUp || this.queue.length >= this.maxBatch;
+  }
+
   /** Reading the table (start, overflow): the next batch is there as soon as it is asked for. */
   get catchingUp(): boolean {
     return this.catchUp;

@@ -9,7 +9,7 @@ import { ConnectorNotices, type ConnectorNotice } from './connector-notices.js';
 import type { DriverParsing } from './driver-parsing.js';
 import { FrameCounters } from './frame-counter.js';
 import { PacketFeed } from './packet-feed.js';
-import type { StoredListener, StoredPacket } from './packet-store.js';
+import type { StoredListener } from './packet-store.js';
 import { parsePackets, type PacketOutcome, type StateUpdate } from './parse-packet.stage.js';
 import { DeviceResolver } from './resolve-device.stage.js';
 import type { VisibleListener, VisibleUpdate } from './visible.stage.js';
@@ -110,6 +110,13 @@ export interface PipelineOptions {
 const BACKOFF_MS = [50, 100, 250, 500, 1000, 2000, 5000];
 
 class Stopped extends Error {}
+
+/** A batch resolved, parsed and checked, ready to commit. */
+interface PreparedBatch {
+  outcomes: PacketOutcome[];
+  /** Milliseconds its preparation took (not counting a wait for the batch before it to commit). */
+  preparedMs: number;
+}
 
 export class IngestPipeline implements Lifecycle {
   readonly name = 'ingest-pipeline';
@@ -263,13 +270,21 @@ export class IngestPipeline implements Lifecycle {
   }
 
   private async run(): Promise<void> {
+    let ahead: Promise<PreparedBatch | undefined> | undefined;
     while (!this.stopped) {
       try {
-        const wait = this.lastBatchAt + this.commitIntervalMs - performance.now();
-        if (wait > 0 && !this.feed.catchingUp && this.feed.queued < this.batchSize) await this.sleep(wait);
-        const batch = await this.retrying('read packets', () => this.feed.next());
-        this.lastBatchAt = performance.now();
-        if (batch.length > 0) await this.process(batch);
+        const prepared = await (ahead ?? this.prepareNext());
+        ahead = undefined;
+        if (!prepared) continue;
+        // A backlog: the next batch is resolved and parsed while this one commits, so the worker's
+        // JavaScript and PostgreSQL work at the same time. Only when the next batch is full anyway:
+        // taken earlier, a smaller batch would write each device's and twin's rows more often.
+        if (this.feed.fullBatchWaiting) {
+          ahead = this.prepareNext();
+          // Settled below, or dropped when this commit fails or the pipeline stops meanwhile.
+          ahead.catch(() => undefined);
+        }
+        await this.commit(prepared);
       } catch (error) {
         if (error instanceof Stopped) return;
         if (error instanceof FencedError) {
@@ -283,16 +298,28 @@ export class IngestPipeline implements Lifecycle {
     }
   }
 
-  private async process(batch: StoredPacket[]): Promise<void> {
+  /** Takes the next batch (after the commit interval, unless enough is waiting) and parses it. */
+  private async prepareNext(): Promise<PreparedBatch | undefined> {
+    const wait = this.lastBatchAt + this.commitIntervalMs - performance.now();
+    if (wait > 0 && !this.feed.catchingUp && this.feed.queued < this.batchSize) await this.sleep(wait);
+    const batch = await this.retrying('read packets', () => this.feed.next());
+    this.lastBatchAt = performance.now();
+    if (batch.length === 0) return undefined;
     const began = performance.now();
     const resolved = await this.retrying('resolve devices', () => this.resolver.resolve(batch));
     const outcomes = await parsePackets(resolved, this.parsing, (fields) =>
       this.log.debug(fields, 'driver script console output'),
     );
+    // In batch order: the next batch is prepared only after this check (frame counters are remembered).
     await this.retrying('check frame counters', () => this.frameCounters.check(outcomes));
+    return { outcomes, preparedMs: performance.now() - began };
+  }
+
+  private async commit({ outcomes, preparedMs }: PreparedBatch): Promise<void> {
+    const began = performance.now();
     const afterCommit: Array<() => void> = [];
     const committed = await commitSplitting(this.committer, outcomes, afterCommit);
-    this.batchSeconds.observe((performance.now() - began) / 1000);
+    this.batchSeconds.observe((preparedMs + performance.now() - began) / 1000);
     const now = Date.now();
     const updates: StateUpdate[] = [];
     const unseen: StateUpdate[] = [];
