@@ -1,4 +1,6 @@
+import net from 'node:net';
 import mqtt from 'mqtt';
+import pg from 'pg';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterNode, startRedis, type ClusterNode, type Redis } from './support/cluster.js';
@@ -51,6 +53,76 @@ async function brokerClient(node: ClusterNode, clientId: string) {
   let closed = false;
   client.on('close', () => (closed = true));
   return { client, closed: () => closed };
+}
+
+/** MQTT 3.1.1 remaining length: seven bits a byte, the high bit set while more follow. */
+function remainingLength(n: number): number[] {
+  const bytes: number[] = [];
+  do {
+    let b = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) b |= 0x80;
+    bytes.push(b);
+  } while (n > 0);
+  return bytes;
+}
+
+const field = (text: string) => {
+  const bytes = Buffer.from(text);
+  return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
+};
+
+const frame = (first: number, body: Buffer) =>
+  Buffer.concat([Buffer.from([first, ...remainingLength(body.length)]), body]);
+
+/**
+ * A client on a raw socket that chooses its PUBLISH packet ids and DUP flag, as a device resending
+ * its unacknowledged messages after a reconnect does (mqtt.js picks its own ids).
+ */
+async function rawSession(node: ClusterNode, clientId: string) {
+  const socket = net.connect(node.ports.mqtt, '127.0.0.1');
+  // Bytes from the broker not yet taken by an expectation; each expectation takes up to its match.
+  let received = Buffer.alloc(0);
+  let waiter: { wanted: Buffer; resolve: () => void } | undefined;
+  const take = () => {
+    const at = waiter ? received.indexOf(waiter.wanted) : -1;
+    if (!waiter || at < 0) return;
+    received = received.subarray(at + waiter.wanted.length);
+    const { resolve } = waiter;
+    waiter = undefined;
+    resolve();
+  };
+  socket.on('data', (chunk: Buffer) => {
+    received = Buffer.concat([received, chunk]);
+    take();
+  });
+  socket.on('error', () => undefined);
+  const expectBytes = (bytes: number[], what: string) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${what} from ${node.name}`)), 10_000);
+      waiter = { wanted: Buffer.from(bytes), resolve: () => (clearTimeout(timer), resolve()) };
+      take();
+    });
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  const { username, password } = connector.credentials;
+  // Protocol "MQTT" level 4; flags: username, password, clean session; keep-alive 60 s.
+  const header = Buffer.from([0, 4, 0x4d, 0x51, 0x54, 0x54, 4, 0xc2, 0, 60]);
+  socket.write(frame(0x10, Buffer.concat([header, field(clientId), field(username), field(password)])));
+  await expectBytes([0x20, 0x02, 0x00, 0x00], 'CONNACK');
+  return {
+    /** Resolves on the PUBACK of `packetId`. */
+    publish: (topic: string, payload: string, packetId: number, dup: boolean) => {
+      const id = Buffer.from([packetId >> 8, packetId & 0xff]);
+      socket.write(frame(0x32 | (dup ? 0x08 : 0), Buffer.concat([field(topic), id, Buffer.from(payload)])));
+      return expectBytes([0x40, 0x02, ...id], `PUBACK ${packetId}`);
+    },
+    close: () => socket.destroy(),
+  };
+}
+
+async function resendsSkipped(node: ClusterNode): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${node.ports.http}/metrics`)).text();
+  return Number(/^stellwerk_broker_resends_skipped_total (\d+)/m.exec(text)?.[1] ?? NaN);
 }
 
 beforeAll(async () => {
@@ -145,6 +217,43 @@ describe('a cluster of three nodes', () => {
     });
     expect(second.closed()).toBe(false);
     await second.client.endAsync();
+  });
+
+  it('acknowledges a message resent to another node after a reconnect without storing it again', async () => {
+    const [one, two] = [nodes[0]!, nodes[1]!];
+    const topic = `connectors/${connector.id}/devices/meter-1/up`;
+    const sent = JSON.stringify({ resent: Date.now() });
+    const skippedBefore = await resendsSkipped(two);
+    // Acknowledged by node 1 once committed; the device then loses its connection before it saw
+    // the PUBACK (as far as it knows), reconnects through the load balancer to node 2 and resends.
+    const first = await rawSession(one, 'meter-1-resender');
+    await first.publish(topic, sent, 17, false);
+    first.close();
+    const second = await rawSession(two, 'meter-1-resender');
+    await second.publish(topic, sent, 17, true);
+    // The same packet id with another payload is a new message, stored.
+    const next = JSON.stringify({ resent: 'a new reading' });
+    await second.publish(topic, next, 17, true);
+    second.close();
+
+    const sql = new pg.Client({ connectionString: db!.url });
+    await sql.connect();
+    try {
+      const stored = async (payload: string) =>
+        Number(
+          (
+            await sql.query<{ n: string }>(
+              'SELECT count(*) AS n FROM packets WHERE connector_id = $1 AND payload = $2',
+              [connector.id, Buffer.from(payload)],
+            )
+          ).rows[0]!.n,
+        );
+      expect(await stored(sent)).toBe(1);
+      expect(await stored(next)).toBe(1);
+    } finally {
+      await sql.end();
+    }
+    expect(await resendsSkipped(two)).toBe(skippedBefore + 1);
   });
 
   it('disconnects the clients on node 2 of a connector deactivated through node 1', async () => {
