@@ -1,5 +1,6 @@
 import net from 'node:net';
 import mqtt from 'mqtt';
+import mqttPacket from 'mqtt-packet';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,26 +56,6 @@ async function brokerClient(node: ClusterNode, clientId: string) {
   return { client, closed: () => closed };
 }
 
-/** MQTT 3.1.1 remaining length: seven bits a byte, the high bit set while more follow. */
-function remainingLength(n: number): number[] {
-  const bytes: number[] = [];
-  do {
-    let b = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) b |= 0x80;
-    bytes.push(b);
-  } while (n > 0);
-  return bytes;
-}
-
-const field = (text: string) => {
-  const bytes = Buffer.from(text);
-  return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
-};
-
-const frame = (first: number, body: Buffer) =>
-  Buffer.concat([Buffer.from([first, ...remainingLength(body.length)]), body]);
-
 /**
  * A client on a raw socket that chooses its PUBLISH packet ids and DUP flag, as a device resending
  * its unacknowledged messages after a reconnect does (mqtt.js picks its own ids).
@@ -105,16 +86,34 @@ async function rawSession(node: ClusterNode, clientId: string) {
     });
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   const { username, password } = connector.credentials;
-  // Protocol "MQTT" level 4; flags: username, password, clean session; keep-alive 60 s.
-  const header = Buffer.from([0, 4, 0x4d, 0x51, 0x54, 0x54, 4, 0xc2, 0, 60]);
-  socket.write(frame(0x10, Buffer.concat([header, field(clientId), field(username), field(password)])));
+  socket.write(
+    mqttPacket.generate({
+      cmd: 'connect',
+      protocolId: 'MQTT',
+      protocolVersion: 4,
+      clean: true,
+      clientId,
+      keepalive: 60,
+      username,
+      password: Buffer.from(password),
+    }),
+  );
   await expectBytes([0x20, 0x02, 0x00, 0x00], 'CONNACK');
   return {
     /** Resolves on the PUBACK of `packetId`. */
     publish: (topic: string, payload: string, packetId: number, dup: boolean) => {
-      const id = Buffer.from([packetId >> 8, packetId & 0xff]);
-      socket.write(frame(0x32 | (dup ? 0x08 : 0), Buffer.concat([field(topic), id, Buffer.from(payload)])));
-      return expectBytes([0x40, 0x02, ...id], `PUBACK ${packetId}`);
+      socket.write(
+        mqttPacket.generate({
+          cmd: 'publish',
+          topic,
+          payload,
+          qos: 1,
+          dup,
+          retain: false,
+          messageId: packetId,
+        }),
+      );
+      return expectBytes([0x40, 0x02, packetId >> 8, packetId & 0xff], `PUBACK ${packetId}`);
     },
     close: () => socket.destroy(),
   };

@@ -74,9 +74,12 @@ export class PacketFeed {
 
   /**
    * Whether the next batch is as large as a batch can be, however long it is left: a full batch is
-   * queued, or the table is being read (it returns up to a full batch at once).
+   * queued, or the table is being read after a start or an overflow (it returns up to a full batch at
+   * once). Never in cluster mode: there every batch is read from the table, and what waits there is
+   * only known by reading it.
    */
   get fullBatchWaiting(): boolean {
+    if (this.options.pollMs !== undefined) return false;
     return this.catchUp || this.queue.length >= this.maxBatch;
   }
 
