@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import net from 'node:net';
 import mqtt from 'mqtt';
 import mqttPacket from 'mqtt-packet';
@@ -62,28 +63,22 @@ async function brokerClient(node: ClusterNode, clientId: string) {
  */
 async function rawSession(node: ClusterNode, clientId: string) {
   const socket = net.connect(node.ports.mqtt, '127.0.0.1');
-  // Bytes from the broker not yet taken by an expectation; each expectation takes up to its match.
-  let received = Buffer.alloc(0);
-  let waiter: { wanted: Buffer; resolve: () => void } | undefined;
-  const take = () => {
-    const at = waiter ? received.indexOf(waiter.wanted) : -1;
-    if (!waiter || at < 0) return;
-    received = received.subarray(at + waiter.wanted.length);
-    const { resolve } = waiter;
-    waiter = undefined;
-    resolve();
-  };
-  socket.on('data', (chunk: Buffer) => {
-    received = Buffer.concat([received, chunk]);
-    take();
-  });
   socket.on('error', () => undefined);
-  const expectBytes = (bytes: number[], what: string) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${what} from ${node.name}`)), 10_000);
-      waiter = { wanted: Buffer.from(bytes), resolve: () => (clearTimeout(timer), resolve()) };
-      take();
-    });
+  // Packets from the broker not yet taken by an expectation, in arrival order.
+  const parser = mqttPacket.parser();
+  const received: mqttPacket.Packet[] = [];
+  parser.on('packet', (packet) => received.push(packet));
+  socket.on('data', (data: Buffer) => parser.parse(data));
+  const expectPacket = async (matches: (p: mqttPacket.Packet) => boolean, what: string) => {
+    const signal = AbortSignal.timeout(10_000);
+    for (;;) {
+      const at = received.findIndex(matches);
+      if (at >= 0) return received.splice(at, 1)[0]!;
+      await once(parser, 'packet', { signal }).catch(() => {
+        throw new Error(`no ${what} from ${node.name}`);
+      });
+    }
+  };
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   const { username, password } = connector.credentials;
   socket.write(
@@ -98,10 +93,12 @@ async function rawSession(node: ClusterNode, clientId: string) {
       password: Buffer.from(password),
     }),
   );
-  await expectBytes([0x20, 0x02, 0x00, 0x00], 'CONNACK');
+  const connack = await expectPacket((p) => p.cmd === 'connack', 'CONNACK');
+  if (connack.cmd !== 'connack' || connack.returnCode !== 0)
+    throw new Error(`${node.name} refused ${clientId}`);
   return {
     /** Resolves on the PUBACK of `packetId`. */
-    publish: (topic: string, payload: string, packetId: number, dup: boolean) => {
+    publish: async (topic: string, payload: string, packetId: number, dup: boolean) => {
       socket.write(
         mqttPacket.generate({
           cmd: 'publish',
@@ -113,7 +110,7 @@ async function rawSession(node: ClusterNode, clientId: string) {
           messageId: packetId,
         }),
       );
-      return expectBytes([0x40, 0x02, packetId >> 8, packetId & 0xff], `PUBACK ${packetId}`);
+      await expectPacket((p) => p.cmd === 'puback' && p.messageId === packetId, `PUBACK ${packetId}`);
     },
     close: () => socket.destroy(),
   };
