@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,12 +14,43 @@ export interface Mosquitto {
   stop(): Promise<void>;
 }
 
+/**
+ * A port that is free on 127.0.0.1 now, for a process the test starts later. It is drawn from below the
+ * kernel's ephemeral range: a port from that range (what `listen(0)` hands out) can be taken as the
+ * source port of any outgoing connection on the machine before the process binds it.
+ */
 export async function freePort(): Promise<number> {
+  const [ephemeralLow] = await ephemeralPortRange();
+  const low = 10_000;
+  for (let attempt = 0; attempt < 100 && ephemeralLow > low + 1_000; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (ephemeralLow - low));
+    if (await canListen(port)) return port;
+  }
+  return listenAndRelease(0);
+}
+
+async function ephemeralPortRange(): Promise<[number, number]> {
+  const text = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '32768 60999');
+  const [low, high] = text.trim().split(/\s+/).map(Number);
+  return [low ?? 32768, high ?? 60999];
+}
+
+function canListen(port: number): Promise<boolean> {
+  return listenAndRelease(port).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function listenAndRelease(port: number): Promise<number> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const bound = (server.address() as net.AddressInfo).port;
   await new Promise((resolve) => server.close(resolve));
-  return port;
+  return bound;
 }
 
 async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
