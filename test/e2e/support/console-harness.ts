@@ -136,7 +136,7 @@ export async function startConsoleHarness(
  */
 async function startOnFixedPorts(
   env: Record<string, string>,
-): Promise<{ server: ServerProcess; httpPort: number; mqttPort: number }> {
+): Promise<{ server: ServerProcess; mqttPort: number }> {
   for (let attempt = 1; ; attempt += 1) {
     const httpPort = await freePort();
     let mqttPort = await freePort();
@@ -151,7 +151,7 @@ async function startOnFixedPorts(
         },
         180_000,
       );
-      return { server, httpPort, mqttPort };
+      return { server, mqttPort };
     } catch (error) {
       if (attempt >= 3 || !String(error).includes('is already in use')) throw error;
     }

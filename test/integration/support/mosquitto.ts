@@ -20,7 +20,7 @@ export interface Mosquitto {
  * source port of any outgoing connection on the machine before the process binds it.
  */
 export async function freePort(): Promise<number> {
-  const [ephemeralLow] = await ephemeralPortRange();
+  const ephemeralLow = await ephemeralRangeStart();
   const low = 10_000;
   for (let attempt = 0; attempt < 100 && ephemeralLow > low + 1_000; attempt += 1) {
     const port = low + Math.floor(Math.random() * (ephemeralLow - low));
@@ -29,10 +29,11 @@ export async function freePort(): Promise<number> {
   return listenAndRelease(0);
 }
 
-async function ephemeralPortRange(): Promise<[number, number]> {
-  const text = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '32768 60999');
-  const [low, high] = text.trim().split(/\s+/).map(Number);
-  return [low ?? 32768, high ?? 60999];
+/** The first port of the kernel's ephemeral range (Linux's default when it cannot be read). */
+async function ephemeralRangeStart(): Promise<number> {
+  const text = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '');
+  const start = Number.parseInt(text.trim(), 10);
+  return Number.isFinite(start) ? start : 32768;
 }
 
 function canListen(port: number): Promise<boolean> {
