@@ -226,7 +226,7 @@ describe('console acceptance: the whole story in one browser session (Chromium)'
       .toMatch('71.25');
     // The start value's point is drawn when it was stored before the chart read the history.
     await expect.poll(() => chart.textContent(), { timeout: 15_000 }).toMatch(/\b[12] points?\b/);
-    expect(await chart.locator('canvas').count()).toBe(1);
+    await expect.poll(() => chart.locator('canvas').count(), { timeout: 15_000 }).toBe(1);
     await screenshot(page, '10-twin-state-chart');
 
     // Stored points, not only drawn ones: a fresh page reads the start value and the published one back.
@@ -315,7 +315,9 @@ async function dashboardStep(page: Page): Promise<void> {
   await publish({ temperature: 80 });
   await expect.poll(() => page.getByTestId('gauge-value').textContent(), { timeout: 15_000 }).toBe('80');
   await expect.poll(() => chart.getAttribute('data-points')).toBe(String(pointsBefore + 1));
-  expect(await chart.locator('canvas').count()).toBe(1);
-  expect(await page.locator('[data-widget-type="gauge"] canvas').count()).toBe(1);
+  await expect.poll(() => chart.locator('canvas').count(), { timeout: 15_000 }).toBe(1);
+  await expect
+    .poll(() => page.locator('[data-widget-type="gauge"] canvas').count(), { timeout: 15_000 })
+    .toBe(1);
   await screenshot(page, '12-dashboard');
 }

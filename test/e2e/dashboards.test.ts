@@ -194,8 +194,10 @@ describe('console dashboards end to end (Chromium)', () => {
     await expect.poll(() => chart.getAttribute('data-points')).toBe('1');
     expect(await chart.textContent()).toMatch(/1 point\b/);
     expect(await page.getByTestId('gauge-widget').textContent()).toMatch(/°C/);
-    expect(await page.locator('[data-widget-type="gauge"] canvas').count()).toBe(1);
-    expect(await chart.locator('canvas').count()).toBe(1);
+    await expect
+      .poll(() => page.locator('[data-widget-type="gauge"] canvas').count(), { timeout: 15_000 })
+      .toBe(1);
+    await expect.poll(() => chart.locator('canvas').count(), { timeout: 15_000 }).toBe(1);
     await device.publish({ temperature: 74 });
     await expect.poll(() => page.getByTestId('gauge-value').textContent(), { timeout: 15_000 }).toBe('74');
     await expect.poll(() => chart.getAttribute('data-points')).toBe('2');

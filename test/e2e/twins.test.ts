@@ -130,7 +130,7 @@ describe('console digital twins end to end (Chromium)', () => {
       .toMatch('42.5');
     // The live value is appended to the open chart …
     await expect.poll(() => chart.textContent()).toMatch(/1 point\b/);
-    expect(await chart.locator('canvas').count()).toBe(1);
+    await expect.poll(() => chart.locator('canvas').count(), { timeout: 15_000 }).toBe(1);
     await h.shot('twins-03-live-value');
 
     // … and is a stored point: a fresh page reads it back through the time-series query.
