@@ -74,18 +74,27 @@ export async function startConsoleHarness(
   const profile = await fs.mkdtemp(path.join(os.tmpdir(), 'stellwerk-chromium-'));
   await fs.mkdir(SCREENSHOT_DIR, { recursive: true });
   const db = await createTestDatabase();
-  const [, { server, mqttPort }] = await Promise.all([
+  const httpPort = await freePort();
+  let mqttPort = await freePort();
+  while (mqttPort === httpPort) mqttPort = await freePort();
+  const [, server] = await Promise.all([
     // The run's build (console-build.global.ts) is copied; only the precompressed variant is built here.
     options.precompressed
       ? Promise.resolve().then(() => buildConsole(consoleDir, true))
       : fs.cp(inject('builtConsoleDir'), consoleDir, { recursive: true }),
     // The console build runs beside the server's start: on a busy machine both together take minutes.
-    startOnFixedPorts({
-      DATABASE_URL: db.url,
-      STELLWERK_DATA_DIR: dataDir,
-      STELLWERK_CONSOLE_DIR: consoleDir,
-      ...env,
-    }),
+    startServer(
+      {
+        DATABASE_URL: db.url,
+        STELLWERK_DATA_DIR: dataDir,
+        STELLWERK_CONSOLE_DIR: consoleDir,
+        STELLWERK_HTTP_PORT: String(httpPort),
+        STELLWERK_MQTT_PORT: String(mqttPort),
+        STELLWERK_PUBLIC_URL: `http://127.0.0.1:${httpPort}`,
+        ...env,
+      },
+      180_000,
+    ),
   ]);
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -127,33 +136,4 @@ export async function startConsoleHarness(
       for (const dir of [consoleDir, dataDir, profile]) await fs.rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * Starts the server on ports chosen beforehand (the public URL must name the HTTP port). Another
- * process can take a chosen port before the server binds it; then the server exits saying so, and the
- * start is tried again on new ports.
- */
-async function startOnFixedPorts(
-  env: Record<string, string>,
-): Promise<{ server: ServerProcess; mqttPort: number }> {
-  for (let attempt = 1; ; attempt += 1) {
-    const httpPort = await freePort();
-    let mqttPort = await freePort();
-    while (mqttPort === httpPort) mqttPort = await freePort();
-    try {
-      const server = await startServer(
-        {
-          STELLWERK_HTTP_PORT: String(httpPort),
-          STELLWERK_MQTT_PORT: String(mqttPort),
-          STELLWERK_PUBLIC_URL: `http://127.0.0.1:${httpPort}`,
-          ...env,
-        },
-        180_000,
-      );
-      return { server, mqttPort };
-    } catch (error) {
-      if (attempt >= 3 || !String(error).includes('is already in use')) throw error;
-    }
-  }
 }
