@@ -82,7 +82,10 @@ describe('cluster mode: rolling upgrade', () => {
     );
     await fleet.done;
     await fleet.close();
-    expect(fleet.acknowledged.size).toBe(DEVICES * PER_CLIENT);
+    expect(
+      fleet.acknowledged.size,
+      `every message acknowledged in the end (${fleet.failedPublishes} failed publishes sent again)`,
+    ).toBe(DEVICES * PER_CLIENT);
     expect(fleet.reconnects).toBeGreaterThan(0);
 
     const sql = new pg.Client({ connectionString: db.url });

@@ -94,6 +94,8 @@ export interface FleetRun {
   acknowledged: Set<number>;
   /** Connections after the first, over all clients. */
   reconnects: number;
+  /** Publishes mqtt.js failed (then sent again), over all clients. */
+  failedPublishes: number;
   /** Resolves once every client has every message acknowledged (or the deadline passed). */
   done: Promise<void>;
   close(): Promise<void>;
@@ -102,7 +104,11 @@ export interface FleetRun {
 /**
  * One mqtt.js client per device through `port` (HAProxy), reconnecting every 200 ms, each publishing
  * `perClient` QoS 1 messages `{"v": value}` with a value unique in the run, at most `inFlight` at a
- * time (`intervalMs`: after each acknowledgement, a pause before the next). mqtt.js keeps unacknowledged messages and sends them again after a reconnect.
+ * time (`intervalMs`: after each acknowledgement, a pause before the next). mqtt.js keeps unacknowledged
+ * messages and sends them again after a reconnect, but fails those published while it was still sending
+ * kept ones when that connection closed (after the first CONNACK too: messages published before it are
+ * kept); a failed publish is sent again 50 ms later, as a device would, so every message ends
+ * acknowledged unless the deadline passes.
  */
 export function runFleet(
   port: number,
@@ -112,6 +118,7 @@ export function runFleet(
 ): FleetRun {
   const acknowledged = new Set<number>();
   let reconnects = 0;
+  let failedPublishes = 0;
   const inFlight = options.inFlight ?? 5;
   const clients: mqtt.MqttClient[] = [];
   const runs = site.deviceKeys.map((key, index) => {
@@ -124,21 +131,33 @@ export function runFleet(
       clean: true,
     });
     clients.push(client);
+    // Counted by CONNACK: mqtt.js emits 'connect' only once it has sent its kept messages again,
+    // which a connection cut early (by the node loss itself) never finishes.
     let connects = 0;
-    client.on('connect', () => (connects++ > 0 ? reconnects++ : undefined));
+    client.on('packetreceive', (packet) => {
+      if (packet.cmd === 'connack' && connects++ > 0) reconnects++;
+    });
     client.on('error', () => undefined);
     const topic = `connectors/${site.connectorId}/devices/${key}/up`;
     let next = 0;
+    const failed: number[] = [];
     return new Promise<void>((resolve) => {
       let pending = 0;
       const pump = () => {
-        while (pending < inFlight && next < perClient) {
-          const value = index * 1_000_000 + next++;
+        while (pending < inFlight && (failed.length > 0 || next < perClient)) {
+          const value = failed.shift() ?? index * 1_000_000 + next++;
           pending++;
           client.publish(topic, JSON.stringify({ v: value }), { qos: 1 }, (error) => {
             pending--;
-            if (!error) acknowledged.add(value);
-            if (next >= perClient && pending === 0) resolve();
+            if (error) {
+              failedPublishes++;
+              failed.push(value);
+              // Later, not from inside mqtt.js's callback: it fails queued publishes in one loop.
+              setTimeout(pump, 50);
+              return;
+            }
+            acknowledged.add(value);
+            if (next >= perClient && failed.length === 0 && pending === 0) resolve();
             else if (options.intervalMs) setTimeout(pump, options.intervalMs);
             else pump();
           });
@@ -152,6 +171,9 @@ export function runFleet(
     acknowledged,
     get reconnects() {
       return reconnects;
+    },
+    get failedPublishes() {
+      return failedPublishes;
     },
     done: Promise.race([Promise.all(runs).then(() => undefined), deadline]),
     close: async () => {
