@@ -121,6 +121,8 @@ export function runFleet(
   let failedPublishes = 0;
   const inFlight = options.inFlight ?? 5;
   const clients: mqtt.MqttClient[] = [];
+  // Set by close(): a retry still scheduled then must not publish (an ended client fails it at once).
+  let closed = false;
   const runs = site.deviceKeys.map((key, index) => {
     const client = mqtt.connect(`mqtt://127.0.0.1:${port}`, {
       clientId: key,
@@ -144,7 +146,7 @@ export function runFleet(
     return new Promise<void>((resolve) => {
       let pending = 0;
       const pump = () => {
-        while (pending < inFlight && (failed.length > 0 || next < perClient)) {
+        while (!closed && pending < inFlight && (failed.length > 0 || next < perClient)) {
           const value = failed.shift() ?? index * 1_000_000 + next++;
           pending++;
           client.publish(topic, JSON.stringify({ v: value }), { qos: 1 }, (error) => {
@@ -177,6 +179,7 @@ export function runFleet(
     },
     done: Promise.race([Promise.all(runs).then(() => undefined), deadline]),
     close: async () => {
+      closed = true;
       await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
     },
   };
