@@ -55,14 +55,27 @@ const FOLLOWED = Number(process.env.BENCH_FOLLOW ?? 100);
 const SKIP_MOSQUITTO = process.env.BENCH_MOSQUITTO === '0';
 /** `1`: load pg_stat_statements and print the statements PostgreSQL spent the most time on. */
 const STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
-/** Server settings to compare, e.g. `STELLWERK_INGEST_COMMIT_INTERVAL_MS=250 STELLWERK_INGEST_BATCH_SIZE=5000`. */
-const serverSettings = (): Record<string, string> =>
-  Object.fromEntries(
-    (process.env.BENCH_SERVER_ENV ?? '')
-      .split(/\s+/)
-      .filter((pair) => pair.startsWith('STELLWERK_') && pair.includes('='))
-      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+/**
+ * Server settings to compare, e.g. `STELLWERK_INGEST_COMMIT_INTERVAL_MS=250 STELLWERK_INGEST_BATCH_SIZE=5000`.
+ * Only `STELLWERK_*` pairs: anything else is refused, not dropped, because a comparison whose
+ * variant never reached the server compares the code with itself (the server inherits the bench's
+ * own environment, so a scratch switch is set there instead).
+ */
+function serverSettings(): Record<string, string> {
+  const pairs = (process.env.BENCH_SERVER_ENV ?? '').split(/\s+/).filter(Boolean);
+  const refused = pairs.filter((pair) => !/^STELLWERK_[A-Z0-9_]+=/.test(pair));
+  if (refused.length > 0) {
+    throw new Error(
+      `BENCH_SERVER_ENV takes STELLWERK_NAME=value pairs only; refused: ${refused.join(' ')} ` +
+        '(set other variables in the environment of the bench itself)',
+    );
+  }
+  return Object.fromEntries(
+    pairs.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
   );
+}
+/** Read before anything starts, so a refused setting costs no set-up. */
+const SERVER_SETTINGS = serverSettings();
 const ADMIN = FLEET_ADMIN;
 const PREFIX = 'fleet';
 
@@ -125,7 +138,7 @@ async function setUp(dir: string, cleanups: Array<() => Promise<unknown>>): Prom
       STELLWERK_ADMIN_EMAIL: ADMIN.email,
       STELLWERK_ADMIN_PASSWORD: ADMIN.password,
       STELLWERK_RATE_LIMIT_MAX: '1000000',
-      ...serverSettings(),
+      ...SERVER_SETTINGS,
     },
     120_000,
     { openFiles: { soft: 20_000, hard: 20_000 } },
