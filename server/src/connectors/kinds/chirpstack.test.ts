@@ -26,6 +26,9 @@ describe('ChirpStack v4 events', () => {
         meta: {
           devEui: DEVICE,
           fPort: 1,
+          // Left out at their zero value: frame counter 0, unconfirmed.
+          fCnt: 0,
+          confirmed: false,
           devAddr: '00189440',
           receivedAt: '2022-07-18T09:34:15.775023242+00:00',
           gateways: [{ gatewayEui: '0016c001f153a14c', rssi: -36, snr: 10.5 }],
@@ -46,6 +49,61 @@ describe('ChirpStack v4 events', () => {
         at: new Date('2022-07-18T09:34:15.775Z'),
       },
     ]);
+  });
+
+  it('reads the zero values an up event leaves out and every modulation', () => {
+    const up = (fields: Record<string, unknown>) =>
+      read('up', {
+        time: '2024-05-01T10:00:00.125421Z',
+        deviceInfo: { deviceName: 'meter', devEui: DEVICE, tags: { floor: '2' } },
+        devAddr: '01ab23cd',
+        fPort: 3,
+        data: 'AQI=',
+        rxInfo: [{ gatewayId: '0016c001f153a14c', rssi: -61, crcStatus: 'CRC_OK' }],
+        ...fields,
+      });
+    const lora = (codeRate: string, bandwidth = 125000) => ({
+      frequency: 868100000,
+      modulation: { lora: { bandwidth, spreadingFactor: 12, codeRate } },
+    });
+    // fCnt 0, dr 0 (SF12 in EU868), unconfirmed and SNR 0 are all left out.
+    expect(up({ txInfo: lora('CR_4_5') }).items[0]!.meta).toMatchObject({
+      fCnt: 0,
+      dataRate: 0,
+      confirmed: false,
+      spreadingFactor: 12,
+      codingRate: '4/5',
+      gateways: [{ gatewayEui: '0016c001f153a14c', rssi: -61, snr: 0 }],
+    });
+    expect(up({ txInfo: lora('CR_LI_4_8', 812000) }).items[0]!.meta).toMatchObject({
+      bandwidth: 812000,
+      codingRate: '4/8LI',
+    });
+    const lrFhss = {
+      frequency: 868130000,
+      modulation: { lrFhss: { operatingChannelWidth: 137000, codeRate: 'CR_1_3' } },
+    };
+    expect(up({ dr: 8, txInfo: lrFhss }).items[0]!.meta).toMatchObject({
+      dataRate: 8,
+      bandwidth: 137000,
+      codingRate: '1/3',
+    });
+    const fsk = { frequency: 868800000, modulation: { fsk: { frequencyDeviation: 25000, datarate: 50000 } } };
+    const fskMeta = up({ dr: 7, txInfo: fsk }).items[0]!.meta!;
+    expect(fskMeta).toMatchObject({ dataRate: 7, frequency: 868800000 });
+    expect(fskMeta.gateways).toEqual([{ gatewayEui: '0016c001f153a14c', rssi: -61 }]);
+    expect(fskMeta.spreadingFactor).toBeUndefined();
+    // An empty frame on an application port is the device's message; without a port it is MAC-only.
+    const empty = up({ data: undefined, txInfo: lora('CR_4_5') });
+    expect(empty.items.map((i) => [i.payload.length, i.meta!.fPort])).toEqual([[0, 3]]);
+    const macOnly = up({ data: undefined, fPort: undefined, txInfo: lora('CR_4_5') });
+    expect(macOnly.items).toEqual([]);
+    expect(macOnly.events).toEqual([expect.objectContaining({ gatewayEui: '0016c001f153a14c' })]);
+  });
+
+  it('reads a status without margin as margin 0', () => {
+    const status = { time: '2024-05-01T09:00:00Z', deviceInfo: { devEui: DEVICE }, batteryLevel: 55.5 };
+    expect(read('status', status).items[0]!.meta).toMatchObject({ battery: 55.5, margin: 0 });
   });
 
   it('turns join, status and location into packets without payload carrying only their facts', () => {

@@ -8,10 +8,12 @@ import {
   deviceKeyOf,
   euiOf,
   gatewaysHeard,
+  isApplicationUplink,
   isObject,
   locationOf,
   nothing,
   numberAt,
+  numberOrZero,
   objectAt,
   packet,
   stringAt,
@@ -23,6 +25,10 @@ import {
  * ChirpStack v4 integration events, as its HTTP integration (`?event=up`) and its MQTT integration
  * (`application/{id}/device/{devEui}/event/{event}`) send them with the JSON marshaler (camelCase).
  * Shared by chirpstack-uplink and chirpstack-mqtt.
+ *
+ * That JSON is proto3 JSON (pbjson): fields at their zero value are left out. ChirpStack sends events
+ * whole, so in them a missing number is 0 and a missing flag false (`fCnt`, `dr`, `confirmed`, a
+ * gateway's `snr`, a status's `margin`).
  *
  * - `up`: `data` (base64) becomes the packet's bytes, the rest its metadata; `object` (ChirpStack's
  *   own codec) is kept as `meta.decoded`.
@@ -39,8 +45,17 @@ const LOG_LEVELS: Record<string, NetworkLogEntry['level']> = {
   ERROR: 'error',
 };
 
-/** `CR_4_5` → `4/5`. */
-const codeRate = (value: unknown) => stringAt(value)?.replace(/^CR_(\d)_(\d)$/, '$1/$2');
+/**
+ * `common.CodeRate` → `4/5`: `CR_4_5` → `4/5`, LR-FHSS `CR_1_3` → `1/3`, LoRa 2.4 GHz `CR_LI_4_8` →
+ * `4/8LI`; `CR_UNDEFINED` is none. ChirpStack 4.0 sent the rate as a string (`4/5`), later
+ * `codeRateLegacy`.
+ */
+function codeRate(modulation: Json | undefined): string | undefined {
+  const value = stringAt(modulation?.codeRate) ?? stringAt(modulation?.codeRateLegacy);
+  if (value === undefined || value === 'CR_UNDEFINED') return undefined;
+  const enumName = /^CR_(LI_)?(\d)_(\d)$/.exec(value);
+  return enumName ? `${enumName[2]}/${enumName[3]}${enumName[1] ? 'LI' : ''}` : value;
+}
 
 export function chirpstackEvent(event: string, body: unknown, connectorId: string): NetworkMessage {
   if (!isObject(body)) throw errors.unprocessable('INVALID_PAYLOAD', 'A ChirpStack event is one JSON object');
@@ -65,7 +80,7 @@ export function chirpstackEvent(event: string, body: unknown, connectorId: strin
       return one({
         event: 'status',
         battery: body.batteryLevelUnavailable === true ? undefined : numberAt(body.batteryLevel),
-        margin: numberAt(body.margin),
+        margin: numberOrZero(body.margin),
       });
     case 'location': {
       const location = locationOf(body.location);
@@ -82,34 +97,37 @@ export function chirpstackEvent(event: string, body: unknown, connectorId: strin
 function uplink(deviceKey: string, body: Json, base: PacketMeta, connectorId: string): NetworkMessage {
   const tx = objectAt(body, 'txInfo') ?? {};
   const lora = objectAt(tx, 'modulation', 'lora');
+  const lrFhss = objectAt(tx, 'modulation', 'lrFhss');
   const gateways = (Array.isArray(body.rxInfo) ? body.rxInfo : [])
     .filter(isObject)
     .map((rx): GatewayReception =>
       compact({
         gatewayEui: euiOf(rx.gatewayId),
         rssi: numberAt(rx.rssi),
-        snr: numberAt(rx.snr),
+        // A LoRa reception always has an SNR: missing is 0 dB.
+        snr: lora ? numberOrZero(rx.snr) : numberAt(rx.snr),
         location: locationOf(rx.location),
       }),
     );
   const meta: PacketMeta = {
     ...base,
     fPort: numberAt(body.fPort),
-    fCnt: numberAt(body.fCnt),
+    fCnt: numberOrZero(body.fCnt),
     devAddr: stringAt(body.devAddr)?.toLowerCase(),
-    confirmed: typeof body.confirmed === 'boolean' ? body.confirmed : undefined,
+    confirmed:
+      body.confirmed === undefined ? false : typeof body.confirmed === 'boolean' ? body.confirmed : undefined,
     receivedAt: stringAt(body.time),
     gateways: gateways.length ? gateways : undefined,
-    dataRate: numberAt(body.dr),
+    dataRate: numberOrZero(body.dr),
     spreadingFactor: numberAt(lora?.spreadingFactor),
-    bandwidth: numberAt(lora?.bandwidth),
+    bandwidth: numberAt(lora?.bandwidth) ?? numberAt(lrFhss?.operatingChannelWidth),
     frequency: numberAt(tx.frequency),
-    codingRate: codeRate(lora?.codeRate),
+    codingRate: codeRate(lora ?? lrFhss),
     decoded: body.object,
   };
   const events = gatewaysHeard(connectorId, gateways, timeOf(body.time));
   const payload = base64Payload(body.data, 'data');
-  if (payload.length === 0 && meta.decoded === undefined) return { items: [], events, logs: [] };
+  if (!isApplicationUplink(payload, meta)) return { items: [], events, logs: [] };
   return { items: [packet(deviceKey, payload, meta)], events, logs: [] };
 }
 

@@ -146,6 +146,21 @@ export function gatewaysHeard(
   return events;
 }
 
+/**
+ * Whether an uplink is a packet for the driver: it has bytes, the network server decoded something, or
+ * it names an application port (an empty frame on port 1–223 is the device's message too; network
+ * servers omit an empty payload). MAC-only frames (no port, port 0) carry nothing for the driver.
+ */
+export const isApplicationUplink = (payload: Buffer, meta: PacketMeta): boolean =>
+  payload.length > 0 || meta.decoded !== undefined || (meta.fPort ?? 0) > 0;
+
+/**
+ * Proto3 JSON (The Things Stack, ChirpStack) leaves out fields at their zero value: in a message that
+ * is known to be complete, a missing number is 0 and a missing flag false.
+ */
+export const numberOrZero = (value: unknown): number | undefined =>
+  value === undefined ? 0 : numberAt(value);
+
 export const packet = (deviceKey: string, payload: Buffer, meta: PacketMeta): WebhookItem => ({
   deviceKey,
   payload,

@@ -65,6 +65,16 @@ describe('loriot-uplink kind', () => {
     expect(read(rx, { uplinkFrom: 'gw' })).toEqual({ items: [], events: [heard], logs: [] });
   });
 
+  it('stores no MAC-only frame, and reports no receive time it was not given', () => {
+    const rx = { cmd: 'rx', EUI: 'BE7A000000000001', fcnt: 4, port: 0, rssi: -100, snr: 2 };
+    expect(read(rx).items).toEqual([]);
+    const gws = [{ rssi: -100, snr: 2, gweui: '7076FFFFFF053A13' }];
+    const noTime = read({ ...rx, port: 2, data: '01', ts: 1e20, gws });
+    expect(noTime.items[0]!.meta!.receivedAt).toBeUndefined();
+    expect(noTime.events).toHaveLength(1);
+    expect(Number.isFinite(noTime.events[0]!.at.getTime())).toBe(true);
+  });
+
   it('ignores other messages and refuses encrypted or broken payloads', () => {
     expect(read({ cmd: 'txd', EUI: '01' })).toEqual({ items: [], events: [], logs: [] });
     expect(() => read({ cmd: 'rx', EUI: '01', encdata: 'ABCD' })).toThrow(/encrypted/);

@@ -8,6 +8,7 @@ import {
   euiOf,
   gatewaysHeard,
   hexPayload,
+  isApplicationUplink,
   isObject,
   LORAWAN_DEVICES,
   locationOf,
@@ -17,6 +18,7 @@ import {
   numberAt,
   packet,
   stringAt,
+  timeOf,
   type Json,
 } from './lorawan.js';
 import { oneOf, settingsObject } from './settings-fields.js';
@@ -51,7 +53,10 @@ export function loriotMessage(body: unknown, connector: Connector): NetworkMessa
   const deviceKey = deviceKeyOf(body.EUI, 'EUI');
   const uplinkFrom = connector.config.uplinkFrom === 'gw' ? 'gw' : 'rx';
   const gateways = gatewaysOf(body);
-  const at = typeof body.ts === 'number' ? new Date(body.ts) : new Date();
+  // `ts`: LORIOT's receive time in ms; without a valid one the network server's time is unknown.
+  const reported = typeof body.ts === 'number' ? new Date(body.ts) : undefined;
+  const receivedAt = reported && Number.isFinite(reported.getTime()) ? reported.toISOString() : undefined;
+  const at = timeOf(receivedAt);
   // An rx message carries `gws` too when gateway information is enabled: every gateway named is heard.
   const events = gatewaysHeard(connector.id, gateways, at);
   if (cmd !== uplinkFrom) return { items: [], events, logs: [] };
@@ -68,7 +73,7 @@ export function loriotMessage(body: unknown, connector: Connector): NetworkMessa
     fPort: numberAt(body.port),
     fCnt: numberAt(body.fcnt),
     confirmed: typeof body.ack === 'boolean' ? body.ack : undefined,
-    receivedAt: Number.isFinite(at.getTime()) ? at.toISOString() : undefined,
+    receivedAt,
     gateways: gateways.length ? gateways : undefined,
     dataRate: stringAt(body.dr)?.replace(/\s+/g, ' '),
     ...radio,
@@ -79,6 +84,8 @@ export function loriotMessage(body: unknown, connector: Connector): NetworkMessa
         ? Math.round((body.bat / 254) * 1000) / 10
         : undefined,
   };
+  // A MAC-only frame (port 0, no data) has nothing for the driver: its gateways still heard the device.
+  if (!isApplicationUplink(payload, meta)) return { items: [], events, logs: [] };
   return { items: [packet(deviceKey, payload, meta)], events, logs: [] };
 }
 

@@ -29,6 +29,8 @@ describe('tts-uplink kind', () => {
       devEui: '0004a30b001c0530',
       devAddr: '00bcb929',
       fCnt: 1,
+      // A complete message leaves out `confirmed` when it is false.
+      confirmed: false,
       receivedAt: '2020-02-12T15:15:45.789585559Z',
       gateways: [{ gatewayId: 'gtw1', gatewayEui: '9c5c8e00001a05c4', rssi: -35, snr: 5 }],
       dataRate: 'SF7BW125',
@@ -53,6 +55,97 @@ describe('tts-uplink kind', () => {
         at: new Date('2020-02-12T15:15:45.789Z'),
       },
     ]);
+  });
+
+  it('reads the zero values a complete uplink leaves out: frame counter 0, unconfirmed, SNR 0', () => {
+    const { items } = read({
+      end_device_ids: { device_id: 'meter-1', dev_eui: '70B3D57ED0000001', dev_addr: '260B1234' },
+      correlation_ids: ['as:up:01HX'],
+      received_at: '2024-05-01T10:00:00.2Z',
+      uplink_message: {
+        f_port: 2,
+        frm_payload: 'AQID',
+        rx_metadata: [{ gateway_ids: { gateway_id: 'gw-roof', eui: 'B827EBFFFE000001' }, rssi: -97 }],
+        settings: { data_rate: { lora: { bandwidth: 125000, spreading_factor: 9 } }, frequency: '868100000' },
+        received_at: '2024-05-01T10:00:00.141Z',
+      },
+    });
+    expect(items[0]!.meta).toMatchObject({
+      fCnt: 0,
+      confirmed: false,
+      gateways: [{ gatewayId: 'gw-roof', gatewayEui: 'b827ebfffe000001', rssi: -97, snr: 0 }],
+    });
+    // A filtered uplink may have left them out by its filter: unknown, not zero.
+    const filtered = read({ uplink_message: { f_port: 2, frm_payload: 'AQID' } }, 'uplink', {
+      dev_eui: 'AA',
+    });
+    expect(filtered.items[0]!.meta).toEqual({ devEui: 'aa', fPort: 2 });
+  });
+
+  it('stores an empty uplink on an application port; a MAC-only frame only marks its gateways heard', () => {
+    const up = (uplink: Record<string, unknown>) => ({
+      end_device_ids: { dev_eui: '70B3D57ED0000001' },
+      uplink_message: {
+        rx_metadata: [{ gateway_ids: { gateway_id: 'gw-roof', eui: 'B827EBFFFE000001' }, rssi: -97, snr: 3 }],
+        settings: { data_rate: { lora: { bandwidth: 125000, spreading_factor: 7 } } },
+        received_at: '2024-05-01T10:00:00Z',
+        ...uplink,
+      },
+    });
+    // `frm_payload` is left out when empty.
+    const empty = read(up({ f_port: 5, f_cnt: 8 }));
+    expect(empty.items).toHaveLength(1);
+    expect(empty.items[0]!.payload).toEqual(Buffer.alloc(0));
+    expect(empty.items[0]!.meta).toMatchObject({ fPort: 5, fCnt: 8 });
+    const macOnly = read(up({ f_cnt: 9 }));
+    expect(macOnly.items).toEqual([]);
+    expect(macOnly.events).toEqual([expect.objectContaining({ gatewayEui: 'b827ebfffe000001' })]);
+  });
+
+  it('names the forwarding gateway of a Packet Broker reception, and reads FSK and LR-FHSS data rates', () => {
+    const body = (rx: unknown, dataRate: unknown) => ({
+      end_device_ids: { dev_eui: 'AA' },
+      uplink_message: {
+        f_port: 1,
+        f_cnt: 3,
+        frm_payload: 'AQ==',
+        rx_metadata: [rx],
+        settings: { data_rate: dataRate, frequency: '868800000' },
+        received_at: '2024-05-01T10:00:00Z',
+      },
+    });
+    const lora = { lora: { bandwidth: 125000, spreading_factor: 10, coding_rate: '4/5' } };
+    const broker = {
+      gateway_ids: { gateway_id: 'packetbroker' },
+      packet_broker: {
+        message_id: '01HXBROKER',
+        forwarder_net_id: '000013',
+        forwarder_gateway_eui: 'AA555A0000000101',
+        forwarder_gateway_id: 'neighbour-gw',
+        home_network_net_id: '000013',
+      },
+      rssi: -110,
+      channel_rssi: -110,
+      snr: -3.5,
+    };
+    const viaBroker = read(body(broker, lora));
+    expect(viaBroker.items[0]!.meta!.gateways).toEqual([
+      { gatewayId: 'neighbour-gw', gatewayEui: 'aa555a0000000101', rssi: -110, snr: -3.5 },
+    ]);
+    expect(viaBroker.events).toEqual([expect.objectContaining({ gatewayEui: 'aa555a0000000101' })]);
+
+    const gateway = { gateway_ids: { gateway_id: 'gw-roof' }, rssi: -90 };
+    expect(read(body(gateway, { fsk: { bit_rate: 50000 } })).items[0]!.meta).toMatchObject({
+      dataRate: 'FSK50000',
+      frequency: 868800000,
+      gateways: [{ gatewayId: 'gw-roof', rssi: -90 }],
+    });
+    const lrFhss = { lrfhss: { operating_channel_width: 137000, coding_rate: '1/3' } };
+    expect(read(body(gateway, lrFhss)).items[0]!.meta).toMatchObject({
+      dataRate: 'LR-FHSS OCW137',
+      bandwidth: 137000,
+      codingRate: '1/3',
+    });
   });
 
   it('reads a filtered uplink at its message path, the device named in the query', () => {

@@ -10,11 +10,13 @@ import {
   deviceKeyOf,
   euiOf,
   gatewaysHeard,
+  isApplicationUplink,
   isObject,
   locationOf,
   lorawanFields,
   nothing,
   numberAt,
+  numberOrZero,
   objectAt,
   packet,
   stringAt,
@@ -194,42 +196,65 @@ function uplink(
 ): NetworkMessage {
   const settings = objectAt(up, 'settings') ?? {};
   const lora = objectAt(settings, 'data_rate', 'lora');
+  const fsk = objectAt(settings, 'data_rate', 'fsk');
+  const lrfhss = objectAt(settings, 'data_rate', 'lrfhss');
+  // The webhook's JSON leaves out zero values (f_cnt 0, confirmed false, snr 0), and a filtered webhook
+  // leaves out what its filter drops. The Network Server always sets settings, rx_metadata and
+  // received_at: with them the message is complete, and a missing value is zero.
+  const complete = isObject(up.settings) && Array.isArray(up.rx_metadata) && up.received_at !== undefined;
   const gateways = (Array.isArray(up.rx_metadata) ? up.rx_metadata : [])
     .filter(isObject)
-    .map((rx): GatewayReception =>
-      compact({
-        gatewayId: stringAt(objectAt(rx, 'gateway_ids')?.gateway_id),
-        gatewayEui: euiOf(objectAt(rx, 'gateway_ids')?.eui),
+    .map((rx): GatewayReception => {
+      // Received through Packet Broker (another network's gateway): TTS names the gateway
+      // `packetbroker`; the forwarder's gateway EUI and id say which one it was.
+      const ids = objectAt(rx, 'gateway_ids');
+      const broker = objectAt(rx, 'packet_broker');
+      return compact({
+        gatewayId: stringAt(broker?.forwarder_gateway_id) ?? stringAt(ids?.gateway_id),
+        gatewayEui: euiOf(broker?.forwarder_gateway_eui) ?? euiOf(ids?.eui),
         rssi: numberAt(rx.rssi) ?? numberAt(rx.channel_rssi),
-        snr: numberAt(rx.snr),
+        // A LoRa reception always has an SNR: missing is 0 dB.
+        snr: lora ? numberOrZero(rx.snr) : numberAt(rx.snr),
         location: locationOf(rx.location),
-      }),
-    );
+      });
+    });
   const locations = objectAt(up, 'locations');
   const firstLocation = locations ? Object.values(locations).find(isObject) : undefined;
+  const bitRate = numberAt(fsk?.bit_rate);
+  const channelWidth = numberAt(lrfhss?.operating_channel_width);
   const meta: PacketMeta = {
     ...base,
     fPort: numberAt(up.f_port),
-    fCnt: numberAt(up.f_cnt),
-    confirmed: typeof up.confirmed === 'boolean' ? up.confirmed : undefined,
+    fCnt: complete ? numberOrZero(up.f_cnt) : numberAt(up.f_cnt),
+    confirmed:
+      typeof up.confirmed === 'boolean'
+        ? up.confirmed
+        : complete && up.confirmed === undefined
+          ? false
+          : undefined,
     receivedAt: stringAt(up.received_at) ?? stringAt(body.received_at),
     gateways: gateways.length ? gateways : undefined,
     dataRate:
       lora?.spreading_factor !== undefined && lora.bandwidth !== undefined
         ? `SF${numberAt(lora.spreading_factor)}BW${(numberAt(lora.bandwidth) ?? 0) / 1000}`
-        : numberAt(settings.data_rate_index),
+        : bitRate !== undefined
+          ? `FSK${bitRate}`
+          : channelWidth !== undefined
+            ? `LR-FHSS OCW${channelWidth / 1000}`
+            : numberAt(settings.data_rate_index),
     spreadingFactor: numberAt(lora?.spreading_factor),
-    bandwidth: numberAt(lora?.bandwidth),
+    bandwidth: numberAt(lora?.bandwidth) ?? channelWidth,
     frequency: numberAt(settings.frequency),
-    codingRate: stringAt(settings.coding_rate) ?? stringAt(lora?.coding_rate),
+    codingRate:
+      stringAt(settings.coding_rate) ?? stringAt(lora?.coding_rate) ?? stringAt(lrfhss?.coding_rate),
     decoded: up.decoded_payload,
     location: locationOf(firstLocation),
   };
   const events = gatewaysHeard(connector.id, gateways, timeOf(meta.receivedAt));
   const payload = base64Payload(up.frm_payload, 'uplink_message.frm_payload');
-  // Without application data (MAC-only frames on port 0) there is nothing for the driver: the
-  // gateways still heard the device.
-  if (payload.length === 0 && meta.decoded === undefined) return { items: [], events, logs: [] };
+  // Without application data (MAC-only frames: no port, or port 0) there is nothing for the driver:
+  // the gateways still heard the device.
+  if (!isApplicationUplink(payload, meta)) return { items: [], events, logs: [] };
   return { items: [packet(deviceKey, payload, meta)], events, logs: [] };
 }
 
