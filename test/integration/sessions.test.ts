@@ -173,6 +173,33 @@ describe('CSRF protection of state-changing /api requests', () => {
   });
 });
 
+describe('the default public URL, console reached from another machine', () => {
+  const loginAt = (host: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { ...CSRF, host },
+      payload: loginBody('eve@stellwerk.test'),
+    });
+
+  it('gives a browser on plain http under a non-loopback name a cookie it keeps, and loopback the Secure one', async () => {
+    const [remote] = setCookies(await loginAt('stellwerk.plant.example:8080'));
+    expect(remote?.name).toBe('stellwerk_session');
+    expect(remote?.attributes.secure).toBeUndefined();
+    expect(remote?.attributes).toMatchObject({ httponly: true, samesite: 'Lax', path: '/' });
+    const me = await t.app.inject({
+      url: '/api/v1/user',
+      headers: { host: 'stellwerk.plant.example:8080', cookie: `stellwerk_session=${remote?.value}` },
+    });
+    expect(me.statusCode).toBe(200);
+    for (const host of ['localhost:8080', '127.0.0.1:8080', '[::1]:8080', 'console.localhost:8080']) {
+      const [local] = setCookies(await loginAt(host));
+      expect(local?.name, host).toBe(SECURE_COOKIE);
+      expect(local?.attributes.secure, host).toBe(true);
+    }
+  });
+});
+
 describe('plain-http public URL', () => {
   it('falls back to an unprefixed cookie without Secure, which still authenticates', async () => {
     const plain = await createTestApp({

@@ -4,7 +4,7 @@ import type { Services } from '../services.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import { LOGIN_ERRORS_TEXT, LoginBody, LoginReply, userSummary } from './auth.schemas.js';
 import { consoleSessionRoutes } from './console-session.routes.js';
-import { sessionCookiePolicy } from './session-cookie.js';
+import { consoleCookiePolicy } from './session-cookie.js';
 import { twoFactorRoutes } from './two-factor.routes.js';
 
 const tags = ['auth'];
@@ -57,7 +57,7 @@ export async function authRoutes(app: App, ctx: AppContext, services: Services):
     },
   );
 
-  const cookiePolicy = sessionCookiePolicy(ctx.config.publicUrl, ctx.log);
+  const cookiePolicy = consoleCookiePolicy(ctx.config.publicUrl, ctx.log);
   await consoleSessionRoutes(app, ctx, services, cookiePolicy);
   await twoFactorRoutes(app, ctx, services, cookiePolicy);
 }

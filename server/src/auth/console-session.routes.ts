@@ -7,7 +7,7 @@ import {
   clearSessionCookie,
   presentedSessionToken,
   setSessionCookie,
-  type SessionCookiePolicy,
+  type ConsoleCookiePolicy,
 } from './session-cookie.js';
 
 const tags = ['console session'];
@@ -18,7 +18,7 @@ export async function consoleSessionRoutes(
   app: App,
   ctx: AppContext,
   { auth, accounts }: Services,
-  cookie: SessionCookiePolicy,
+  cookie: ConsoleCookiePolicy,
 ): Promise<void> {
   app.post(
     '/api/v1/auth/login',
@@ -38,7 +38,7 @@ export async function consoleSessionRoutes(
         ip: request.ip,
         userAgent: request.headers['user-agent'],
       });
-      setSessionCookie(reply, cookie, result.token, ctx.config.sessionTtlSeconds);
+      setSessionCookie(reply, cookie(request), result.token, ctx.config.sessionTtlSeconds);
       reply.header('cache-control', 'no-store');
       return {
         expiresAt: result.session.expiresAt.toISOString(),
@@ -63,7 +63,7 @@ export async function consoleSessionRoutes(
     async (request, reply) => {
       const token = presentedSessionToken(request);
       if (token) await auth.logout(token);
-      clearSessionCookie(reply, cookie);
+      clearSessionCookie(reply, cookie(request));
       return reply.status(204).send(null);
     },
   );

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { sessionCookiePolicy } from './session-cookie.js';
+import type { FastifyRequest } from 'fastify';
+import { consoleCookiePolicy, sessionCookiePolicy } from './session-cookie.js';
 
 function countingLogger(): { log: FastifyBaseLogger; warnings: () => number } {
   let warnings = 0;
@@ -29,5 +30,30 @@ describe('sessionCookiePolicy', () => {
       secure: false,
     });
     expect(warnings()).toBe(1);
+  });
+});
+
+describe('consoleCookiePolicy', () => {
+  const request = (protocol: 'http' | 'https', hostname: string) =>
+    ({ protocol, hostname }) as FastifyRequest;
+  const secure = { name: '__Host-stellwerk_session', secure: true };
+  const plain = { name: 'stellwerk_session', secure: false };
+
+  it('with the default loopback URL: Secure on https and loopback names, plain elsewhere, warning once', () => {
+    const { log, warnings } = countingLogger();
+    const policy = consoleCookiePolicy('http://localhost:8080', log);
+    expect(policy(request('http', 'localhost'))).toEqual(secure);
+    expect(policy(request('http', '127.0.0.1'))).toEqual(secure);
+    expect(policy(request('http', '::1'))).toEqual(secure);
+    expect(policy(request('https', 'iot.plant.example'))).toEqual(secure);
+    expect(warnings()).toBe(0);
+    expect(policy(request('http', '192.0.2.10'))).toEqual(plain);
+    expect(policy(request('http', 'iot.plant.example'))).toEqual(plain);
+    expect(warnings()).toBe(1);
+  });
+
+  it('an https public URL keeps the Secure cookie for every request', () => {
+    const policy = consoleCookiePolicy('https://iot.plant.example', countingLogger().log);
+    expect(policy(request('http', '192.0.2.10'))).toEqual(secure);
   });
 });

@@ -25,6 +25,40 @@ export function sessionCookiePolicy(publicUrl: string, log?: FastifyBaseLogger):
   return { name: SESSION_COOKIE_PLAIN, secure: false };
 }
 
+/** The console's cookie policy for one request (the console can be reached under several names). */
+export type ConsoleCookiePolicy = (request: FastifyRequest) => SessionCookiePolicy;
+
+/** A request's host as a browser sees it: loopback names are secure contexts even over http. */
+const isLoopbackHost = (hostname: string): boolean =>
+  LOOPBACK_HOSTS.has(hostname) || hostname === '::1' || hostname.endsWith('.localhost');
+
+/**
+ * The console session cookie per request. An https STELLWERK_PUBLIC_URL, or a plain-http one that is
+ * not loopback, decides for every request (`sessionCookiePolicy`). The default public URL is
+ * loopback: then a browser that reached the console over https or under a loopback name gets the
+ * Secure cookie, and one on another machine over plain http (`http://192.0.2.10:8080`) the
+ * unprefixed one, which that browser keeps: a Secure cookie would be dropped and every login would
+ * end at once. The first such request is logged, with how to serve Stellwerk over https.
+ */
+export function consoleCookiePolicy(publicUrl: string, log?: FastifyBaseLogger): ConsoleCookiePolicy {
+  const site = sessionCookiePolicy(publicUrl, log);
+  const url = new URL(publicUrl);
+  if (url.protocol === 'https:' || !site.secure) return () => site;
+  const plain: SessionCookiePolicy = { name: SESSION_COOKIE_PLAIN, secure: false };
+  let warned = false;
+  return (request) => {
+    if (request.protocol === 'https' || isLoopbackHost(request.hostname)) return site;
+    if (!warned) {
+      warned = true;
+      log?.warn(
+        { host: request.hostname },
+        'the console was reached over plain http from another machine: its session cookie cannot be Secure there; set STELLWERK_PUBLIC_URL to the https address and serve Stellwerk over https',
+      );
+    }
+    return plain;
+  };
+}
+
 export function setSessionCookie(
   reply: FastifyReply,
   policy: SessionCookiePolicy,

@@ -3,7 +3,7 @@ import type { App, AppContext } from '../context.js';
 import type { Services } from '../services.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import { ActivateBody, ActivateReply, DeactivateBody, EnrolmentReply } from './auth.schemas.js';
-import { setSessionCookie, type SessionCookiePolicy } from './session-cookie.js';
+import { setSessionCookie, type ConsoleCookiePolicy } from './session-cookie.js';
 
 const tags = ['two-factor'];
 
@@ -15,7 +15,7 @@ export async function twoFactorRoutes(
   app: App,
   ctx: AppContext,
   { auth, twoFactor }: Services,
-  cookie: SessionCookiePolicy,
+  cookie: ConsoleCookiePolicy,
 ): Promise<void> {
   for (const base of ['/xapi/v1/users/me/2fa', '/api/v1/user/2fa']) {
     app.post(
@@ -61,7 +61,7 @@ export async function twoFactorRoutes(
           },
         );
         if (result.newCookieSession) {
-          setSessionCookie(reply, cookie, result.newCookieSession.token, ctx.config.sessionTtlSeconds);
+          setSessionCookie(reply, cookie(request), result.newCookieSession.token, ctx.config.sessionTtlSeconds);
         }
         reply.header('cache-control', 'no-store');
         return { recoveryCodes: result.recoveryCodes };
