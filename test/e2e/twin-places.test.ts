@@ -115,7 +115,12 @@ describe('twin address, location picker, map filters and view parameters (Chromi
     await expect
       .poll(() => page.getByTestId('twin-address-line').textContent())
       .toBe('Seestrasse 12, 8002 Zürich');
-    await page.getByRole('region', { name: 'Location' }).getByTestId('picker-marker').waitFor();
+    const locationCard = page.getByRole('region', { name: 'Location' });
+    await locationCard.getByTestId('picker-marker').waitFor();
+    // The twin page's map spans its card (a card places its children at their own width).
+    const cardWidth = (await locationCard.boundingBox())!.width;
+    const mapWidth = (await locationCard.getByTestId('twin-map').boundingBox())!.width;
+    expect(mapWidth).toBeGreaterThan(cardWidth * 0.8);
     await h.shot('twin-places-02-twin-page');
 
     // On the map page, alone under its tag, the twin's marker stands where the map is centred on it.

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { formatAxisTime, formatDateTime, formatTime, knownTimeZone, timeZoneLabel } from './date-format';
+import {
+  formatAxisTime,
+  formatDateTime,
+  formatTime,
+  knownTimeZone,
+  relativeTime,
+  timeZoneLabel,
+} from './date-format';
 
 const AT = '2026-11-26T08:15:03Z';
 
@@ -30,5 +37,17 @@ describe('date formatting', () => {
     expect(knownTimeZone('europe/berlin')).toBe('Europe/Berlin');
     expect(knownTimeZone('Mars/Olympus')).toBeUndefined();
     expect(knownTimeZone('')).toBeUndefined();
+  });
+});
+
+describe('relativeTime', () => {
+  const now = Date.parse('2026-11-28T10:00:00Z');
+  it('tells how long ago a moment was, in the console language', () => {
+    expect(relativeTime('2026-11-28T09:57:00Z', 'en', now)).toBe('3 minutes ago');
+    expect(relativeTime('2026-11-28T09:59:50Z', 'de', now)).toBe('vor 10 Sekunden');
+  });
+  it('reads a moment ahead of the browser clock as now', () => {
+    expect(relativeTime('2026-11-28T10:00:02Z', 'en', now)).toBe('now');
+    expect(relativeTime('2026-11-28T10:05:00Z', 'de', now)).toBe('jetzt');
   });
 });

@@ -81,9 +81,14 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['second', 1],
 ];
 
-/** "3 minutes ago" in the console's language; `now` is passed so a ticking clock re-renders it. */
+/**
+ * "3 minutes ago" in the console's language; `now` is passed so a ticking clock re-renders it. For
+ * moments that have happened (last seen, last fired, updated): one ahead of `now` reads "now", since
+ * it means the server's clock is ahead of this browser's, or a value pushed live is newer than the
+ * page's last tick, never "in 2 seconds".
+ */
 export function relativeTime(iso: string, language: string, now = Date.now()): string {
-  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
+  const seconds = Math.min(0, Math.round((new Date(iso).getTime() - now) / 1000));
   const format = new Intl.RelativeTimeFormat(language, { numeric: 'auto' });
   for (const [unit, size] of UNITS) {
     if (Math.abs(seconds) >= size || unit === 'second')
