@@ -141,9 +141,19 @@ describe('TS013 payload codecs as driver scripts', () => {
       /neither data nor errors/,
     ],
     [
+      'a result without data or errors, quoting what the codec said instead',
+      'function decodeUplink() { return { data: null, error: "unknown frame type 7" }; }',
+      /neither data nor errors: \{"data":null,"error":"unknown frame type 7"\}$/,
+    ],
+    [
       'a result that is not an object',
       'function decodeUplink() { return 5; }',
-      /must return an object \{data, warnings, errors\}/,
+      /must return an object \{data, warnings, errors\}; it returned 5$/,
+    ],
+    [
+      'a result that is null',
+      'function decodeUplink() { return null; }',
+      /must return an object \{data, warnings, errors\}; it returned null$/,
     ],
     [
       'errors that are not messages',
@@ -159,6 +169,50 @@ describe('TS013 payload codecs as driver scripts', () => {
     const error = await failure(compile(code).then((p) => p.parse(Buffer.alloc(1), { fPort: 1 })));
     expect(error.code).toBe('PARSER_ERROR');
     expect(error.message).toMatch(message);
+  });
+
+  it('loads codecs that add enumerable methods to Object.prototype', async () => {
+    const parser = await compile(
+      `Object.prototype.u16 = function (i) { return (this[i] << 8) | this[i + 1]; };
+       Array.prototype.sum = function () { var s = 0; for (var i = 0; i < this.length; i++) s += this[i]; return s; };
+       function decodeUplink(input) { return { data: { level: input.bytes.u16(0), sum: input.bytes.sum() } }; }
+       function encodeDownlink(input) { return { bytes: [input.data.level & 0xff], fPort: 2 }; }`,
+    );
+    await expect(parser.decode!(Buffer.from([1, 2]), { fPort: 1 })).resolves.toMatchObject({
+      values: { level: 258, sum: 3 },
+    });
+    await expect(parser.encodeDownlink!({ level: 7 })).resolves.toMatchObject({ bytes: [7], fPort: 2 });
+    parser.dispose?.();
+  });
+
+  it('starts every packet from the globals the codec loaded with, like a network server', async () => {
+    // A read position kept in a top-level var and never reset, and a global assigned without var.
+    const parser = await compile(
+      `var pos = 0;
+       function next(b) { return b[pos++]; }
+       function decodeUplink(input) {
+         var first = next(input.bytes), second = next(input.bytes);
+         if (typeof seen === 'undefined') seen = 0;
+         seen += 1;
+         return { data: { first: first, second: second, seen: seen } };
+       }`,
+    );
+    for (const device of ['a', 'b', 'a']) {
+      await expect(
+        parser.decode!(Buffer.from([5, 6, 7, 8]), { fPort: 1, deviceKey: device }),
+      ).resolves.toMatchObject({ values: { first: 5, second: 6, seen: 1 } });
+    }
+    // Also after a call that threw half-way.
+    const thrower = await compile(
+      `var pos = 0;
+       function decodeUplink(input) { pos += 2; if (input.bytes[0] === 0) throw new Error('bad'); return { data: { pos: pos } }; }`,
+    );
+    await failure(thrower.decode!(Buffer.from([0]), { fPort: 1 }));
+    await expect(thrower.decode!(Buffer.from([1]), { fPort: 1 })).resolves.toMatchObject({
+      values: { pos: 2 },
+    });
+    parser.dispose?.();
+    thrower.dispose?.();
   });
 
   it('refuses downlink bytes that are not octets', async () => {

@@ -73,9 +73,20 @@ function messages(value: unknown, name: string, fn: string): string[] {
   return out;
 }
 
+/** Characters of a codec's unusable result quoted in the error message. */
+const MAX_QUOTED_CHARS = 200;
+
+const quote = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS)}…` : text;
+};
+
 function resultObject(result: unknown, fn: string): Record<string, unknown> {
   if (!isPlainObject(result)) {
-    throw new ParseError(`${fn} must return an object {data, warnings, errors}`, 'PARSER_ERROR');
+    throw new ParseError(
+      `${fn} must return an object {data, warnings, errors}; it returned ${quote(result)}`,
+      'PARSER_ERROR',
+    );
   }
   return result;
 }
@@ -90,7 +101,8 @@ export function readDecoded(result: unknown, fn: string): Decoded {
   const errors = messages(object.errors, 'errors', fn);
   if (errors.length > 0) return { values: [], warnings, errors };
   if (object.data === undefined || object.data === null) {
-    throw new ParseError(`${fn} returned neither data nor errors`, 'PARSER_ERROR');
+    // Quoted: codecs put their reason under other keys (`error`, `warnings`) for payloads they reject.
+    throw new ParseError(`${fn} returned neither data nor errors: ${quote(object)}`, 'PARSER_ERROR');
   }
   return { values: toValues(object.data, `The data of ${fn}`, 'PARSER_ERROR'), warnings };
 }

@@ -31,11 +31,21 @@ export const MAX_LOG_LINE_CHARS = 1000;
 export const signature = (f: SandboxFunction) => `${f.name}(${f.params.join(', ')})`;
 
 /**
- * Runs inside the sandbox before the user's code. It keeps its own references to JSON, so a
- * script that replaces JSON.stringify cannot smuggle non-JSON values out, and it hands back
+ * Runs inside the sandbox before the user's code. It keeps its own references to JSON and Object,
+ * so a script that replaces JSON.stringify cannot smuggle non-JSON values out, and it hands back
  * only JSON strings. Its hooks are removed from the global object again before the user's code
  * runs. `console` is the sandbox's own: its lines are collected here and handed to the host by
  * `__stellwerkLogs`, bounded per call.
+ *
+ * Every call starts from the globals the script's top level left, as on a LoRaWAN network server
+ * (a fresh runtime per uplink): `__stellwerkDefined`, called once after the script loaded, notes
+ * the script's own globals, and each call puts them back afterwards (a top-level `var` the call
+ * changed gets its loaded value again, a global the call assigned without `var` is removed). So a
+ * codec that keeps a read position in a global does not carry it into the next packet or device.
+ * Objects changed in place, top-level `let`/`const` bindings and built-ins are not reset: that
+ * would take a new context and re-evaluation per call (measured 10 to 200 times a call).
+ * Its own tables have no prototype: a script that adds enumerable properties to Object.prototype
+ * (vendor codecs do) does not reach them.
  */
 export const prelude = (entry: SandboxEntry) => {
   const functions = [entry, ...(entry.others ?? [])];
@@ -49,9 +59,38 @@ export const prelude = (entry: SandboxEntry) => {
     .join(',\n    ');
   return `(function () {
   var stringify = JSON.stringify, parseJson = JSON.parse, toText = String, DateType = Date;
+  var ownKeys = Object.keys, describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty,
+    global = globalThis;
   var functions = {
+    __proto__: null,
     ${table}
   };
+  // The script's own globals once it loaded (the enumerable ones: its top-level var and function
+  // declarations and assignments without var; not the built-ins): names, descriptors (null for
+  // accessors, left alone) and a name set.
+  var loadedNames = null, loaded = [], loadedSet = { __proto__: null };
+  function noteGlobals() {
+    loadedNames = ownKeys(global);
+    for (var i = 0; i < loadedNames.length; i++) {
+      var was = describe(global, loadedNames[i]);
+      loaded[i] = 'value' in was ? was : null;
+      loadedSet[loadedNames[i]] = true;
+    }
+  }
+  function resetGlobals() {
+    if (loadedNames === null) return;
+    var created = ownKeys(global), i, was, value, now;
+    for (i = 0; i < created.length; i++) if (loadedSet[created[i]] !== true) delete global[created[i]];
+    for (i = 0; i < loadedNames.length; i++) {
+      was = loaded[i];
+      if (was === null) continue;
+      value = global[loadedNames[i]];
+      if (value === was.value || (value !== value && was.value !== was.value)) continue;
+      now = describe(global, loadedNames[i]);
+      if (!now || now.configurable) define(global, loadedNames[i], was);
+      else if (now.writable) global[loadedNames[i]] = was.value;
+    }
+  }
   var logs = [], dropped = 0;
   function show(value) {
     if (typeof value === 'string') return value;
@@ -76,9 +115,17 @@ export const prelude = (entry: SandboxEntry) => {
   globalThis.__stellwerkDefined = function () {
     var names = [];
     for (var name in functions) if (functions[name].get()) names.push(name);
+    noteGlobals();
     return stringify(names);
   };
   globalThis.__stellwerkRun = function (name, input) {
+    try {
+      return run(name, input);
+    } finally {
+      try { resetGlobals(); } catch (e) {}
+    }
+  };
+  function run(name, input) {
     var spec = functions[name], fn = spec && spec.get();
     if (!fn) throw new TypeError('the script does not define function ' + name);
     var args = parseJson(input);
@@ -105,6 +152,6 @@ export const prelude = (entry: SandboxEntry) => {
       throw error;
     }
     return text;
-  };
+  }
 })();`;
 };
