@@ -131,6 +131,28 @@ describe('CSV import of virtual devices', () => {
     expect(JSON.stringify(done)).not.toMatch(/insert into|values \(|virtual_devices/i);
   });
 
+  it("refuses rows whose device_id the embedded broker's topic cannot carry", async () => {
+    const broker = await makeConnector(t, t.rootAccountId, 'mqtt-broker');
+    const lines = [
+      'device_id,title,connectorId',
+      `a/b,Slash,${broker}`,
+      `a+b,Plus,${broker}`,
+      `a-b,Fine,${broker}`,
+    ];
+    const job = expectStatus<JobBody>(
+      await call('POST', '/xapi/v1/virtual-devices/import', { csv: lines.join('\n') }),
+      202,
+    );
+    await t.services.jobs.runner.runOnce();
+    const done = expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${job.id}`), 200);
+    expect(done).toMatchObject({ status: 'finished', succeeded: 1, failed: 2 });
+    expect(done.errors.map((e) => [e.row, e.code])).toEqual([
+      [2, 'VALIDATION_ERROR'],
+      [3, 'VALIDATION_ERROR'],
+    ]);
+    expect(done.errors[0]!.message).toContain('cannot hold "/", "+" or "#"');
+  });
+
   it('accepts a JSON {csv} body, refuses an unreadable file at once, and never leaves a job running', async () => {
     const unknown = await call('POST', '/xapi/v1/virtual-devices/import', { csv: 'device_id,colour\nx,red' });
     expect(unknown.statusCode).toBe(400);

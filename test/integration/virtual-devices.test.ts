@@ -89,6 +89,28 @@ describe('virtual devices', () => {
     await create({ device_id: 'dup', title: 'B', connectorId: other });
   });
 
+  it('refuses a device_id the embedded broker cannot carry in its topic, on create and on a move there', async () => {
+    const broker = await makeConnector(t, t.rootAccountId, 'mqtt-broker');
+    for (const deviceId of ['room 101/a', 'meter+1', 'meter#1']) {
+      const r = await call('POST', '/xapi/v1/virtual-devices', {
+        device_id: deviceId,
+        title: 'M',
+        connectorId: broker,
+      });
+      expect(r.statusCode, deviceId).toBe(400);
+      expect(errorCode(r)).toBe('VALIDATION_ERROR');
+      const { error } = r.json<{ error: { message: string; details: unknown[] } }>();
+      expect(error.message).toContain('cannot hold "/", "+" or "#"');
+      expect(error.details).toEqual([{ path: '/device_id' }]);
+    }
+    // Elsewhere the id is only a name: a webhook sender puts it in its JSON.
+    const elsewhere = await create({ device_id: 'floor2/room-201', title: 'W', connectorId });
+    const moved = await call('PUT', `/xapi/v1/virtual-devices/${elsewhere.id}`, { connectorId: broker });
+    expect(moved.statusCode).toBe(400);
+    expect(errorCode(moved)).toBe('VALIDATION_ERROR');
+    await create({ device_id: 'room-101.a_b', title: 'OK', connectorId: broker });
+  });
+
   it('lowercases the EUI for LoRaWAN kinds and generates the EndDevice ID for The Things Stack', async () => {
     const tts = await makeConnector(t, t.rootAccountId, 'tts-uplink');
     const device = await create({

@@ -43,6 +43,12 @@ export interface DeviceIdentityRules {
   lowerCaseEui: boolean;
   /** The Things Stack: an EndDevice ID is made from the EUI (or device_id) when none is given. */
   endDeviceId: boolean;
+  /**
+   * The device_id is one level of the MQTT topic the device publishes on (the embedded broker's
+   * `…/devices/{device_id}/up`): no `/`, which would split it, and no `+` or `#`, which no PUBLISH
+   * topic may hold.
+   */
+  deviceIdIsTopicLevel?: boolean;
 }
 
 /** How a kind that subscribes through the mqtt-in runtime reads its broker's messages. */

@@ -2,7 +2,7 @@ import type { Account } from '../accounts/account.entity.js';
 import type { PermissionScope } from '../permission-scopes/permission-scope.entity.js';
 import { applyTemplate } from '../templates/template-sync.js';
 import type { ImportReferences } from './device-import.references.js';
-import { applyIdentityRules, identityRulesOf } from './device-references.js';
+import { applyIdentityRules, deviceIdProblem, identityRulesOf } from './device-references.js';
 import { VirtualDevice } from './virtual-device.entity.js';
 
 /** Columns of the import file (docs/virtual-devices.md); `kv.<key>` columns fill keyValueData. */
@@ -169,7 +169,10 @@ export function buildDevice(
     applyTemplate(device, template);
   }
   const type = device.connector?.type;
-  const missing = applyIdentityRules(device, identityRulesOf(type), true);
+  const rules = identityRulesOf(type);
+  const problem = deviceIdProblem(device.deviceId, rules);
+  if (problem) throw new RowError('VALIDATION_ERROR', problem);
+  const missing = applyIdentityRules(device, rules, true);
   if (missing.length > 0) {
     throw new RowError(
       'DEVICE_FIELDS_REQUIRED',

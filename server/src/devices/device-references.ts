@@ -29,6 +29,18 @@ export const identityRulesOf = (connectorType: string | undefined): DeviceIdenti
 
 const EUI64 = /^[0-9A-Fa-f]{16}$/;
 
+/** Characters a device_id that is one MQTT topic level cannot hold (NUL: no MQTT string may). */
+const breaksTopicLevel = (deviceId: string) => /[/+#]/.test(deviceId) || deviceId.includes('\0');
+
+/**
+ * Why the kind cannot take this device_id, or null: on the embedded broker it is a level of the
+ * device's topic, so a device with `/`, `+` or `#` in it could never publish.
+ */
+export function deviceIdProblem(deviceId: string, rules: DeviceIdentityRules): string | null {
+  if (!rules.deviceIdIsTopicLevel || !breaksTopicLevel(deviceId)) return null;
+  return `device_id "${deviceId}" cannot be used on the embedded MQTT broker: it is one level of the device's topic (connectors/{id}/devices/{device_id}/up), which cannot hold "/", "+" or "#"`;
+}
+
 /**
  * Applies a kind's identity rules to a device: LoRaWAN EUIs, and a `device_id` that is an EUI,
  * lower-cased (devices are matched by the lower-cased EUI), an EndDevice ID made when the kind wants one and `makeEndDeviceId`.

@@ -18,6 +18,7 @@ import {
   connectorUsableIn,
   driverUsableIn,
   applyIdentityRules,
+  deviceIdProblem,
   identityRulesOf,
 } from './device-references.js';
 import {
@@ -257,6 +258,8 @@ export class VirtualDeviceService {
   ): Promise<void> {
     const em = this.em();
     const account = device.account;
+    // A stored device keeps working through edits that leave its id and connector alone.
+    const identityBefore = creating ? null : `${device.connector?.id}\u0000${device.deviceId}`;
     if (input.title !== undefined) device.title = input.title.trim();
     if (!device.title) throw errors.validation('title is required', [{ path: '/title' }]);
     if (input.description !== undefined) device.description = input.description;
@@ -354,14 +357,21 @@ export class VirtualDeviceService {
     }
     if (input.device_id !== undefined) device.deviceId = input.device_id.trim();
     if (!device.deviceId) throw errors.validation('device_id is required', [{ path: '/device_id' }]);
-    this.normaliseForConnector(device, creating);
+    const identityChanged = identityBefore !== `${device.connector?.id}\u0000${device.deviceId}`;
+    this.normaliseForConnector(device, creating, identityChanged);
     await this.assertDeviceIdFree(device);
   }
 
-  /** The connector kind's identity rules (EUI case, EndDevice ID, required fields); 400 for a missing field. */
-  private normaliseForConnector(device: VirtualDevice, creating: boolean): void {
+  /**
+   * The connector kind's identity rules (EUI case, EndDevice ID, required fields); 400 for a missing
+   * field, and for a device_id the kind cannot take when it or the connector is new.
+   */
+  private normaliseForConnector(device: VirtualDevice, creating: boolean, identityChanged: boolean): void {
     const type = device.connector?.type;
-    const missing = applyIdentityRules(device, identityRulesOf(type), creating);
+    const rules = identityRulesOf(type);
+    const problem = identityChanged ? deviceIdProblem(device.deviceId, rules) : null;
+    if (problem) throw errors.validation(problem, [{ path: '/device_id' }]);
+    const missing = applyIdentityRules(device, rules, creating);
     if (missing.length > 0) {
       throw errors.validation(
         `A device on a ${type} connector needs ${missing.join(', ')}`,

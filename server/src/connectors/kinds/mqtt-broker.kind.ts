@@ -19,6 +19,6 @@ export const mqttBrokerKind: ConnectorKindDescriptor = {
   settings: settingsObject({
     maxConnections: integer(1, 10_000_000, 'Clients this connector may have connected at once'),
   }),
-  devices: PLAIN_DEVICES,
+  devices: { ...PLAIN_DEVICES, deviceIdIsTopicLevel: true },
   runtime: ({ broker }) => ({ downlink: brokerDownlinkSender(broker) }),
 };
