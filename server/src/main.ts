@@ -7,7 +7,7 @@ import { ENTITIES } from './entities.js';
 import { SecretBox } from './platform/crypto/secret-box.js';
 import { loadSecretKey } from './platform/crypto/secret-key.js';
 import { MIGRATION_LOCK, withAdvisoryLock } from './platform/db/advisory-lock.js';
-import { openDatabase } from './platform/db/database.js';
+import { openDatabase, type Database } from './platform/db/database.js';
 import type { DatabaseAvailability } from './platform/db/database-availability.js';
 import { ensureWritableDataDir } from './platform/db/data-dir.js';
 import { createLogger } from './platform/logging/logger.js';
@@ -33,10 +33,15 @@ async function main(): Promise<void> {
     { settingsFile: settingsFileNote(config), config: configLogFields(config) },
     'effective configuration (secrets masked)',
   );
+  // Known once the server is built; the embedded supervisor tells it at once when PostgreSQL exits.
+  const availability: { current?: DatabaseAvailability } = {};
+  const openedDatabase: { current?: Database } = {};
   const runner = new LifecycleRunner(log);
   stopOnStartupFailure = () => runner.stopAll();
   const shutdown = (signal: string, exitCode = 0) => {
     log.info({ signal }, 'shutting down');
+    openedDatabase.current?.serverStopping();
+    availability.current?.serverStopping();
     const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 15_000);
     force.unref();
     void runner.stopAll().then(() => process.exit(exitCode));
@@ -47,14 +52,13 @@ async function main(): Promise<void> {
   // Checked in every mode: the secret key (and later spools) live there even with DATABASE_URL.
   await ensureWritableDataDir(config.dataDir);
   const httpsCertificate = await loadHttpsCertificate(config, log);
-  // Known once the server is built; the embedded supervisor tells it at once when PostgreSQL exits.
-  const availability: { current?: DatabaseAvailability } = {};
   const database = await openDatabase(config, log, {
     onExit: () => availability.current?.suspect(),
     onRecovered: () => availability.current?.suspect(),
     // The service manager (systemd Restart=on-failure) restarts the whole server.
     onGiveUp: () => shutdown('embedded PostgreSQL gave up', 1),
   });
+  openedDatabase.current = database;
   await runner.start({ name: 'database', start: async () => {}, stop: () => database.close() });
 
   const orm = await openOrm({ clientUrl: database.url, entities: ENTITIES, log }).catch((error: unknown) => {
@@ -80,13 +84,6 @@ async function main(): Promise<void> {
     await recordRunningVersion(database.url);
     return RequestContext.create(orm.em, () => services.bootstrap.run(config, log));
   });
-  if (boot.setupToken) {
-    log.warn(
-      { onboarding: `${config.publicUrl}/onboarding?token=${boot.setupToken}` },
-      `No admin exists yet. Open the console and enter this one-time setup token: ${boot.setupToken}`,
-    );
-  }
-
   for (const part of ctx.lifecycle) await runner.start(part);
 
   await runner.start({
@@ -105,6 +102,16 @@ async function main(): Promise<void> {
   for (const part of httpsParts(config, app, log)) await runner.start(part);
   const address = app.server.address();
   const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
+  if (boot.setupToken) {
+    // Logged once the port is known (STELLWERK_HTTP_PORT=0 picks one) and before "ready", which
+    // launchers wait for.
+    const consoleUrl = new URL(config.publicUrl);
+    if (consoleUrl.port === '0') consoleUrl.port = String(httpPort);
+    log.warn(
+      { onboarding: `${consoleUrl.toString().replace(/\/$/, '')}/onboarding?token=${boot.setupToken}` },
+      `No admin exists yet. Open the console and enter this one-time setup token: ${boot.setupToken}`,
+    );
+  }
   log.info(
     {
       version: VERSION,

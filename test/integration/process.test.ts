@@ -99,7 +99,7 @@ describe('server processes', () => {
   );
 
   it.concurrent(
-    'SIGTERM with the embedded PostgreSQL exits 0, closes the port and stops postgres',
+    'SIGTERM with the embedded PostgreSQL exits 0, closes the port and stops postgres; so does Ctrl-C, quietly',
     async () => {
       const dataDir = await tempDataDir('stellwerk-embedded-');
       dirs.push(dataDir);
@@ -112,6 +112,10 @@ describe('server processes', () => {
       const postmaster = Number((await fs.readFile(pidFile, 'utf8')).split('\n')[0]);
       expect(isAlive(postmaster)).toBe(true);
       expect(byName(await health(server), 'solo')).toMatchObject({ status: 'ok', pid: server.pid });
+      // The first start's onboarding link names the port the server picked (STELLWERK_HTTP_PORT=0).
+      expect(server.output()).toContain(
+        `"onboarding":"http://localhost:${server.httpPort}/onboarding?token=`,
+      );
 
       expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       expect(await portClosed(server.httpPort)).toBe(true);
@@ -136,8 +140,17 @@ describe('server processes', () => {
       });
       expect(byName(report, 'solo-again')?.status).toBe('ok');
       expect(report.status).toBe('ok');
-      expect(await again.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      // Ctrl-C in a terminal signals the whole process group: PostgreSQL stops at the same moment as
+      // the server, which then reports its stop without an error line and without console noise.
+      const againPostmaster = Number((await fs.readFile(pidFile, 'utf8')).split('\n')[0]);
+      const stopping = again.stop('SIGINT');
+      process.kill(againPostmaster, 'SIGINT');
+      expect(await stopping).toEqual({ code: 0, signal: null });
       expect(await processesMentioning(dataDir)).toEqual([]);
+      const stopped = again.output().slice(again.output().indexOf('"msg":"shutting down"'));
+      expect(stopped).toContain('"part":"database","msg":"stopped"');
+      expect(stopped.split('\n').filter((line) => line.includes('"level":50'))).toEqual([]);
+      expect(stopped).not.toContain('Connection Error');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

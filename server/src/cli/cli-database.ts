@@ -30,7 +30,7 @@ export async function openCliDatabase(config: Config, log: Logger): Promise<Data
       );
     }
     const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/stellwerk`;
-    return { url, embedded: true, close: async () => {} };
+    return { url, embedded: true, serverStopping: () => {}, close: async () => {} };
   }
   try {
     return await openDatabase(config, log);

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { isDatabaseUnavailable } from './db/database-availability.js';
 
 /** A long-running part of the server. */
 export interface Lifecycle {
@@ -27,7 +28,11 @@ export class LifecycleRunner {
           await part.stop();
           this.log.info({ part: part.name }, 'stopped');
         } catch (error) {
-          this.log.error({ err: error, part: part.name }, 'failed to stop cleanly');
+          // A part that records its stop in the database (the node heartbeat) finds it gone when
+          // Ctrl-C stopped an embedded PostgreSQL with the server: worth a warning, not an error.
+          if (isDatabaseUnavailable(error))
+            this.log.warn({ err: error, part: part.name }, 'stopped without the database (already gone)');
+          else this.log.error({ err: error, part: part.name }, 'failed to stop cleanly');
         }
       }
     })();

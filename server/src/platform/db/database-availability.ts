@@ -68,6 +68,8 @@ export class DatabaseAvailability implements Lifecycle {
   private timer: NodeJS.Timeout | undefined;
   private probing: Promise<boolean> | undefined;
   private running = false;
+  /** The server is stopping: a database that goes away now is expected (see `serverStopping`). */
+  private stopping = false;
   private readonly listeners: AvailabilityListener[] = [];
   private readonly intervalMs: number;
   private readonly timeoutMs: number;
@@ -105,6 +107,15 @@ export class DatabaseAvailability implements Lifecycle {
   check(): Promise<boolean> {
     this.probing ??= this.probe().finally(() => (this.probing = undefined));
     return this.probing;
+  }
+
+  /**
+   * Called first thing on SIGINT/SIGTERM. Ctrl-C in a terminal signals the whole process group, so
+   * an embedded PostgreSQL stops at the same moment as the server: its loss is then reported as
+   * part of the stop, not as an outage.
+   */
+  serverStopping(): void {
+    this.stopping = true;
   }
 
   async start(): Promise<void> {
@@ -172,7 +183,8 @@ export class DatabaseAvailability implements Lifecycle {
       this.options.log.info({ downMs: Date.now() - this.downSince }, 'database reachable again');
     } else {
       this.downSince = Date.now();
-      this.options.log.error({ err: error }, 'database unreachable');
+      if (this.stopping) this.options.log.info({ err: error }, 'database closed while the server stops');
+      else this.options.log.error({ err: error }, 'database unreachable');
     }
     for (const listener of this.listeners) {
       try {

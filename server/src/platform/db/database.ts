@@ -6,6 +6,8 @@ import { EmbeddedDatabase, type EmbeddedSupervision } from './embedded-postgres.
 export interface Database {
   url: string;
   embedded: boolean;
+  /** The server is stopping: an embedded PostgreSQL that exits now is not restarted or reported. */
+  serverStopping(): void;
   close(): Promise<void>;
 }
 
@@ -18,7 +20,8 @@ export async function openDatabase(
   log: Logger,
   supervision?: Omit<EmbeddedSupervision, 'maxAttempts'>,
 ): Promise<Database> {
-  if (config.databaseUrl) return { url: config.databaseUrl, embedded: false, close: async () => {} };
+  if (config.databaseUrl)
+    return { url: config.databaseUrl, embedded: false, serverStopping: () => {}, close: async () => {} };
   const embedded = new EmbeddedDatabase({
     dataDir: path.resolve(config.dataDir),
     port: config.pgPort,
@@ -27,5 +30,10 @@ export async function openDatabase(
     ...(supervision ? { supervise: { ...supervision, maxAttempts: config.pgRestartAttempts } } : {}),
   });
   const url = await embedded.start();
-  return { url, embedded: true, close: () => embedded.stop() };
+  return {
+    url,
+    embedded: true,
+    serverStopping: () => embedded.serverStopping(),
+    close: () => embedded.stop(),
+  };
 }

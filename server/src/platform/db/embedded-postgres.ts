@@ -104,6 +104,14 @@ export class EmbeddedDatabase {
     return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${this.port}/${this.options.database}`;
   }
 
+  /**
+   * Ctrl-C in a terminal signals the whole process group, so the postmaster may exit before stop()
+   * is reached: from now on its exit is part of the stop, neither an outage nor a reason to restart.
+   */
+  serverStopping(): void {
+    this.stopping = true;
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     await this.supervisor?.stop();

@@ -32,7 +32,18 @@ export function ormConfig(options: OrmOptions): Options {
     schemaGenerator: { skipTables: [/^ts_/, 'device_seen_order', 'list_row_counts'] },
     pool: { min: 0, max: options.poolMax ?? 10 },
     // Named in pg_stat_activity, as every connection of the server is (the ingest's own pools too).
-    driverOptions: { connection: { application_name: 'stellwerk' } },
+    driverOptions: {
+      connection: { application_name: 'stellwerk' },
+      // knex writes to the console by default ("Connection Error: Connection ended unexpectedly" for
+      // each pooled connection a stopped database closed): into the log, at debug, since the
+      // database's availability is reported once by DatabaseAvailability.
+      log: {
+        warn: (message: string) => options.log?.debug({ part: 'knex' }, String(message)),
+        error: (message: string) => options.log?.warn({ part: 'knex' }, String(message)),
+        deprecate: (message: string) => options.log?.debug({ part: 'knex' }, String(message)),
+        debug: (message: string) => options.log?.debug({ part: 'knex' }, String(message)),
+      },
+    },
     debug: false,
     allowGlobalContext: false,
     migrations: {
