@@ -61,6 +61,7 @@ export const deDevices: Messages['devices'] = {
       weather: 'Wetter',
       websocket: 'WebSocket',
       modbus: 'Modbus TCP',
+      opcua: 'OPC UA',
     },
     typeHints: {
       'mqtt-broker':

@@ -57,6 +57,7 @@ export const enDevices = {
       weather: 'Weather',
       websocket: 'WebSocket',
       modbus: 'Modbus TCP',
+      opcua: 'OPC UA',
     },
     typeHints: {
       'mqtt-broker':
