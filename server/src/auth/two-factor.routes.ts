@@ -61,7 +61,12 @@ export async function twoFactorRoutes(
           },
         );
         if (result.newCookieSession) {
-          setSessionCookie(reply, cookie(request), result.newCookieSession.token, ctx.config.sessionTtlSeconds);
+          setSessionCookie(
+            reply,
+            cookie(request),
+            result.newCookieSession.token,
+            ctx.config.sessionTtlSeconds,
+          );
         }
         reply.header('cache-control', 'no-store');
         return { recoveryCodes: result.recoveryCodes };
