@@ -27,6 +27,13 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 describe('CSV import of virtual devices', () => {
+  /** Posts `csv` as a JSON import, runs the job queue once and returns the finished job. */
+  const importJob = async (csv: string): Promise<JobBody> => {
+    const job = expectStatus<JobBody>(await call('POST', '/xapi/v1/virtual-devices/import', { csv }), 202);
+    await t.services.jobs.runner.runOnce();
+    return expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${job.id}`), 200);
+  };
+
   it('imports 10,000 devices as a job that finishes with per-row errors for the bad rows', async () => {
     const connectorId = await makeConnector(t, t.rootAccountId, 'tts-uplink');
     const driverId = await makeDriver(t, t.rootAccountId);
@@ -113,12 +120,7 @@ describe('CSV import of virtual devices', () => {
       `${'d'.repeat(201)},Long device id,,,,`,
       'long-7,Fine,,,,',
     ];
-    const job = expectStatus<JobBody>(
-      await call('POST', '/xapi/v1/virtual-devices/import', { csv: lines.join('\n') }),
-      202,
-    );
-    await t.services.jobs.runner.runOnce();
-    const done = expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${job.id}`), 200);
+    const done = await importJob(lines.join('\n'));
     expect(done).toMatchObject({ status: 'finished', succeeded: 1, failed: 6 });
     expect(done.errors.map((e) => [e.row, e.code, e.message])).toEqual([
       [2, 'VALIDATION_ERROR', 'title is longer than 200 characters (201)'],
@@ -139,12 +141,7 @@ describe('CSV import of virtual devices', () => {
       `a+b,Plus,${broker}`,
       `a-b,Fine,${broker}`,
     ];
-    const job = expectStatus<JobBody>(
-      await call('POST', '/xapi/v1/virtual-devices/import', { csv: lines.join('\n') }),
-      202,
-    );
-    await t.services.jobs.runner.runOnce();
-    const done = expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${job.id}`), 200);
+    const done = await importJob(lines.join('\n'));
     expect(done).toMatchObject({ status: 'finished', succeeded: 1, failed: 2 });
     expect(done.errors.map((e) => [e.row, e.code])).toEqual([
       [2, 'VALIDATION_ERROR'],
@@ -158,14 +155,9 @@ describe('CSV import of virtual devices', () => {
     expect(unknown.statusCode).toBe(400);
     const empty = await call('POST', '/xapi/v1/virtual-devices/import', { csv: 'device_id,title' });
     expect(empty.statusCode).toBe(400);
-    const job = expectStatus<JobBody>(
-      await call('POST', '/xapi/v1/virtual-devices/import', {
-        csv: 'device_id,title,deviceTemplateId\njson-1,Json one,\n,Missing id,\njson-2,Bad template,00000000-0000-4000-8000-000000000000',
-      }),
-      202,
+    const done = await importJob(
+      'device_id,title,deviceTemplateId\njson-1,Json one,\n,Missing id,\njson-2,Bad template,00000000-0000-4000-8000-000000000000',
     );
-    await t.services.jobs.runner.runOnce();
-    const done = expectStatus<JobBody>(await call('GET', `/xapi/v1/jobs/${job.id}`), 200);
     expect(done).toMatchObject({ status: 'finished', succeeded: 1, failed: 2 });
     expect(done.errors.map((e) => [e.row, e.code])).toEqual([
       [3, 'VALIDATION_ERROR'],
