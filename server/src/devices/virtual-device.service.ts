@@ -259,7 +259,8 @@ export class VirtualDeviceService {
     const em = this.em();
     const account = device.account;
     // A stored device keeps working through edits that leave its id and connector alone.
-    const identityBefore = creating ? null : `${device.connector?.id}\u0000${device.deviceId}`;
+    const connectorBefore = device.connector?.id;
+    const deviceIdBefore = device.deviceId;
     if (input.title !== undefined) device.title = input.title.trim();
     if (!device.title) throw errors.validation('title is required', [{ path: '/title' }]);
     if (input.description !== undefined) device.description = input.description;
@@ -357,7 +358,8 @@ export class VirtualDeviceService {
     }
     if (input.device_id !== undefined) device.deviceId = input.device_id.trim();
     if (!device.deviceId) throw errors.validation('device_id is required', [{ path: '/device_id' }]);
-    const identityChanged = identityBefore !== `${device.connector?.id}\u0000${device.deviceId}`;
+    const identityChanged =
+      creating || device.connector?.id !== connectorBefore || device.deviceId !== deviceIdBefore;
     this.normaliseForConnector(device, creating, identityChanged);
     await this.assertDeviceIdFree(device);
   }
