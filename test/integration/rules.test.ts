@@ -196,6 +196,27 @@ describe('event rules', () => {
       ['Truck 7 is at 40 °C', 2],
     ]);
   });
+
+  it('sees a dip and return that were both committed before it looked, with the values of each step', async () => {
+    await publish({ temperature: 45 });
+    await settled('temperature', 45);
+    // Both changes reach the engine together, after the stored value is 45 already (a busy moment):
+    // the conditions stopped at 20 and started again at 42, and the entry says 42.
+    const change = (value: number) => ({
+      stateId: states.temperature!,
+      twinId: truckId,
+      accountId: t.rootAccountId,
+      key: 'temperature',
+      value,
+      timestamp: clock.now(),
+      warning: null,
+    });
+    t.services.ruleEngine.onStateChanges([change(20), change(42)]);
+    await t.services.ruleEngine.idle();
+    expect((await alarmsOfRule(ruleId)).map((a) => [a.message, a.occurrenceCount])).toEqual([
+      ['Truck 7 is at 42 °C', 3],
+    ]);
+  });
 });
 
 describe('location rules', () => {

@@ -142,11 +142,20 @@ export class RuleEngine implements Lifecycle {
   }
 
   private async process(changes: StateChange[]): Promise<void> {
-    const twins = new Map<string, { accountId: string; keys: Set<string>; depth: number }>();
+    const twins = new Map<
+      string,
+      { accountId: string; changes: StateChange[]; keys: Set<string>; depth: number }
+    >();
     for (const c of changes) {
       const depth = this.deps.runner.ruleWrites.get(c.stateId) ?? 0;
       this.deps.runner.ruleWrites.delete(c.stateId);
-      const entry = twins.get(c.twinId) ?? { accountId: c.accountId, keys: new Set<string>(), depth: 0 };
+      const entry = twins.get(c.twinId) ?? {
+        accountId: c.accountId,
+        changes: [],
+        keys: new Set<string>(),
+        depth: 0,
+      };
+      entry.changes.push(c);
       entry.keys.add(c.key);
       entry.depth = Math.max(entry.depth, depth);
       twins.set(c.twinId, entry);
@@ -156,7 +165,7 @@ export class RuleEngine implements Lifecycle {
     const scopes = rules.some((r) => r.permissionScopeIds !== null)
       ? await this.twinScopes([...twins.keys()])
       : new Map<string, string | null>();
-    for (const [twinId, { accountId, keys, depth }] of twins) {
+    for (const [twinId, { accountId, changes: twinChanges, keys, depth }] of twins) {
       const relevant = rules.filter(
         (r) =>
           r.accountId === accountId &&
@@ -170,7 +179,7 @@ export class RuleEngine implements Lifecycle {
         this.deps.log.warn({ twinId, depth }, 'rules: chain too deep, not evaluated');
         continue;
       }
-      await this.evaluateTwin(twinId, relevant, depth);
+      await this.evaluateTwin(twinId, relevant, twinChanges, depth);
     }
   }
 
@@ -183,43 +192,78 @@ export class RuleEngine implements Lifecycle {
     return new Map(rows.map((r) => [r.id, r.scope]));
   }
 
-  private async evaluateTwin(twinId: string, rules: LoadedRule[], depth: number): Promise<void> {
+  /**
+   * Evaluates the rules step by step through the twin's changes, each step over the states as they
+   * were after it: a value that dips and comes back within one batch (or before the batch before it
+   * was evaluated) is one stop and one start of the conditions, as on a slower day, not nothing.
+   */
+  private async evaluateTwin(
+    twinId: string,
+    rules: LoadedRule[],
+    changes: StateChange[],
+    depth: number,
+  ): Promise<void> {
+    // Stored values are the latest: keys no step has reached yet are read at their newest value.
     const states = await this.deps.runner.stateValues(twinId);
     const stored = await this.sql<{ rule_id: string; matched: boolean | null; inside: boolean | null }>(
       'SELECT rule_id, matched, inside FROM rule_twin_states WHERE twin_id = ? AND rule_id IN (?)',
       [twinId, rules.map((r) => r.id)],
     );
-    const before = new Map(stored.map((s) => [s.rule_id, s]));
-    for (const rule of rules) {
-      try {
-        const prev = before.get(rule.id);
-        const now = this.deps.clock();
-        if (rule.clear && conditionsHold(rule.clear.conditions, states, rule.clear.match))
-          await this.deps.alarms.clear(
-            rule.accountId,
-            { kind: 'rule', id: rule.id },
-            { type: 'digitalTwin', id: twinId },
-          );
-        if (rule.trigger.type === 'time') continue;
-        if (rule.trigger.type === 'event') {
-          const holds = conditionsHold(rule.trigger.conditions, states, rule.trigger.match);
-          if (prev?.matched !== holds) await this.remember(rule.id, twinId, { matched: holds });
-          const fires = holds && (rule.trigger.onChangeOnly === false || prev?.matched !== true);
-          if (fires) await this.deps.runner.fire(rule, 'event', twinId, now, depth);
-          continue;
+    const last = new Map(stored.map((s) => [s.rule_id, { matched: s.matched, inside: s.inside }]));
+    for (const step of changeSteps(changes)) {
+      for (const change of step) states[change.key] = change.value;
+      const keys = new Set(step.map((c) => c.key));
+      for (const rule of rules) {
+        if (!watchedKeys(rule.trigger, rule.clear).some((k) => keys.has(k))) continue;
+        const prev = last.get(rule.id) ?? { matched: null, inside: null };
+        last.set(rule.id, prev);
+        try {
+          await this.evaluateRule(rule, twinId, { ...states }, prev, depth);
+        } catch (error) {
+          this.deps.log.warn({ err: error, ruleId: rule.id, twinId }, 'rules: rule evaluation failed');
         }
-        const position = positionFrom(rule.trigger, states);
-        if (!position) continue;
-        const inside = contains(rule.trigger.area, position);
-        const wasInside = prev?.inside === true;
-        if (prev?.inside !== inside) await this.remember(rule.id, twinId, { inside });
-        const edge = inside && !wasInside ? 'enter' : !inside && wasInside ? 'leave' : null;
-        if (edge && (rule.trigger.on === 'both' || rule.trigger.on === edge))
-          await this.deps.runner.fire(rule, edge, twinId, now, depth);
-      } catch (error) {
-        this.deps.log.warn({ err: error, ruleId: rule.id, twinId }, 'rules: rule evaluation failed');
       }
     }
+  }
+
+  /** One rule over one step's states; `prev` (the last stored result) is updated in place. */
+  private async evaluateRule(
+    rule: LoadedRule,
+    twinId: string,
+    states: Record<string, unknown>,
+    prev: { matched: boolean | null; inside: boolean | null },
+    depth: number,
+  ): Promise<void> {
+    const now = this.deps.clock();
+    if (rule.clear && conditionsHold(rule.clear.conditions, states, rule.clear.match))
+      await this.deps.alarms.clear(
+        rule.accountId,
+        { kind: 'rule', id: rule.id },
+        { type: 'digitalTwin', id: twinId },
+      );
+    if (rule.trigger.type === 'time') return;
+    if (rule.trigger.type === 'event') {
+      const holds = conditionsHold(rule.trigger.conditions, states, rule.trigger.match);
+      const wasHolding = prev.matched === true;
+      if (prev.matched !== holds) {
+        await this.remember(rule.id, twinId, { matched: holds });
+        prev.matched = holds;
+      }
+      if (holds && (rule.trigger.onChangeOnly === false || !wasHolding))
+        await this.deps.runner.fire(rule, 'event', twinId, now, depth, states);
+      return;
+    }
+    const position = positionFrom(rule.trigger, states);
+    if (!position) return;
+    const inside = contains(rule.trigger.area, position);
+    const wasInside = prev.inside === true;
+    if (prev.inside !== inside) {
+      await this.remember(rule.id, twinId, { inside });
+      prev.inside = inside;
+    }
+    const edge = inside && !wasInside ? 'enter' : !inside && wasInside ? 'leave' : null;
+    if (edge && (rule.trigger.on === 'both' || rule.trigger.on === edge))
+      await this.deps.runner.fire(rule, edge, twinId, now, depth, states);
   }
 
   private async remember(
@@ -236,6 +280,28 @@ export class RuleEngine implements Lifecycle {
       [newId(), ruleId, twinId, value.matched ?? null, value.inside ?? null, this.deps.clock()],
     );
   }
+}
+
+/**
+ * A twin's changes in the order they were committed, cut into steps: a step ends where a key comes
+ * again, so the keys of one update (and what was computed from them) are seen together, and a later
+ * update of the same key is a step of its own.
+ */
+export function changeSteps(changes: StateChange[]): StateChange[][] {
+  const steps: StateChange[][] = [];
+  let step: StateChange[] = [];
+  const keys = new Set<string>();
+  for (const change of changes) {
+    if (keys.has(change.key)) {
+      steps.push(step);
+      step = [];
+      keys.clear();
+    }
+    step.push(change);
+    keys.add(change.key);
+  }
+  if (step.length > 0) steps.push(step);
+  return steps;
 }
 
 /** The state keys whose changes make a rule look again (its trigger's and its clear condition's). */

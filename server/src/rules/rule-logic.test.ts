@@ -4,6 +4,8 @@ import { areaProblem, contains, positionOf, type GeoArea } from './geofence.js';
 import { renderText, renderValue, type PlaceholderContext } from './placeholders.js';
 import type { AggregateSource } from '../states/state-source.js';
 import { aggregateValue } from './rule-runner.js';
+import { changeSteps } from './rule-engine.js';
+import type { StateChange } from '../states/engine/state-work.js';
 
 const square: GeoArea = {
   type: 'Polygon',
@@ -158,5 +160,33 @@ describe('aggregate trigger', () => {
     expect(aggregateValue(difference, values, [7.5])).toBeNull();
     expect(aggregateValue(difference, values, null)).toBeNull();
     expect(aggregateValue(difference, values, ['x', 1, 2, 5])).toBe(3);
+  });
+});
+
+describe('change steps', () => {
+  const change = (key: string, value: number): StateChange => ({
+    stateId: key,
+    twinId: 't',
+    accountId: 'a',
+    key,
+    value,
+    timestamp: new Date(0),
+    warning: null,
+  });
+
+  it('keeps the keys of one update together and starts a step where a key comes again', () => {
+    const steps = changeSteps([
+      change('a', 1),
+      change('b', 1),
+      change('sum', 2),
+      change('a', 5),
+      change('a', 7),
+    ]);
+    expect(steps.map((step) => step.map((c) => `${c.key}=${String(c.value)}`))).toEqual([
+      ['a=1', 'b=1', 'sum=2'],
+      ['a=5'],
+      ['a=7'],
+    ]);
+    expect(changeSteps([])).toEqual([]);
   });
 });

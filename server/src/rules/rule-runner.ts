@@ -60,8 +60,13 @@ export class RuleRunner {
   /**
    * The twin's title, hierarchy, custom properties and state values for placeholders; null when
    * the twin is missing or outside `scopes`. The hierarchy leaves out ancestors outside `scopes`.
+   * `states`: the values as of the change that fired the rule (the stored ones may be newer already).
    */
-  async twinContext(twinId: string, scopes: RecordedScopes): Promise<PlaceholderContext['twin']> {
+  async twinContext(
+    twinId: string,
+    scopes: RecordedScopes,
+    states?: Record<string, unknown>,
+  ): Promise<PlaceholderContext['twin']> {
     const visible = visibleTwinSql({ permissionScopeIds: scopes }, 'dt');
     const [twin] = await this.sql<{
       id: string;
@@ -84,7 +89,7 @@ export class RuleRunner {
       title: twin.title,
       hierarchy: path.filter((id) => byId.has(id)).map((id) => byId.get(id)!),
       properties: twin.custom_properties ?? {},
-      states: await this.stateValues(twinId),
+      states: states ?? (await this.stateValues(twinId)),
     };
   }
 
@@ -113,13 +118,14 @@ export class RuleRunner {
     twinId: string | null,
     time: Date,
     depth = 0,
+    states?: Record<string, unknown>,
   ): Promise<RuleRunResult | null> {
     if (twinId && !(await this.twinWithin(twinId, rule.permissionScopeIds))) {
       this.deps.log.debug({ ruleId: rule.id, twinId }, 'rule not run: twin outside its permission scopes');
       return null;
     }
     const context: PlaceholderContext = {
-      twin: twinId ? await this.twinContext(twinId, rule.permissionScopeIds) : null,
+      twin: twinId ? await this.twinContext(twinId, rule.permissionScopeIds, states) : null,
       rule: { id: rule.id, title: rule.title },
       trigger,
       time,
