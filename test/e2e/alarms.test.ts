@@ -159,7 +159,7 @@ describe('alarms page: live, deduplicated, cleared, bulk acknowledged (Chromium)
 
     await bar.getByRole('button', { name: 'Acknowledge selected' }).click();
     await expect
-      .poll(() => page.getByTestId('alarm-bulk-message').textContent())
+      .poll(() => page.getByTestId('alarm-done-message').textContent())
       .toBe('2 alarms acknowledged.');
     await expect
       .poll(async () => (await rows.getByTestId('alarm-status').allTextContents()).join(','))

@@ -157,7 +157,16 @@ describe('console rules and alarms end to end (Chromium)', () => {
 
     await row.getByRole('button', { name: /^Acknowledge/ }).click();
     await expect.poll(() => row.getByTestId('alarm-status').textContent()).toBe('Acknowledged');
+    expect(await page.getByTestId('alarm-done-message').textContent()).toBe(
+      'Acknowledged: Too hot at Boiler 1',
+    );
     await row.getByRole('button', { name: /^Close/ }).click();
+    // Closed, the entry leaves the default view (unresolved entries) and says so; "All" shows it closed.
+    await expect
+      .poll(() => page.getByTestId('alarm-done-message').textContent())
+      .toBe('Closed: Too hot at Boiler 1');
+    await expect.poll(() => row.count()).toBe(0);
+    await page.getByLabel('Status').selectOption('all');
     await expect.poll(() => row.getByTestId('alarm-status').textContent()).toBe('Closed');
     const [first] = await alarms();
     expect(first).toMatchObject({ status: 'closed', reference: { type: 'digitalTwin', id: ids.twin } });

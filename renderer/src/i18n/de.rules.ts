@@ -88,6 +88,8 @@ export const deRules: Messages['rules'] = {
       cleared: 'automatisch aufgehoben: die Aufhebungsbedingung der Regel trat ein',
       merged: 'mit einem neueren Eintrag derselben Quelle zusammengeführt',
     },
+    acknowledgedOne: 'Bestätigt: {message}',
+    closedOne: 'Geschlossen: {message}',
     bulk: {
       label: 'Ausgewählte Alarme',
       selected: '{count} ausgewählt',

@@ -89,6 +89,8 @@ export const enRules = {
       cleared: 'cleared automatically: the rule’s clear condition held',
       merged: 'merged into a newer entry of the same source',
     } as Record<string, string>,
+    acknowledgedOne: 'Acknowledged: {message}',
+    closedOne: 'Closed: {message}',
     bulk: {
       label: 'Selected alarms',
       selected: '{count} selected',
