@@ -78,6 +78,13 @@ describe('console rules and alarms end to end (Chromium)', () => {
     await page.getByRole('heading', { name: 'Rules', level: 1 }).waitFor();
     await page.getByRole('button', { name: 'New rule' }).click();
     await page.getByRole('heading', { name: 'New rule', level: 1 }).waitFor();
+    // Another site's boiler has the same title: the choice names each by its path.
+    const south = (await xapi('POST', '/xapi/v1/digital-twins', { title: 'Plant South' })).id;
+    await xapi('POST', '/xapi/v1/digital-twins', { title: 'Boiler 1', parentId: south });
+    await page.reload();
+    await expect
+      .poll(() => page.locator('#rule-twin option').allTextContents())
+      .toEqual(expect.arrayContaining(['Boiler 1', 'Plant South / Boiler 1']));
     await page.getByLabel('Title', { exact: true }).fill('Boiler too hot');
     await page.locator('#rule-twin').selectOption({ label: 'Boiler 1' });
 

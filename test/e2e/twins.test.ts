@@ -181,6 +181,46 @@ describe('console digital twins end to end (Chromium)', () => {
     });
   });
 
+  it('deletes a state and a twin after asking in the console’s own dialog, never the browser’s', async () => {
+    const { page } = h;
+    const nativeDialogs: string[] = [];
+    const onDialog = (dialog: { message: () => string; dismiss: () => Promise<void> }) => {
+      nativeDialogs.push(dialog.message());
+      void dialog.dismiss();
+    };
+    page.on('dialog', onDialog);
+    try {
+      await page.getByRole('button', { name: 'Delete state noise' }).click();
+      const confirmState = page.getByRole('dialog', { name: 'Delete the state “noise”?' });
+      expect(await confirmState.textContent()).toContain('no longer get its values');
+      await confirmState.getByRole('button', { name: 'Delete' }).click();
+      await page.getByTestId('state-row-noise').waitFor({ state: 'detached' });
+      const keys = (
+        await xapi<{ data: { key: string }[] }>('GET', `/xapi/v1/digital-twins/${ids.twin}/states`)
+      ).data.map((state) => state.key);
+      expect(keys).not.toContain('noise');
+
+      const spare = (
+        await xapi('POST', '/xapi/v1/digital-twins', { title: 'Spare pump', parentId: ids.site })
+      ).id;
+      await page.goto(`${h.server.baseUrl}/#/twins/${spare}`);
+      await page.getByRole('heading', { name: 'Spare pump', level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      const confirmTwin = page.getByRole('dialog', { name: 'Delete “Spare pump”?' });
+      // Cancel keeps it.
+      await confirmTwin.getByRole('button', { name: 'Cancel' }).click();
+      await confirmTwin.waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      await confirmTwin.getByRole('button', { name: 'Delete' }).click();
+      await expect.poll(() => page.url()).toMatch(/#\/twins$/);
+      await expect(xapi('GET', `/xapi/v1/digital-twins/${spare}`)).rejects.toThrow(/→ 404/);
+    } finally {
+      page.off('dialog', onDialog);
+    }
+    expect(nativeDialogs).toEqual([]);
+    await page.goto(`${h.server.baseUrl}/#/twins/${ids.twin}`);
+  });
+
   it('shows the twin as a marker over the offline basemap, filtered by tags, with no request leaving loopback', async () => {
     const { page } = h;
     await page

@@ -57,6 +57,7 @@ export const deTwins: Messages['twins'] = {
   saved: 'Gespeichert.',
   edit: 'Bearbeiten',
   delete: 'Löschen',
+  deleteTwinTitle: '„{title}“ löschen?',
   deleteTwinConfirm:
     'Den Zwilling „{title}“ mit seinen Datenpunkten löschen? Seine untergeordneten Zwillinge werden zu obersten Zwillingen.',
   created: 'Der Zwilling wurde angelegt.',
@@ -85,7 +86,9 @@ export const deTwins: Messages['twins'] = {
   showChart: 'Verlauf von {key} anzeigen',
   editState: 'Datenpunkt {key} bearbeiten',
   deleteState: 'Datenpunkt {key} löschen',
-  deleteStateConfirm: 'Den Datenpunkt „{key}“ löschen?',
+  deleteStateConfirm:
+    'Regeln, Dashboards und Flows, die den Datenpunkt „{key}“ nutzen, erhalten dann keine Werte mehr.',
+  deleteStateTitle: 'Den Datenpunkt „{key}“ löschen?',
   live: 'Live',
   connecting: 'Verbinde…',
   offline: 'Offline, verbinde neu…',

@@ -7,6 +7,10 @@ export type TwinListReply = Reply<'GET /xapi/v1/digital-twins'>;
 
 export type TwinStatus = 'active' | 'inactive';
 
+/** A twin named by its place in the hierarchy ("Plant North / Hall 2 / Pump 1"): titles repeat across sites. */
+export const twinPathLabel = (twin: { hierarchy: Array<{ title: string }> }): string =>
+  twin.hierarchy.map((step) => step.title).join(' / ');
+
 /** The list query plus the filter parameters the typed query does not name (`filter[tag]`, docs/digital-twins.md). */
 export interface TwinListQuery extends NonNullable<Query<'GET /xapi/v1/digital-twins'>> {
   /** Twins carrying every one of these tags. */
