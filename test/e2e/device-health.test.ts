@@ -87,7 +87,7 @@ describe('device health in the console (Chromium)', () => {
     await panel.getByText('Evaluated: Unhealthy.').waitFor();
     expect(await panel.getByTestId('health-state').textContent()).toBe('Unhealthy');
     expect(await panel.getByTestId('health-state').getAttribute('class')).toContain('badge-danger');
-    expect(await panel.getByTestId('health-reason').textContent()).toContain('rule 0: temperature > 80');
+    expect(await panel.getByTestId('health-reason').textContent()).toContain('rule 1: temperature > 80');
     expect(await page.getByTestId('device-health-badge').textContent()).toBe('Unhealthy');
     await h.shot('device-health-02-evaluated');
     expect((await health()).healthState).toBe('Unhealthy');

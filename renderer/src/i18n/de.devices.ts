@@ -266,6 +266,13 @@ export const deDevices: Messages['devices'] = {
     title: 'Gesundheit',
     state: 'Gesundheitszustand',
     reason: 'Grund',
+    reasons: {
+      noPacket: 'noch kein Paket empfangen',
+      silentFor: 'seit über {seconds} s kein Paket',
+      noRuleMatched: 'keine Regel trifft zu',
+      noRules: 'keine Gesundheitsregeln',
+      rule: 'Regel {number}: {condition}',
+    },
     checkedAt: 'Letzte Prüfung',
     nextCheckAt: 'Nächste Prüfung',
     notChecked: 'Noch nicht geprüft',

@@ -257,6 +257,13 @@ export const enDevices = {
     title: 'Health',
     state: 'Health state',
     reason: 'Reason',
+    reasons: {
+      noPacket: 'no packet received yet',
+      silentFor: 'no packet for more than {seconds} s',
+      noRuleMatched: 'no rule matched',
+      noRules: 'no health rules',
+      rule: 'rule {number}: {condition}',
+    },
     checkedAt: 'Last check',
     nextCheckAt: 'Next check',
     notChecked: 'Not checked yet',
