@@ -184,6 +184,8 @@ describe('export plans on PostgreSQL', () => {
     await t.services.jobs.runner.runOnce();
 
     const attached = await smtp.waitFor('billing@plant.test', 10_000);
+    // Named by the plan and the period's first day in the plan's zone (Berlin's 25 October).
+    expect(attached.raw).toMatch(/filename="?Status_mail_2026-10-25\.csv/);
     const rows = parse(attachmentOf(attached.raw), { bom: true });
     expect(rows.slice(1)).toEqual(
       world.berlinStatus.map((s) => [
@@ -200,6 +202,9 @@ describe('export plans on PostgreSQL', () => {
     expect(link, linked.decoded).not.toBeNull();
     const file = await t.app.inject({ method: 'GET', url: `/xapi/v1/export-files/${link![1]}` });
     expect(file.statusCode).toBe(200);
+    expect(file.headers['content-disposition']).toBe(
+      `attachment; filename="Flow_mail_2026-10-25.csv"; filename*=UTF-8''Flow_mail_2026-10-25.csv`,
+    );
     const linkedRows = parse(file.rawPayload, { bom: true });
     // Berlin's 25-hour day: 50 half-hour points of flow.
     expect(linkedRows.slice(1).map((r) => r[0])).toEqual(

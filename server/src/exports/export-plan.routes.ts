@@ -8,7 +8,7 @@ import { JobReply } from '../jobs/job.schemas.js';
 import type { JobView } from '../jobs/job.service.js';
 import { errors } from '../platform/errors.js';
 import { openContainedFile } from '../platform/http/contained-file.js';
-import { sendContainedFile } from '../platform/http/file-reply.js';
+import { attachmentDisposition, sendContainedFile } from '../platform/http/file-reply.js';
 import { parseListQuery } from '../platform/http/list.js';
 import { errorResponses, IdParams, listReply } from '../platform/http/schemas.js';
 import type { ExportPlan } from './export-plan.entity.js';
@@ -22,6 +22,7 @@ import {
   ExportPreviewReply,
 } from './export-plan.schemas.js';
 import { EXPORT_PLAN_SORTABLE } from './export-plan.service.js';
+import type { ExportFile } from './export-runs.service.js';
 
 const tags = ['export-plans'];
 
@@ -59,15 +60,11 @@ export async function exportPlanRoutes(
     return plans.map((p) => exportPlanDto(p, p.lastJobId ? byId.get(p.lastJobId) : undefined));
   };
   const one = async (plan: ExportPlan) => (await withJobs([plan]))[0]!;
-  const sendFile = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    found: { path: string; name: string },
-  ) => {
+  const sendFile = async (request: FastifyRequest, reply: FastifyReply, found: ExportFile) => {
     const dir = found.path.slice(0, found.path.length - found.name.length);
     const file = await openContainedFile(dir, found.name);
     if (!file) throw errors.notFound('Export file');
-    reply.header('content-disposition', `attachment; filename="${found.name}"`);
+    reply.header('content-disposition', attachmentDisposition(found.downloadName));
     return sendContainedFile(
       request,
       reply,

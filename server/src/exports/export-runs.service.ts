@@ -51,6 +51,15 @@ export interface ExportJobResult {
   linkExpiresAt?: string;
   /** sha256 of the mailed link's secret part; the link itself is only in the mail. */
   linkHash?: string;
+  /** The name a download and a mail attachment carry: the plan's title and the period's first day. */
+  downloadName?: string;
+}
+
+/** An export file as the routes send it: where it lies and the name the reader's browser saves. */
+export interface ExportFile {
+  path: string;
+  name: string;
+  downloadName: string;
 }
 
 /**
@@ -153,18 +162,17 @@ export class ExportRunsService {
    * An export job's file for a reader of its plan: only a finished job of a plan the reader sees
    * (404 otherwise, as for a missing one).
    */
-  async file(principal: Principal, jobId: string): Promise<{ path: string; name: string }> {
+  async file(principal: Principal, jobId: string): Promise<ExportFile> {
     const view = await this.deps.jobs.get(principal, jobId).catch(() => null);
     const job = view?.job;
     const scopes = (job?.input.scopes as RecordedScopes | undefined) ?? null;
     if (!job || job.type !== EXPORT_JOB || job.status !== 'finished' || !seesRecorded(principal, scopes))
       throw errors.notFound('Export file', jobId);
-    const result = job.result as unknown as ExportJobResult;
-    return { path: path.join(this.deps.options.dir, result.file), name: result.file };
+    return this.exportFile(job.result as unknown as ExportJobResult);
   }
 
   /** The file a mailed link names, while the link is valid (404 otherwise). */
-  async fileByLink(token: string): Promise<{ path: string; name: string }> {
+  async fileByLink(token: string): Promise<ExportFile> {
     const [jobId, secret] = token.split('.');
     const [view] = jobId && secret ? await this.deps.jobs.views([jobId]).catch(() => []) : [];
     const result = view?.job.result as unknown as ExportJobResult | undefined;
@@ -174,7 +182,16 @@ export class ExportRunsService {
       safeEqual(result.linkHash, sha256(secret!)) &&
       Date.parse(result.linkExpiresAt ?? '') > this.deps.clock().getTime();
     if (!valid) throw errors.notFound('Export file');
-    return { path: path.join(this.deps.options.dir, result.file), name: result.file };
+    return this.exportFile(result);
+  }
+
+  private exportFile(result: ExportJobResult): ExportFile {
+    // Files of jobs written before download names were recorded keep their job-id name.
+    return {
+      path: path.join(this.deps.options.dir, result.file),
+      name: result.file,
+      downloadName: result.downloadName ?? result.file,
+    };
   }
 
   /** The `export` job kind. Not retryable: a rerun would mail twice. */
@@ -218,6 +235,7 @@ export class ExportRunsService {
           from: range.from.toISOString(),
           to: range.to.toISOString(),
           mail: 'none',
+          downloadName: downloadName(plan, range.from, exportFileName(ctx.job.id, plan.format.gzip)),
         };
         if (plan.mailConnector) await this.mail(plan, written.file, result, ctx.job.id);
         ctx.setTotal(rows);
@@ -239,9 +257,7 @@ export class ExportRunsService {
     let attachments: Array<{ filename: string; path: string }> | undefined;
     if (attach) {
       result.mail = 'attached';
-      attachments = [
-        { filename: `${safeName(plan.title)}${result.file.slice(result.file.indexOf('.'))}`, path: file },
-      ];
+      attachments = [{ filename: result.downloadName ?? result.file, path: file }];
       body = [...lines, '', 'The file is attached.'].join('\n');
     } else {
       const secret = randomToken();
@@ -350,3 +366,21 @@ export class ExportRunsService {
 
 /** A plan title as a file name: letters, digits, dot, dash and underscore. */
 const safeName = (title: string) => title.replace(/[^\p{L}\p{N}._-]+/gu, '_').slice(0, 80) || 'export';
+
+/**
+ * `Boiler_report_2026-11-27.csv.gz`: the plan's title and the first day of the exported period in
+ * the plan's time zone, with the stored file's extension, so a folder of downloads sorts and reads.
+ */
+export function downloadName(
+  plan: Pick<ExportPlan, 'title' | 'timeZone'>,
+  from: Date,
+  storedFile: string,
+): string {
+  const day = new Intl.DateTimeFormat('en-CA', {
+    timeZone: plan.timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(from);
+  return `${safeName(plan.title)}_${day}${storedFile.slice(storedFile.indexOf('.'))}`;
+}

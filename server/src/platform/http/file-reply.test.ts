@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentTypeOf, parseRange } from './file-reply.js';
+import { attachmentDisposition, contentTypeOf, parseRange } from './file-reply.js';
 
 describe('file replies', () => {
   it('parses one byte range; several or malformed ones mean the whole file', () => {
@@ -22,5 +22,19 @@ describe('file replies', () => {
     expect(contentTypeOf('/x/index.html')).toBe('text/html; charset=utf-8');
     expect(contentTypeOf('/x/a.js')).toBe('text/javascript; charset=utf-8');
     expect(contentTypeOf('/x/secret.key')).toBe('application/octet-stream');
+  });
+});
+
+describe('attachment disposition', () => {
+  it('gives an ASCII name and the UTF-8 one, with quotes and separators kept out of the header', () => {
+    expect(attachmentDisposition('Kühlhaus_2026-11-27.csv')).toBe(
+      `attachment; filename="Kuhlhaus_2026-11-27.csv"; filename*=UTF-8''K%C3%BChlhaus_2026-11-27.csv`,
+    );
+    expect(attachmentDisposition('a"b\\c;d.csv')).toBe(
+      `attachment; filename="a_b_c;d.csv"; filename*=UTF-8''a%22b%5Cc%3Bd.csv`,
+    );
+    expect(attachmentDisposition('温度.csv')).toBe(
+      `attachment; filename="download.csv"; filename*=UTF-8''%E6%B8%A9%E5%BA%A6.csv`,
+    );
   });
 });

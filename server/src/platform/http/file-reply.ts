@@ -116,3 +116,24 @@ export async function sendContainedFile(
   }
   return reply.send(handle.createReadStream({ start: range.start, end: range.end }));
 }
+
+/**
+ * `Content-Disposition` for a download (RFC 6266): an ASCII `filename` for old clients and the
+ * UTF-8 `filename*` browsers prefer, so "Kühlhaus_2026-11-27.csv" keeps its umlaut.
+ */
+export function attachmentDisposition(name: string): string {
+  const stripped = name
+    .normalize('NFKD')
+    .replace(/[^\x20-\x7e]/g, '')
+    .replace(/["\\]/g, '_');
+  const dot = stripped.indexOf('.');
+  // A name of no Latin letters at all keeps its extension behind a neutral stem.
+  const ascii = /[A-Za-z0-9]/.test(dot < 0 ? stripped : stripped.slice(0, dot))
+    ? stripped
+    : `download${dot < 0 ? '' : stripped.slice(dot)}`;
+  const encoded = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
