@@ -1,20 +1,14 @@
 import path from 'node:path';
-import { Cron } from 'croner';
+import { cronProblem } from './platform/schedule.js';
 import { ConfigError, constant, defaultDataDir, integer, text, type Parser } from './config-values.js';
 import { variable } from './config-variable.js';
 
-/** A cron expression croner accepts (5 fields, or 6 with seconds first); empty: no schedule. */
+/** A cron expression (5 fields, or 6 with seconds first) that runs at some time; empty: no schedule. */
 const cronSchedule: Parser<string | undefined> = (raw, name) => {
   const value = raw.trim();
   if (value === '') return undefined;
-  try {
-    new Cron(value, { paused: true });
-  } catch (error) {
-    throw new ConfigError(
-      name,
-      `must be a cron expression such as "0 2 * * *" (${(error as Error).message})`,
-    );
-  }
+  const problem = cronProblem(value);
+  if (problem) throw new ConfigError(name, `must be a cron expression such as "0 2 * * *" (${problem})`);
   return value;
 };
 

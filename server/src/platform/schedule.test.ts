@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextRun, scheduleProblem, spreadOffsetMs } from './schedule.js';
+import { cronProblem, nextRun, scheduleProblem, spreadOffsetMs } from './schedule.js';
 
 describe('schedule', () => {
   const anchor = new Date('2026-03-01T10:00:00Z');
@@ -32,5 +32,23 @@ describe('schedule', () => {
     for (const o of offsets) perHour[Math.floor(o / 3_600_000)]!++;
     expect(Math.min(...perHour)).toBeGreaterThan(60);
     expect(Math.max(...perHour)).toBeLessThan(140);
+  });
+});
+
+describe('cron problems', () => {
+  it('name the field count, the field and range of a bad value as written, and a date that never comes', () => {
+    expect(cronProblem('every other tuesday')).toMatch(/has 3 fields; give 5 \(minute hour/);
+    expect(cronProblem('* * * * * * *')).toMatch(/has 7 fields/);
+    expect(cronProblem('61 * * * *')).toBe('cron: "61" is not a valid minute (0–59)');
+    expect(cronProblem('0 25 * * *')).toBe('cron: "25" is not a valid hour (0–23)');
+    expect(cronProblem('0 0 0 1 *')).toBe('cron: "0" is not a valid day of month (1–31)');
+    expect(cronProblem('0 0 1 13 *')).toBe('cron: "13" is not a valid month (1–12 or JAN–DEC)');
+    expect(cronProblem('0 7 * * 8')).toMatch(/^cron: "8" is not a valid day of week/);
+    expect(cronProblem('x 0 7 * * *')).toBe('cron: "x" is not a valid second (0–59)');
+    expect(cronProblem('*/0 * * * *')).toMatch(/a step \(\/n\) must be 1 or more/);
+    expect(cronProblem('0 0 31 2 *')).toMatch(/names no date that ever comes/);
+    expect(cronProblem('0 7 * * MON-FRI', 'Europe/Berlin')).toBeUndefined();
+    expect(cronProblem('30 0 6 * * 1')).toBeUndefined();
+    expect(scheduleProblem({ cron: '0 0 31 2 *' })).toMatch(/never run/);
   });
 });

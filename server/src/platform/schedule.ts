@@ -27,13 +27,47 @@ export function scheduleProblem(schedule: Schedule, timeZone = 'UTC'): string | 
     if (!Number.isFinite(s) || s < MIN_INTERVAL_SECONDS)
       return `intervalSeconds must be >= ${MIN_INTERVAL_SECONDS}`;
   }
-  if (schedule.cron !== undefined) {
-    try {
-      new Cron(schedule.cron, { timezone: timeZone, paused: true });
-    } catch (error) {
-      return `cron: ${(error as Error).message}`;
-    }
+  if (schedule.cron !== undefined) return cronProblem(schedule.cron, timeZone);
+  return undefined;
+}
+
+/** The fields of a 5-field expression; a 6-field one has seconds first. */
+const FIVE_FIELDS = ['minute', 'hour', 'day', 'month', 'dayOfWeek'];
+const CRON_FIELDS: Record<string, string> = {
+  second: 'second (0–59)',
+  minute: 'minute (0–59)',
+  hour: 'hour (0–23)',
+  day: 'day of month (1–31)',
+  month: 'month (1–12 or JAN–DEC)',
+  dayOfWeek: 'day of week (0–7 or SUN–SAT, 0 and 7 are Sunday)',
+};
+
+/**
+ * Why a cron expression cannot be used, in the user's terms (the library's messages name its own
+ * internals): the field count, the field and range of a bad value, and an expression that names
+ * no real date ("0 0 31 2 *") and so would never run.
+ */
+export function cronProblem(cron: string, timeZone = 'UTC'): string | undefined {
+  const fields = cron.trim().split(/\s+/).filter(Boolean);
+  if (fields.length < 5 || fields.length > 6)
+    return `cron: "${cron}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; give 5 (minute hour day-of-month month day-of-week, e.g. "0 6 * * 1" for Mondays at 06:00) or 6 with seconds first`;
+  let parsed: Cron;
+  try {
+    parsed = new Cron(cron, { timezone: timeZone, paused: true });
+  } catch (error) {
+    const message = (error as Error).message.replace(/^CronPattern:\s*/, '');
+    // The library reports values shifted to its own base (a day "0" as "-1"): quote the user's field.
+    const names = fields.length === 6 ? ['second', ...FIVE_FIELDS] : FIVE_FIELDS;
+    const field = /^Invalid value for (\w+):/.exec(message)?.[1];
+    if (field && names.includes(field))
+      return `cron: "${fields[names.indexOf(field)]}" is not a valid ${CRON_FIELDS[field]}`;
+    const illegal = /\((.*)\) contains illegal characters/.exec(message)?.[1];
+    const at = illegal === undefined ? -1 : fields.indexOf(illegal);
+    if (at >= 0) return `cron: "${illegal}" is not a valid ${CRON_FIELDS[names[at]!]}`;
+    if (/illegal stepping/i.test(message)) return `cron: a step (/n) must be 1 or more in "${cron}"`;
+    return `cron: "${cron}" is not a valid expression (${message})`;
   }
+  if (!parsed.nextRun()) return `cron: "${cron}" names no date that ever comes, so it would never run`;
   return undefined;
 }
 
