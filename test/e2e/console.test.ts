@@ -15,6 +15,7 @@ import {
   tempDataDir,
   type ServerProcess,
 } from '../integration/support/server-process.js';
+import { watchPageProblems } from './support/page-problems.js';
 
 /** Debian's Chromium (never a downloaded one); see the README's test section. */
 export const CHROMIUM = process.env.STELLWERK_CHROMIUM ?? '/usr/bin/chromium';
@@ -104,6 +105,35 @@ describe('console end to end (Chromium)', () => {
     const setupToken = /setup token: ([\w-]+)/.exec(server.output())?.[1];
     expect(setupToken, 'the server prints the onboarding token').toBeTruthy();
 
+    // A mistyped link: the token's error is said once, at the token field (no notice, no code).
+    await page.goto(`${server.baseUrl}/onboarding?token=not-${setupToken}`);
+    const body = page.locator('body');
+    await page.getByLabel('E-mail').fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Repeat password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create administrator' }).click();
+    const tokenHint = page.locator('#setup-token-hint.field-invalid');
+    await expect.poll(() => tokenHint.textContent()).toBe('The setup token is invalid.');
+    expect(await page.getByLabel('Setup token').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(':focus').getAttribute('id')).toBe('setup-token');
+    expect(await page.getByTestId('error').count()).toBe(0);
+    expect((await body.innerText()).match(/setup token is (in|not )valid/gi)).toHaveLength(1);
+    expect(await body.innerText()).not.toContain('INVALID_SETUP_TOKEN');
+    await shot('01a-onboarding-wrong-token');
+
+    // A password the server refuses: said once, at the password field.
+    const tooLong = 'x'.repeat(1025);
+    await page.getByLabel('Password', { exact: true }).fill(tooLong);
+    await page.getByLabel('Repeat password').fill(tooLong);
+    await page.getByRole('button', { name: 'Create administrator' }).click();
+    const passwordHint = page.locator('#password-hint.field-invalid');
+    await passwordHint.waitFor();
+    const passwordText = (await passwordHint.textContent())!.trim();
+    expect(passwordText).not.toBe('');
+    expect(await page.getByTestId('error').count()).toBe(0);
+    expect((await body.innerText()).split(passwordText)).toHaveLength(2);
+    expect(await page.locator('.field-invalid').count()).toBe(1);
+
     // Onboarding: the printed link carries the token, the page offers it prefilled.
     await page.goto(`${server.baseUrl}/onboarding?token=${setupToken}`);
     await expect.poll(() => page.getByLabel('Setup token').inputValue()).toBe(setupToken);
@@ -114,8 +144,20 @@ describe('console end to end (Chromium)', () => {
     await shot('01-onboarding');
     await page.getByRole('button', { name: 'Create administrator' }).click();
 
-    // Login: the e-mail is prefilled after onboarding; a wrong password shows the server's message.
+    // Login: the spent token is gone from the address bar (and from the history entry).
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    expect(page.url()).not.toContain(setupToken!);
+    expect(new URL(page.url()).searchParams.has('token')).toBe(false);
+
+    // A first visit before login: the console asks for the session without a failed request.
+    const firstVisit = watchPageProblems(page);
+    await page.goto(server.baseUrl);
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    firstVisit.stop();
+    expect(firstVisit.problems).toEqual([]);
+
+    // The e-mail is prefilled after onboarding; a wrong password shows the server's message.
     expect(await page.getByLabel('E-mail').inputValue()).toBe(EMAIL);
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Log in' }).click();

@@ -277,8 +277,14 @@ describe('console devices end to end (Chromium)', () => {
     ]);
     expect(stderr).toBe('');
 
-    const value = page.getByTestId('state-temperature').getByTestId('state-value');
+    const temperature = page.getByTestId('state-temperature');
+    const value = temperature.getByTestId('state-value');
     await expect.poll(() => value.textContent(), { timeout: 15_000 }).toBe('21.5');
+    // The driver declares the variable as a number in °C: the row says both.
+    expect(await temperature.getByTestId('state-unit').textContent()).toBe('°C');
+    expect(await temperature.getByTestId('state-type').textContent()).toBe('Type: Number');
+    expect(await temperature.getByTestId('state-warning').count()).toBe(0);
+    expect(await page.getByTestId('state-_raw').getByTestId('state-unit').count()).toBe(0);
     expect(await page.getByTestId('live-packets').textContent()).toContain('"temperature": 21.5');
     expect(await page.getByTestId('state-_raw').getByTestId('state-value').textContent()).toBe(
       '{"temperature":21.5}',
@@ -290,6 +296,19 @@ describe('console devices end to end (Chromium)', () => {
       })
       .toContain('{"temperature":21.5}');
     await h.shot('devices-05-device-live');
+
+    // Text where the driver declares a number: kept as sent, and the row says it does not fit.
+    await publishLines(`connectors/${seen.connectorId}/devices/boiler-1/up`, ['{"temperature":"abc"}']);
+    await expect.poll(() => value.textContent(), { timeout: 15_000 }).toBe('abc');
+    expect(await temperature.getByTestId('state-unit').count()).toBe(0);
+    expect(await temperature.getByTestId('state-warning').textContent()).toBe(
+      'Does not fit the driver’s type Number; stored as received',
+    );
+    // Read from the stored states after a reload (not the live push), the row says the same.
+    await page.reload();
+    await expect.poll(() => value.textContent(), { timeout: 15_000 }).toBe('abc');
+    expect(await temperature.getByTestId('state-warning').count()).toBe(1);
+    await h.shot('devices-05a-device-type-warning');
   });
 
   it('shows the notice once the packet history holds its maximum', async () => {
@@ -299,6 +318,7 @@ describe('console devices end to end (Chromium)', () => {
     await publishLines(`connectors/${seen.connectorId}/devices/boiler-1/up`, lines);
     const value = page.getByTestId('state-temperature').getByTestId('state-value');
     await expect.poll(() => value.textContent(), { timeout: 20_000 }).toBe('79');
+    expect(await page.getByTestId('state-temperature').getByTestId('state-warning').count()).toBe(0);
     await expect.poll(() => page.getByTestId('live-packets').locator('li').count()).toBe(50);
 
     await page.getByTestId('packet-history').getByRole('button', { name: 'Refresh' }).click();
@@ -384,6 +404,9 @@ describe('console devices end to end (Chromium)', () => {
     await page.getByLabel('Language').selectOption('de');
     await page.getByTestId('theme-toggle').click();
     await page.getByRole('heading', { name: 'Aktuelle Zustände' }).waitFor();
+    const temperature = page.getByTestId('state-temperature');
+    await expect.poll(() => temperature.getByTestId('state-type').textContent()).toBe('Typ: Zahl');
+    expect(await temperature.getByTestId('state-unit').textContent()).toBe('°C');
     await h.shot('devices-08-device-dark-de');
     expect(h.foreignRequests, 'no request leaves loopback').toEqual([]);
   });

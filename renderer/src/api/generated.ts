@@ -95,6 +95,28 @@ export interface ApiOperations {
     body: { setupToken: string; email: string; password: string; name?: string };
     reply: { id: string; email: string };
   };
+  /** Whether a user is signed in, and who: 200 either way (the console asks this on every visit) */
+  'GET /api/v1/session': {
+    path: never;
+    query: never;
+    body: never;
+    reply: {
+      authenticated: boolean;
+      user?: {
+        id: string;
+        accountId: string;
+        email: string;
+        name: string;
+        locale: string;
+        twoFactorEnabled: boolean;
+        permissions: string[];
+        accountTitle: string;
+        mandatoryTwoFactor: boolean;
+        accountTimeZone: string;
+        uiSettings: Record<string, unknown>;
+      };
+    };
+  };
   /** The signed-in user (cookie session or bearer token) */
   'GET /api/v1/user': {
     path: never;
@@ -5358,7 +5380,7 @@ export interface ApiOperations {
       meta: { page: number; pageSize: number; total: number; limit: number; maximumReached: boolean };
     };
   };
-  /** Current device states (`_raw`, `_parsed`, target variables) */
+  /** Current device states (`_raw`, `_parsed`, target variables) with their declared type and unit */
   'GET /xapi/v1/virtual-devices/{id}/states': {
     path: { id: string };
     query: {
@@ -5369,7 +5391,15 @@ export interface ApiOperations {
     };
     body: never;
     reply: {
-      data: { key: string; value: unknown; timestamp: string; packetId: string | null }[];
+      data: {
+        key: string;
+        value: unknown;
+        timestamp: string;
+        packetId: string | null;
+        valueType: ('number' | 'boolean' | 'string' | 'object') | null;
+        unit: string | null;
+        warning: string | null;
+      }[];
       meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
     };
   };

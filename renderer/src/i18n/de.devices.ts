@@ -42,8 +42,7 @@ export const deDevices: Messages['devices'] = {
     delete: 'Löschen',
     empty: 'Noch keine Konnektoren. Legen Sie einen an, um die ersten Geräte anzubinden.',
     noMatch: 'Kein Konnektor passt zur Suche.',
-    footnote:
-      'Die Konsole legt Konnektoren aller {count} Arten an; docs/connector-kinds.md beschreibt, was jede Art kann.',
+    footnote: 'Stellwerk kennt {count} Arten von Konnektoren; „Neuer Konnektor“ beschreibt, was jede kann.',
     typeNames: {
       'mqtt-broker': 'MQTT-Broker',
       'webhook-in': 'Webhook (eingehend)',
@@ -75,6 +74,15 @@ export const deDevices: Messages['devices'] = {
       'loriot-uplink': 'LORIOT sendet rx- und gw-Nachrichten an eine geheime URL (HTTP-Push-Ausgabe).',
       modbus:
         'Stellwerk fragt Register und Coils eines Modbus-TCP-Geräts oder -Gateways nach einer Registertabelle ab.',
+      iec104:
+        'Stellwerk fragt eine IEC-60870-5-104-Unterstation ab und ordnet ihre Informationsobjekte nach einer Punktliste zu.',
+      lwm2m:
+        'Stellwerk betreibt einen LwM2M-Server (CoAP über UDP); Geräte melden sich dort an und senden Werte oder werden beobachtet.',
+      weather:
+        'Stellwerk fragt einen Open-Meteo-kompatiblen Vorhersagedienst für die Orte Ihrer Zwillinge oder feste Koordinaten ab.',
+      websocket:
+        'Stellwerk verbindet sich mit einem WebSocket-Server und liest die Nachrichten, die er sendet.',
+      opcua: 'Stellwerk abonniert Knoten eines OPC-UA-Servers und kann ihn nach ihnen durchsuchen.',
     },
     createTitle: 'Neuer Konnektor',
     create: 'Konnektor anlegen',
@@ -152,7 +160,7 @@ export const deDevices: Messages['devices'] = {
     lastSeen: 'Zuletzt gesehen',
     tags: 'Tags',
     never: 'Nie',
-    empty: 'Noch keine Geräte. Legen Sie eines an oder importieren Sie Geräte über die API.',
+    empty: 'Noch keine Geräte. „{new}“ legt eines an, „{import}“ viele auf einmal aus einer CSV-Datei.',
     noMatch: 'Kein Gerät passt zu Suche und Filtern.',
   },
   filters: {
@@ -184,6 +192,11 @@ export const deDevices: Messages['devices'] = {
     referenceId: 'Referenz-ID (optional)',
     referenceIdHint: 'Verknüpft das Gerät mit dem digitalen Zwilling derselben Referenz-ID.',
     submit: 'Gerät anlegen',
+    needsConnector:
+      'Ein Gerät sendet seine Pakete über einen Konnektor, und dieses Konto hat noch keinen Konnektor, der Pakete empfängt. Legen Sie zuerst einen an, z. B. am eingebauten MQTT-Broker; danach das Gerät.',
+    createConnector: 'Konnektor anlegen',
+    askForConnector:
+      'Ihre Rollen erlauben es nicht, Konnektoren anzulegen; bitten Sie einen Administrator darum.',
   },
   detail: {
     breadcrumb: 'Navigationspfad',
@@ -220,6 +233,8 @@ export const deDevices: Messages['devices'] = {
     metaHint: 'Metadaten-Zustände (_meta.*) kommen vom Netzwerkserver oder Broker, nicht vom Treiber',
     empty: 'Noch keine Zustände: das Gerät hat noch kein Paket gesendet.',
     count: '{count} Zustände',
+    declared: 'Typ: {type}',
+    mismatch: 'Passt nicht zum Typ {type} des Treibers; unverändert gespeichert',
   },
   downlinks: {
     title: 'Downlinks',

@@ -27,4 +27,38 @@ export const deOverview: typeof enOverview = {
   listFilters: { allHealth: 'Alle Gesundheitszustände', allStatuses: 'Alle Status' },
   nothing:
     'Ihre Rolle zeigt keine Teile der Übersicht. Bitten Sie einen Administrator um Leseberechtigungen.',
+  firstSteps: {
+    heading: 'Erste Schritte',
+    hide: 'Erste Schritte ausblenden',
+    intro:
+      'Diese Anlage hat noch keine Geräte oder digitalen Zwillinge. In dieser Reihenfolge kommen die ersten Werte an:',
+    done: 'Erledigt',
+    open: 'Noch offen',
+    notAllowed: 'Ihre Rollen erlauben diesen Schritt nicht; bitten Sie einen Administrator darum.',
+    steps: {
+      connector: {
+        title: 'Eine Datenquelle anbinden',
+        text: 'Pakete kommen über einen Konnektor in Stellwerk an. Der MQTT-Broker der Anlage ist eingebaut: Ein Konnektor der Art „MQTT-Broker“ gibt Geräten eine Anmeldung dafür. LoRaWAN kommt über den Webhook eines Netzwerkservers (The Things Stack, ChirpStack, LORIOT).',
+      },
+      devices: {
+        title: 'Geräte anlegen',
+        text: 'Ein Gerät sendet über einen Konnektor unter seiner Geräte-ID. „Neues Gerät“ legt eines an, „CSV importieren“ viele auf einmal.',
+      },
+      twin: {
+        title: 'Einen digitalen Zwilling anlegen',
+        text: 'Ein Zwilling steht für einen Ort oder eine Maschine. Geben Sie ihm Datenpunkte, deren Quelle ein Wert eines Geräts ist.',
+      },
+      use: {
+        title: 'Danach: beobachten und reagieren',
+        text: 'Zeigen Sie die Datenpunkte des Zwillings auf einem Dashboard, und lassen Sie Regeln Alarme auslösen oder Nachrichten senden.',
+      },
+    },
+    links: {
+      connectors: 'Konnektor anlegen',
+      devices: 'Geräte anlegen',
+      twins: 'Zwilling anlegen',
+      dashboards: 'Dashboards',
+      rules: 'Regeln',
+    },
+  },
 };

@@ -14,6 +14,7 @@ import { deDeviceOps } from './de.device-ops';
 import { deTwins } from './de.twins';
 import { deTwinPlaces } from './de.twin-places';
 import { deServerErrors } from './de.server-errors';
+import { deSchemaProblems } from './de.schema-problems';
 import { deTerms } from './de.terms';
 import { deOverview } from './de.overview';
 import { deConsole } from './de.console';
@@ -124,6 +125,7 @@ export const de: Messages = {
   exports: deExports,
   maps: deMaps,
   serverErrors: deServerErrors,
+  schemaProblems: deSchemaProblems,
   terms: deTerms,
   overview: deOverview,
   console: deConsole,

@@ -38,8 +38,7 @@ export const enDevices = {
     delete: 'Delete',
     empty: 'No connectors yet. Create one to connect your first devices.',
     noMatch: 'No connector matches the search.',
-    footnote:
-      'The console creates connectors of all {count} kinds; docs/connector-kinds.md says what each kind does.',
+    footnote: 'Stellwerk has {count} kinds of connectors; “New connector” says what each one does.',
     typeNames: {
       'mqtt-broker': 'MQTT broker',
       'webhook-in': 'Webhook (incoming)',
@@ -70,6 +69,14 @@ export const enDevices = {
         'Stellwerk subscribes to ChirpStack’s events on the broker its MQTT integration publishes to.',
       'loriot-uplink': 'LORIOT pushes rx and gw messages to a secret URL (HTTP push output).',
       modbus: 'Stellwerk polls registers and coils of a Modbus TCP device or gateway per a register map.',
+      iec104:
+        'Stellwerk interrogates an IEC 60870-5-104 outstation and maps its information objects by a point list.',
+      lwm2m:
+        'Stellwerk runs an LwM2M server (CoAP over UDP); devices register with it and send or are observed.',
+      weather:
+        'Stellwerk polls an Open-Meteo-compatible forecast service for the places of your twins or given coordinates.',
+      websocket: 'Stellwerk connects to a WebSocket server and reads the messages it sends.',
+      opcua: 'Stellwerk subscribes to nodes of an OPC UA server and can browse it for them.',
     },
     createTitle: 'New connector',
     create: 'Create connector',
@@ -143,7 +150,7 @@ export const enDevices = {
     lastSeen: 'Last seen',
     tags: 'Tags',
     never: 'Never',
-    empty: 'No devices yet. Create one, or import them through the API.',
+    empty: 'No devices yet. “{new}” creates one, “{import}” many at once from a CSV file.',
     noMatch: 'No device matches the search and filters.',
   },
   filters: {
@@ -175,6 +182,10 @@ export const enDevices = {
     referenceId: 'Reference id (optional)',
     referenceIdHint: 'Links the device to the digital twin with the same reference id.',
     submit: 'Create device',
+    needsConnector:
+      'A device sends its packets through a connector, and this account has no connector that receives packets yet. Create one first, e.g. on the built-in MQTT broker; then the device.',
+    createConnector: 'Create a connector',
+    askForConnector: 'Your roles do not allow creating connectors; ask an administrator for one.',
   },
   detail: {
     breadcrumb: 'Breadcrumb',
@@ -211,6 +222,8 @@ export const enDevices = {
     metaHint: 'Metadata states (_meta.*) come from the network server or broker, not the driver',
     empty: 'No states yet: the device has not sent a packet.',
     count: '{count} states',
+    declared: 'Type: {type}',
+    mismatch: 'Does not fit the driver’s type {type}; stored as received',
   },
   downlinks: {
     title: 'Downlinks',

@@ -25,4 +25,38 @@ export const enOverview = {
   /** Filters of the lists the overview links to. */
   listFilters: { allHealth: 'All health states', allStatuses: 'All statuses' },
   nothing: 'Your role shows no parts of the overview. Ask an administrator for read permissions.',
+  /** The panel on a site without devices or twins (lib/overview/first-steps.ts). */
+  firstSteps: {
+    heading: 'First steps',
+    hide: 'Hide first steps',
+    intro: 'This site has no devices or digital twins yet. In this order, the first values arrive:',
+    done: 'Done',
+    open: 'Not yet',
+    notAllowed: 'Your roles do not allow this step; ask an administrator.',
+    steps: {
+      connector: {
+        title: 'Connect a data source',
+        text: 'Packets reach Stellwerk through a connector. The site’s MQTT broker is built in: an “MQTT broker” connector gives devices a login for it. LoRaWAN comes through a network server’s webhook (The Things Stack, ChirpStack, LORIOT).',
+      },
+      devices: {
+        title: 'Add devices',
+        text: 'A device sends on a connector under its device id. “New device” creates one, “Import CSV” many at once.',
+      },
+      twin: {
+        title: 'Create a digital twin',
+        text: 'A twin stands for a place or a machine. Give it states whose source is a value of a device.',
+      },
+      use: {
+        title: 'Then: watch and react',
+        text: 'Show the twin’s states on a dashboard, and let rules raise alarms or send messages.',
+      },
+    },
+    links: {
+      connectors: 'Create a connector',
+      devices: 'Add devices',
+      twins: 'Create a twin',
+      dashboards: 'Dashboards',
+      rules: 'Rules',
+    },
+  },
 };

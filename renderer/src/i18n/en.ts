@@ -12,6 +12,7 @@ import { enDeviceOps } from './en.device-ops';
 import { enTwins } from './en.twins';
 import { enTwinPlaces } from './en.twin-places';
 import { enServerErrors } from './en.server-errors';
+import { enSchemaProblems } from './en.schema-problems';
 import { enTerms } from './en.terms';
 import { enOverview } from './en.overview';
 import { enConsole } from './en.console';
@@ -121,6 +122,7 @@ export const en = {
   exports: enExports,
   maps: enMaps,
   serverErrors: enServerErrors,
+  schemaProblems: enSchemaProblems,
   terms: enTerms,
   overview: enOverview,
   console: enConsole,

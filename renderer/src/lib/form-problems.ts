@@ -1,22 +1,26 @@
+import { schemaProblem, type SchemaProblemTexts } from './format/schema-problem';
+
 /** The error body's `details` (`{ path, message }`) shown at the form field their path names. */
 
 /**
  * The error's `details` as messages per body path. The server names only the path for its own
  * checks (they get `fallback`, the error's message; an empty fallback skips them), schema errors carry
- * their own message. `under` drops a leading path segment where a form edits part of the body.
+ * a keyword, read in the console's language (`t`: `i18n.t.schemaProblems`), or their own message.
+ * `under` drops a leading path segment where a form edits part of the body.
  */
 export function problemsByPath(
   details: unknown[],
   fallback: string,
+  t: SchemaProblemTexts,
   { under }: { under?: string } = {},
 ): Map<string, string> {
   const problems = new Map<string, string>();
   for (const item of details) {
     if (typeof item !== 'object' || item === null) continue;
-    const { path, message } = item as { path?: unknown; message?: unknown };
+    const { path } = item as { path?: unknown };
     if (typeof path !== 'string' || !path) continue;
     const key = under && path.startsWith(under) ? path.slice(under.length) : path;
-    const note = typeof message === 'string' && message ? message : fallback;
+    const note = schemaProblem(item, t) ?? fallback;
     if (note) problems.set(key, problems.has(key) ? `${problems.get(key)}; ${note}` : note);
   }
   return problems;

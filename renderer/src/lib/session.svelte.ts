@@ -26,7 +26,10 @@ class Session {
         this.status = 'onboarding';
         return;
       }
-      await this.refresh();
+      // Asked in a way that answers 200 when nobody is signed in: a first visit logs no failed request.
+      const probe = await api.call('GET /api/v1/session');
+      if (!probe.user) return this.signedOut();
+      this.signedIn(probe.user);
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) return this.signedOut();
       this.startError = error instanceof ApiError ? error : new ApiError(0, 'ERROR', String(error));
@@ -36,7 +39,10 @@ class Session {
 
   /** Reloads the user after login or a change (2FA); a 401 means signed out. */
   async refresh(): Promise<void> {
-    const user = await api.call('GET /api/v1/user');
+    this.signedIn(await api.call('GET /api/v1/user'));
+  }
+
+  private signedIn(user: CurrentUser): void {
     this.user = user;
     theme.followAccount(user.uiSettings);
     timeZone.followAccount(user.accountTimeZone);

@@ -47,6 +47,13 @@ export const CurrentUser = Type.Object({
   }),
 });
 
+export const SessionReply = Type.Object({
+  authenticated: Type.Boolean({
+    description: 'Whether the request carries a valid session (cookie or bearer token)',
+  }),
+  user: Type.Optional(CurrentUser),
+});
+
 export const EnrolmentReply = Type.Object({
   secret: Type.String({ description: 'Base32 TOTP seed, for manual entry' }),
   otpauthUrl: Type.String(),

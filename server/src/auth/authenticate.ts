@@ -137,7 +137,7 @@ export function createAuthenticator(
       }
       if (!credential) throw errors.invalidToken('Authentication required');
       if (credential.kind === 'apiKey') {
-        if (mode === 'user' || mode === 'enrolment') {
+        if (mode === 'user' || mode === 'enrolment' || mode === 'optionalUser') {
           throw errors.forbidden('USER_REQUIRED', 'This route needs a signed-in user, not an API key');
         }
         return fromApiKey(credential.secret);

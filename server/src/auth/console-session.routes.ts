@@ -2,7 +2,15 @@ import { Type } from 'typebox';
 import type { App, AppContext } from '../context.js';
 import type { Services } from '../services.js';
 import { errorResponses } from '../platform/http/schemas.js';
-import { ConsoleLoginReply, CurrentUser, LOGIN_ERRORS_TEXT, LoginBody, userSummary } from './auth.schemas.js';
+import {
+  ConsoleLoginReply,
+  CurrentUser,
+  LOGIN_ERRORS_TEXT,
+  LoginBody,
+  SessionReply,
+  userSummary,
+} from './auth.schemas.js';
+import { presentedCredential } from './credential.js';
 import {
   clearSessionCookie,
   presentedSessionToken,
@@ -68,6 +76,17 @@ export async function consoleSessionRoutes(
     },
   );
 
+  const currentUser = async (userId: string) => {
+    const { user, permissions } = await auth.currentUser(userId);
+    return {
+      ...userSummary(user, permissions),
+      accountTitle: user.account.title,
+      mandatoryTwoFactor: user.account.mandatoryTwoFactor,
+      accountTimeZone: user.account.timeZone,
+      uiSettings: await accounts.effectiveUiSettings(user.account),
+    };
+  };
+
   app.get(
     '/api/v1/user',
     {
@@ -78,15 +97,29 @@ export async function consoleSessionRoutes(
         response: { 200: CurrentUser, ...errorResponses },
       },
     },
-    async (request) => {
-      const { user, permissions } = await auth.currentUser(request.principal!.userId!);
-      return {
-        ...userSummary(user, permissions),
-        accountTitle: user.account.title,
-        mandatoryTwoFactor: user.account.mandatoryTwoFactor,
-        accountTimeZone: user.account.timeZone,
-        uiSettings: await accounts.effectiveUiSettings(user.account),
-      };
+    async (request) => currentUser(request.principal!.userId!),
+  );
+
+  app.get(
+    '/api/v1/session',
+    {
+      config: { auth: 'optionalUser' },
+      schema: {
+        tags,
+        summary:
+          'Whether a user is signed in, and who: 200 either way (the console asks this on every visit)',
+        description:
+          'Without a session, or with an expired or revoked one, `{authenticated: false}` (a stale cookie is cleared); with one, `{authenticated: true, user}` as `GET /api/v1/user` answers it. Errors other than a missing or invalid session are those of `GET /api/v1/user` (403 `TWO_FACTOR_SETUP_REQUIRED`, `USER_REQUIRED` for an API key).',
+        response: { 200: SessionReply, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const userId = request.principal?.userId;
+      if (userId) return { authenticated: true, user: await currentUser(userId) };
+      if (presentedCredential(request, 'optionalUser')?.kind === 'cookie')
+        clearSessionCookie(reply, cookie(request));
+      return { authenticated: false };
     },
   );
 }

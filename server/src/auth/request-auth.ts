@@ -3,6 +3,7 @@ import { AppError, errors } from '../platform/errors.js';
 import { clientAddress } from '../platform/http/client-address.js';
 import { grants } from '../roles/permissions.js';
 import type { Authenticator } from './authenticate.js';
+import { presentedCredential } from './credential.js';
 import type { CredentialFailureLimiter } from './credential-failures.js';
 import type { Principal } from './principal.js';
 
@@ -33,12 +34,17 @@ export function createRequestAuth(
   async function resolve(request: FastifyRequest): Promise<Outcome> {
     const mode = request.routeOptions.config.auth ?? 'principal';
     if (mode === 'public' || mode === 'dashboardKey') return { principal: null };
+    // Presenting nothing is the probe's answer (signed out), not a failed credential.
+    if (mode === 'optionalUser' && !presentedCredential(request, mode)) return { principal: null };
     const address = clientAddress(request.ip);
     try {
       failures.assertAllowed(address);
       return { principal: await authenticator.authenticate(request, mode) };
     } catch (error) {
-      if (error instanceof AppError && error.code === 'INVALID_TOKEN') failures.record(address);
+      if (error instanceof AppError && error.code === 'INVALID_TOKEN') {
+        failures.record(address);
+        if (mode === 'optionalUser') return { principal: null };
+      }
       return { error };
     }
   }

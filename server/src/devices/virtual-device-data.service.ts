@@ -7,6 +7,7 @@ import { PACKET_STATUS_SQL } from '../ingest/commit-batch.stage.js';
 import type { PacketMeta } from '../ingest/packet-meta.js';
 import type { Job } from '../jobs/job.entity.js';
 import type { JobService } from '../jobs/job.service.js';
+import { stateDeclarations } from './device-state-types.js';
 import { DEVICE_IMPORT_JOB, readImportUpload, type ImportInput, type ImportSource } from './device-import.js';
 import type { DeviceCondition } from './virtual-device.filter.js';
 import type { VirtualDeviceInput, VirtualDeviceService } from './virtual-device.service.js';
@@ -70,14 +71,18 @@ export class VirtualDeviceDataService {
     });
   }
 
+  /** The device's current states, each with what its driver declares for the key (type, unit, mismatch). */
   async states(principal: Principal, id: string) {
     const device = await this.devices.get(principal, id);
-    return this.em()
+    if (device.driver) await this.em().populate(device, ['driver']);
+    const declare = stateDeclarations(device.driver?.targetVariables ?? []);
+    const rows = await this.em()
       .getConnection()
       .execute<Array<{ key: string; value: unknown; timestamp: Date; packet_id: string | null }>>(
         'SELECT key, value, timestamp, packet_id FROM device_states WHERE device_id = ? ORDER BY key',
         [device.id],
       );
+    return rows.map((row) => ({ ...row, ...declare(row.key, row.value) }));
   }
 
   /**

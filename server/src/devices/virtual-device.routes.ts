@@ -238,7 +238,8 @@ export async function virtualDeviceRoutes(
       config: { auth: 'principal', permission: READ, resource: 'virtualDevice' },
       schema: {
         tags,
-        summary: 'Current device states (`_raw`, `_parsed`, target variables)',
+        summary:
+          'Current device states (`_raw`, `_parsed`, target variables) with their declared type and unit',
         params: IdParams,
         response: { 200: listReply(DeviceStateReply), ...errorResponses },
       },
@@ -250,6 +251,9 @@ export async function virtualDeviceRoutes(
         value: r.value,
         timestamp: new Date(r.timestamp).toISOString(),
         packetId: r.packet_id === null ? null : String(r.packet_id),
+        valueType: r.valueType,
+        unit: r.unit,
+        warning: r.warning,
       }));
       return { data, meta: { page: 1, pageSize: data.length, total: data.length } };
     },

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { ValueTypeSchema } from '../drivers/device-driver.schemas.js';
 import { KeysetQuery, ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
 import { FILTER_PARAM_PATTERN } from './virtual-device.filter.js';
 
@@ -214,6 +215,17 @@ export const DeviceStateReply = Type.Object({
   value: Type.Unknown(),
   timestamp: Timestamp,
   packetId: Type.Union([Type.String(), Type.Null()]),
+  valueType: Type.Union([ValueTypeSchema, Type.Null()], {
+    description:
+      "The type the device's driver declares for this key (its target variable); null for keys it does not declare (`_raw`, `_parsed`, `_meta.*`)",
+  }),
+  unit: Type.Union([Type.String(), Type.Null()], {
+    description: "The target variable's unit; null when none",
+  }),
+  warning: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Set when the value does not fit `valueType` (text where a number is declared, …); the value is kept as received',
+  }),
 });
 
 export const PacketReply = Type.Object({

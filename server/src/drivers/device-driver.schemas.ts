@@ -21,7 +21,7 @@ export const ParserConfigSchema = Type.Object(
   },
 );
 
-const ValueTypeSchema = Type.Union([
+export const ValueTypeSchema = Type.Union([
   Type.Literal('number'),
   Type.Literal('boolean'),
   Type.Literal('string'),

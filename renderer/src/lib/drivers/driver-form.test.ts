@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { en } from '../../i18n/en';
 import { bulkEditCalls, splitLabels } from './bulk-edit';
 import {
   bodyOf,
@@ -74,6 +75,7 @@ describe('driver form', () => {
         { parseError: 'PARSE_ERROR' },
       ],
       'Duplicate target variable key "t"',
+      en.schemaProblems,
     );
     expect([...problems]).toEqual([
       ['/rules/0/value', 'rule 0: value must be a number'],

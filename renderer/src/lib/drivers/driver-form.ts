@@ -1,5 +1,6 @@
 import type { Body, Reply } from '../../api/generated';
 import { problemsByPath } from '../form-problems';
+import type { SchemaProblemTexts } from '../format/schema-problem';
 
 /**
  * The driver editor's form state and its conversion to and from the XAPI's driver body. Numbers
@@ -295,8 +296,11 @@ export function bodyOf(draft: DriverDraft): DriverBody {
  * The error's `details` as messages per form path: `/parser/fields/0/offset`, `/rules/1/value`
  * (the health validator's paths start at the rules, so `/healthConfig` is dropped), `/targetVariables/0/key`.
  */
-export const driverProblems = (details: unknown[], fallback: string): Map<string, string> =>
-  problemsByPath(details, fallback, { under: '/healthConfig' });
+export const driverProblems = (
+  details: unknown[],
+  fallback: string,
+  t: SchemaProblemTexts,
+): Map<string, string> => problemsByPath(details, fallback, t, { under: '/healthConfig' });
 
 export type SampleFormat = 'text' | 'hex' | 'base64';
 

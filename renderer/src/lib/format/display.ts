@@ -66,3 +66,5 @@ export const healthName = (state: string) => term(i18n.t.terms.health, state);
 export const packetStatusName = (status: string) => term(i18n.t.terms.packetStatus, status);
 export const valueTypeName = (type: string) => term(i18n.t.terms.valueTypes, type);
 export const alarmCategoryName = (category: string) => term(i18n.t.terms.alarmCategories, category);
+/** A connector kind by its name ("MQTT broker"), not the stored type (`mqtt-broker`). */
+export const connectorKindName = (type: string) => term(i18n.t.devices.connectors.typeNames, type);

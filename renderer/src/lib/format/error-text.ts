@@ -1,4 +1,5 @@
 import type { Messages } from '../../i18n/en';
+import { schemaProblemLines } from './schema-problem';
 
 /** The `NO_PERMISSION_<PERMISSION>` family (server/src/platform/error-codes.ts). */
 const NO_PERMISSION = 'NO_PERMISSION_';
@@ -26,7 +27,17 @@ export function serverErrorText(error: CodedError, t: Messages): string | undefi
   return Object.hasOwn(texts, error.code) ? texts[error.code] : undefined;
 }
 
-/** The translated text, else the server's message. */
+/**
+ * A VALIDATION_ERROR of the route schema field by field in the console's language ("Title: must not
+ * be empty"), or undefined for any other error (also for the server's own checks, which carry no
+ * schema keyword).
+ */
+export function validationText(error: CodedError, t: Messages): string | undefined {
+  if (error.code !== 'VALIDATION_ERROR') return undefined;
+  return schemaProblemLines(error.details, t.schemaProblems)?.join('; ');
+}
+
+/** The field-by-field or translated text, else the server's message. */
 export function errorMessage(error: CodedError, t: Messages): string {
-  return serverErrorText(error, t) ?? error.message;
+  return validationText(error, t) ?? serverErrorText(error, t) ?? error.message;
 }

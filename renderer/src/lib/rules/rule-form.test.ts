@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { en } from '../../i18n/en';
 import { problemAt, problemsByPath } from '../form-problems';
 import { areaPolygons, areaProblem, SAMPLE_CIRCLE } from './rule-area';
 import { bodyOf, draftOf, emptyCommand, operatorsFor, type Rule } from './rule-form';
@@ -42,6 +43,24 @@ describe('rule form', () => {
       },
       commands: [{ type: 'alarm', message: 'Hot: {{states.temperature}}' }],
     });
+  });
+
+  it('sends an empty range bound as null, not as 0', () => {
+    const draft = draftOf();
+    draft.title = 'Range';
+    // Chromium empties a number input holding 1e999; Svelte binds that as null.
+    draft.conditions = [
+      {
+        stateKey: 'p',
+        operator: 'between',
+        value: -5 as unknown as string,
+        value2: null as unknown as string,
+      },
+    ];
+    const { body } = bodyOf(draft, new Map(), messages);
+    expect((body?.trigger as { conditions: unknown[] }).conditions).toEqual([
+      { stateKey: 'p', operator: 'between', value: [-5, null] },
+    ]);
   });
 
   it('reads a stored rule back into the same draft (round trip)', () => {
@@ -168,6 +187,7 @@ describe('rule form', () => {
     const problems = problemsByPath(
       [{ path: '/trigger/conditions/1' }, { path: '/title', message: 'too long' }],
       'bad',
+      en.schemaProblems,
     );
     expect(problemAt(problems, '/trigger/conditions/1')).toBe('bad');
     expect(problemAt(problems, '/trigger')).toBe('bad');

@@ -247,12 +247,15 @@ export function conditionOf(
   // Number inputs bind numbers, not text; read every value as text first.
   const value = String(c.value ?? '');
   const value2 = String(c.value2 ?? '');
+  // An empty bound goes as null, never as Number('') = 0: Chromium empties a number input that holds
+  // no number (1e999), and the server then refuses the range instead of storing 0.
+  const bound = (text: string) => (text.trim() === '' ? null : Number(text));
   const base = { stateKey: c.stateKey.trim(), operator: c.operator };
   switch (valueInput(c.operator)) {
     case 'none':
       return base;
     case 'range':
-      return { ...base, value: [Number(value), Number(value2)] };
+      return { ...base, value: [bound(value), bound(value2)] };
     case 'number':
       return { ...base, value: value.trim() === '' ? null : Number(value) };
     default:

@@ -4,6 +4,7 @@ import { isDatabaseUnavailable } from '../db/database-availability.js';
 import { databaseErrorMessage, isDatabaseError } from '../db/database-errors.js';
 import type { ErrorCode } from '../error-codes.js';
 import { AppError, errors } from '../errors.js';
+import { validationDetails, validationMessage, type SchemaError } from './validation-details.js';
 
 interface ErrorBody {
   error: { code: ErrorCode; message: string; details: unknown[] };
@@ -30,23 +31,10 @@ export function toErrorReply(error: unknown): {
   if (error instanceof AppError)
     return reply(error.status, error.code, error.message, error.details, error.headers);
 
-  const fe = error as FastifyError & { validation?: unknown[]; validationContext?: string };
+  const fe = error as FastifyError & { validation?: SchemaError[]; validationContext?: string };
   if (fe?.validation) {
-    const details = fe.validation.map((v) => {
-      const item = v as { instancePath?: string; message?: string; params?: unknown };
-      return {
-        location: fe.validationContext,
-        path: item.instancePath ?? '',
-        message: item.message,
-        params: item.params,
-      };
-    });
-    return reply(
-      400,
-      'VALIDATION_ERROR',
-      `Invalid ${fe.validationContext ?? 'request'}: ${fe.message}`,
-      details,
-    );
+    const details = validationDetails(fe.validation, fe.validationContext);
+    return reply(400, 'VALIDATION_ERROR', validationMessage(details, fe.validationContext), details);
   }
   switch (fe?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -12,6 +12,12 @@ export type AuthMode =
   | 'user'
   /** A user, or the setup token a mandatory-2FA login hands out: only 2FA enrolment uses this. */
   | 'enrolment'
+  /**
+   * A user like `user` when the credential resolves to one, else no principal instead of 401 (no
+   * credential, an expired or revoked session; the latter still counts as a failed credential): the
+   * console's session probe, which must not log a failed request on every visit before login.
+   */
+  | 'optionalUser'
   /** Legacy hub API: `x-api-key` with IotHub.manage, IotHub.read or all.manage. */
   | 'hub'
   /**

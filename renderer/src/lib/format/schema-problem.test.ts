@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { de } from '../../i18n/de';
+import { en } from '../../i18n/en';
+import { problemAt, problemsByPath } from '../form-problems';
+import { errorMessage, validationText } from './error-text';
+import { fieldLabel, schemaProblem, schemaProblemLines } from './schema-problem';
+
+const t = en.schemaProblems;
+const g = de.schemaProblems;
+const detail = (keyword: string, params: Record<string, unknown>, path = '/title') => ({
+  location: 'body',
+  path,
+  keyword,
+  params,
+  message: 'the server’s English',
+});
+
+describe('schema problems', () => {
+  it('word the length, range and list limits', () => {
+    expect(schemaProblem(detail('minLength', { limit: 1 }), t)).toBe('must not be empty');
+    expect(schemaProblem(detail('minLength', { limit: 3 }), t)).toBe('must have at least 3 characters');
+    expect(schemaProblem(detail('maxLength', { limit: 1 }), t)).toBe('must have at most 1 character');
+    expect(schemaProblem(detail('maxLength', { limit: 200 }), g)).toBe('darf höchstens 200 Zeichen haben');
+    expect(schemaProblem(detail('maximum', { comparison: '<=', limit: 100 }), t)).toBe('must be at most 100');
+    expect(schemaProblem(detail('minimum', { comparison: '>=', limit: 1 }), g)).toBe(
+      'muss mindestens 1 sein',
+    );
+    expect(schemaProblem(detail('exclusiveMinimum', { limit: 0 }), t)).toBe('must be greater than 0');
+    expect(schemaProblem(detail('exclusiveMaximum', { limit: 90 }), g)).toBe('muss kleiner als 90 sein');
+    expect(schemaProblem(detail('minItems', { limit: 1 }), g)).toBe('darf nicht leer sein');
+    expect(schemaProblem(detail('minItems', { limit: 2 }), t)).toBe('must have at least 2 entries');
+    expect(schemaProblem(detail('maxItems', { limit: 1 }), g)).toBe('darf höchstens 1 Eintrag haben');
+    expect(schemaProblem(detail('maxItems', { limit: 50 }), g)).toBe('darf höchstens 50 Einträge haben');
+  });
+
+  it('name types, formats, choices and patterns', () => {
+    expect(schemaProblem(detail('type', { type: 'number' }), t)).toBe('must be a number');
+    expect(schemaProblem(detail('type', { type: 'integer' }), g)).toBe('muss eine ganze Zahl sein');
+    expect(schemaProblem(detail('type', { type: ['number', 'null'] }), g)).toBe(
+      'muss eine Zahl oder leer sein',
+    );
+    expect(schemaProblem(detail('type', { type: 'string,boolean,null' }), t)).toBe(
+      'must be text, true or false or empty',
+    );
+    expect(schemaProblem(detail('format', { format: 'date-time' }), t)).toBe('must be a date and time');
+    expect(schemaProblem(detail('format', { format: 'email' }), g)).toBe('muss eine E-Mail-Adresse sein');
+    expect(schemaProblem(detail('format', { format: 'iso-week' }), g)).toBe(
+      'muss dem Format iso-week entsprechen',
+    );
+    expect(schemaProblem(detail('enum', { allowedValues: ['a', 'b'] }), t)).toBe('must be one of: a, b');
+    expect(schemaProblem(detail('enum', { allowedValues: ['above', 'below'] }), g)).toBe(
+      'muss einer dieser Werte sein: above, below',
+    );
+    expect(schemaProblem(detail('const', { allowedValue: 'event' }), t)).toBe('must be event');
+    expect(schemaProblem(detail('pattern', { pattern: '^[^_\\s]' }), g)).toBe(
+      'hat nicht die erwartete Form (^[^_\\s])',
+    );
+    expect(schemaProblem(detail('required', { missingProperty: 'title' }), g)).toBe('ist erforderlich');
+    expect(schemaProblem(detail('uniqueItems', { i: 1, j: 0 }), t)).toBe(
+      'must not contain the same entry twice',
+    );
+    expect(schemaProblem(detail('additionalProperties', { additionalProperty: 'colour' }), g)).toBe(
+      'darf das Feld colour nicht enthalten',
+    );
+  });
+
+  it('keep the server’s message for a keyword they do not know and for the server’s own checks', () => {
+    expect(schemaProblem(detail('if', { failingKeyword: 'then' }), g)).toBe('the server’s English');
+    expect(schemaProblem({ path: '/parser/fields/0/offset', message: 'offset must be an integer' }, g)).toBe(
+      'offset must be an integer',
+    );
+    expect(schemaProblem({ path: '/code' }, t)).toBeUndefined();
+  });
+
+  it('label a field by the last segment of its path', () => {
+    expect(fieldLabel('/title', t)).toBe('Title');
+    expect(fieldLabel('/trigger/conditions/0/value', t)).toBe('Value');
+    expect(fieldLabel('/params/windowSeconds', t)).toBe('Window seconds');
+    expect(fieldLabel('/device_id', t)).toBe('Device id');
+    expect(fieldLabel('/config/apiURL', t)).toBe('Api URL');
+    expect(fieldLabel('/mailTo/1', t)).toBe('Mail to 2');
+    expect(fieldLabel('', g)).toBe('Anfrage');
+  });
+
+  it('make one line per field of a schema refusal, none for the server’s own checks', () => {
+    expect(
+      schemaProblemLines(
+        [detail('minLength', { limit: 1 }), detail('maximum', { limit: 100 }, '/retentionMonths')],
+        t,
+      ),
+    ).toEqual(['Title: must not be empty', 'Retention months: must be at most 100']);
+    expect(schemaProblemLines([{ path: '/trigger/schedule' }], t)).toBeUndefined();
+  });
+});
+
+describe('validation error texts', () => {
+  const refusal = {
+    code: 'VALIDATION_ERROR',
+    message: 'Invalid body: title must not be empty',
+    details: [detail('minLength', { limit: 1 })],
+  };
+
+  it('read a schema refusal field by field in the console’s language', () => {
+    expect(validationText(refusal, en)).toBe('Title: must not be empty');
+    expect(errorMessage(refusal, de)).toBe('Title: darf nicht leer sein');
+  });
+
+  it('leave a refusal of the server’s own checks to its code', () => {
+    const own = {
+      code: 'VALIDATION_ERROR',
+      message: 'cron: bad expression',
+      details: [{ path: '/trigger/schedule' }],
+    };
+    expect(validationText(own, en)).toBeUndefined();
+    expect(errorMessage(own, en)).toBe('The input is invalid.');
+  });
+
+  it('put each translated problem at its form field', () => {
+    const problems = problemsByPath(
+      [
+        detail('type', { type: 'number' }, '/params/windowSeconds'),
+        detail('required', { missingProperty: 'title' }),
+        { path: '/mailConnectorId', message: 'not a mail connector' },
+        { path: '/params' },
+      ],
+      'Invalid parameters',
+      g,
+    );
+    expect(problemAt(problems, '/params/windowSeconds')).toBe('muss eine Zahl sein');
+    expect(problemAt(problems, '/title')).toBe('ist erforderlich');
+    expect(problemAt(problems, '/mailConnectorId')).toBe('not a mail connector');
+    expect(problems.get('/params')).toBe('Invalid parameters');
+  });
+});
