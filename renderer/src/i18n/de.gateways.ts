@@ -33,6 +33,7 @@ export const deGateways: Messages['gateways'] = {
     eui: 'Gateway-EUI',
     euiHint: '16 Hexadezimalziffern; gespeichert in Kleinbuchstaben.',
     invalidEui: 'Bitte 16 Hexadezimalziffern eingeben.',
+    bothCoordinates: 'Breiten- und Längengrad gehören zusammen (beide leer: kein Standort).',
     networkId: 'ID beim Netzwerkserver',
     networkIdHint:
       'Die eigene ID des Netzwerkservers, wenn sie von der EUI abweicht (Gateway-ID in The Things Stack).',

@@ -30,6 +30,7 @@ export const enGateways = {
     eui: 'Gateway EUI',
     euiHint: '16 hexadecimal digits; stored in lower case.',
     invalidEui: 'Enter 16 hexadecimal digits.',
+    bothCoordinates: 'Give latitude and longitude together (both empty: no location).',
     networkId: 'Network-server id',
     networkIdHint: 'The network server’s own id where it differs from the EUI (The Things Stack gateway id).',
     fieldTitle: 'Title',

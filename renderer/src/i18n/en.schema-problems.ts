@@ -53,4 +53,17 @@ export const enSchemaProblems = {
   maxItems: 'must have at most {count} entry|must have at most {count} entries',
   uniqueItems: 'must not contain the same entry twice',
   additionalProperties: 'must not contain the field {property}',
+  /** Field names of the API whose readable form (from camelCase) does not say it well enough. */
+  fieldNames: {
+    mailTo: 'Recipients',
+    intervalSeconds: 'Interval (seconds)',
+    windowSeconds: 'Window (seconds)',
+    durationSeconds: 'Duration (seconds)',
+    silentAfterSeconds: 'Silent after (seconds)',
+    offlineAfterSeconds: 'Offline after (seconds)',
+    stateKey: 'State',
+    device_id: 'Device id',
+    eui: 'EUI',
+    url: 'URL',
+  } as Record<string, string>,
 };

@@ -75,10 +75,13 @@ describe('schema problems', () => {
   it('label a field by the last segment of its path', () => {
     expect(fieldLabel('/title', t)).toBe('Title');
     expect(fieldLabel('/trigger/conditions/0/value', t)).toBe('Value');
-    expect(fieldLabel('/params/windowSeconds', t)).toBe('Window seconds');
+    expect(fieldLabel('/params/windowSeconds', t)).toBe('Window (seconds)');
+    expect(fieldLabel('/params/windowSeconds', g)).toBe('Zeitfenster (Sekunden)');
+    expect(fieldLabel('/title', g)).toBe('Titel');
+    expect(fieldLabel('/someNewField', g)).toBe('Some new field');
     expect(fieldLabel('/device_id', t)).toBe('Device id');
     expect(fieldLabel('/config/apiURL', t)).toBe('Api URL');
-    expect(fieldLabel('/mailTo/1', t)).toBe('Mail to 2');
+    expect(fieldLabel('/mailTo/1', t)).toBe('Recipients 2');
     expect(fieldLabel('', g)).toBe('Anfrage');
   });
 
@@ -102,7 +105,7 @@ describe('validation error texts', () => {
 
   it('read a schema refusal field by field in the console’s language', () => {
     expect(validationText(refusal, en)).toBe('Title: must not be empty');
-    expect(errorMessage(refusal, de)).toBe('Title: darf nicht leer sein');
+    expect(errorMessage(refusal, de)).toBe('Titel: darf nicht leer sein');
   });
 
   it('leave a refusal of the server’s own checks to its code', () => {

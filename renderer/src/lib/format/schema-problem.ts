@@ -104,8 +104,9 @@ function readable(name: string): string {
 }
 
 /**
- * A field's name from its detail path: the last segment made readable (`/trigger/conditions/0/value`
- * → "Value"); a list entry is the list's name and its number counted from 1 (`/mailTo/1` → "Mail to 2").
+ * A field's name from its detail path: the last segment in the console's language where the
+ * dictionary names it, else made readable (`/trigger/conditions/0/value`
+ * → "Value"); a list entry is the list's name and its number counted from 1 (`/mailTo/1` → "Recipients 2").
  */
 export function fieldLabel(path: string, t: SchemaProblemTexts): string {
   const segments = path
@@ -114,9 +115,10 @@ export function fieldLabel(path: string, t: SchemaProblemTexts): string {
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   const last = segments.at(-1);
   if (last === undefined || last === '') return t.request;
-  if (!/^\d+$/.test(last)) return readable(last);
+  const named = (name: string) => (Object.hasOwn(t.fieldNames, name) ? t.fieldNames[name]! : readable(name));
+  if (!/^\d+$/.test(last)) return named(last);
   const list = segments.slice(0, -1).findLast((segment) => !/^\d+$/.test(segment));
-  return `${list ? readable(list) : t.request} ${Number(last) + 1}`;
+  return `${list ? named(list) : t.request} ${Number(last) + 1}`;
 }
 
 /**
