@@ -63,6 +63,7 @@ export const ID_LESS: Record<string, string> = {
   'GET /xapi/v1/announcements': 'announcements',
   'POST /xapi/v1/auth/logout': 'the session',
   'GET /api/v1/user': 'the caller',
+  'GET /api/v1/session': 'the caller (or no one: signed out)',
   'POST /xapi/v1/users/me/2fa': 'the caller',
   'POST /xapi/v1/users/me/2fa/activate': 'the caller',
   'DELETE /xapi/v1/users/me/2fa': 'the caller',
