@@ -2,6 +2,7 @@ import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from './support/axe-check.js';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { watchNativeDialogs } from './support/native-dialogs.js';
 import {
   addRoutedState,
   apiToken,
@@ -20,7 +21,8 @@ const PASSWORD = 'compiler pioneer 1952';
  * the XAPI; the console creates a dashboard with a line chart and a gauge bound to that state, moves
  * and resizes with the keyboard, saves, reloads, and shows a value published with `mosquitto_pub`
  * live in both widgets. Nested dashboards navigate; the widget's and the twin form's dashboard pickers
- * offer only dashboards of the same account (and the server refuses another account's).
+ * offer only dashboards of the same account (and the server refuses another account's). Removing a
+ * widget and discarding an edit ask in the console's own dialog, never the browser's.
  */
 let h: ConsoleHarness;
 let token: string;
@@ -332,6 +334,58 @@ describe('console dashboards end to end (Chromium)', () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.getByTestId('twin-button-widget').click();
     await expect.poll(() => page.getByTestId('twin-title').textContent()).toBe('Boiler 1');
+  });
+
+  it('asks in its own dialog before removing a widget or discarding an edit; Cancel keeps both', async () => {
+    const { page } = h;
+    const native = watchNativeDialogs(page);
+    await page.goto(`${h.server.baseUrl}/#/dashboards/${ids.all}`);
+    const widgets = page.getByTestId('widget');
+    const map = page.locator('[data-widget-type="map"]');
+    await expect.poll(() => widgets.count()).toBe(6);
+    const edit = page.getByRole('button', { name: 'Edit', exact: true });
+    const discard = page.getByRole('button', { name: 'Discard changes' });
+    const discardDialog = page.getByTestId('dashboard-discard-dialog');
+
+    // Without an edit, leaving the editor asks nothing.
+    await edit.click();
+    await discard.click();
+    await edit.waitFor();
+    expect(await discardDialog.isVisible()).toBe(false);
+
+    await edit.click();
+    const removeDialog = page.getByTestId('widget-remove-dialog');
+    await page.getByRole('button', { name: 'Remove widget: Sites' }).click();
+    await removeDialog.waitFor();
+    expect(await removeDialog.textContent()).toContain('Remove the widget “Sites”?');
+    await h.shot('dashboards-12-remove-widget-confirm');
+    await removeDialog.getByRole('button', { name: 'Cancel' }).click();
+    await removeDialog.waitFor({ state: 'hidden' });
+    expect([await widgets.count(), await map.count()]).toEqual([6, 1]);
+    await page.getByRole('button', { name: 'Remove widget: Sites' }).click();
+    await removeDialog.getByRole('button', { name: 'Remove', exact: true }).click();
+    await removeDialog.waitFor({ state: 'hidden' });
+    await expect.poll(() => widgets.count()).toBe(5);
+    expect(await map.count()).toBe(0);
+
+    // With the widget removed, discarding asks: Cancel keeps editing the draft, confirming restores the saved layout.
+    await discard.click();
+    await discardDialog.waitFor();
+    expect(await discardDialog.textContent()).toContain('Discard the unsaved changes to this dashboard?');
+    await discardDialog.getByRole('button', { name: 'Cancel' }).click();
+    await discardDialog.waitFor({ state: 'hidden' });
+    expect(await page.getByText('Editing', { exact: true }).isVisible()).toBe(true);
+    expect(await widgets.count()).toBe(5);
+    await discard.click();
+    await discardDialog.getByRole('button', { name: 'Discard', exact: true }).click();
+    await discardDialog.waitFor({ state: 'hidden' });
+    await edit.waitFor();
+    await expect.poll(() => widgets.count()).toBe(6);
+    expect(await map.count()).toBe(1);
+    const stored = await xapi<{ layout: { widgets: unknown[] } }>('GET', `/xapi/v1/dashboards/${ids.all}`);
+    expect(stored.layout.widgets).toHaveLength(6);
+    native.stop();
+    expect(native.messages).toEqual([]);
   });
 
   it('searches, renames and deletes dashboards with a confirmation, in German too', async () => {

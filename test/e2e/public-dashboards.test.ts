@@ -8,6 +8,7 @@ import {
   startConsoleHarness,
   type ConsoleHarness,
 } from './support/console-harness.js';
+import { watchNativeDialogs } from './support/native-dialogs.js';
 import {
   addRoutedState,
   apiToken,
@@ -25,7 +26,8 @@ const PASSWORD = 'analytical engine 1843';
  * Public dashboards in Chromium: the owner publishes a dashboard from its page, a browser context
  * that never signed in opens the link (zoom lock and German from the link's parameters), both views
  * stay equal to the server's value while values are published with mosquitto_pub and their live
- * sockets are dropped and reconnect, and after unpublishing the link is refused.
+ * sockets are dropped and reconnect, and after unpublishing the link is refused. A new key and
+ * unpublishing ask first in the console's own dialog, never the browser's.
  */
 let h: ConsoleHarness;
 let xapi: Xapi;
@@ -157,6 +159,7 @@ describe('public dashboards end to end (Chromium)', () => {
 
   it('publishes from the dashboard page; the link carries the key once, zoom lock and language', async () => {
     const { page } = h;
+    const native = watchNativeDialogs(page);
     await device.publish({ pressure: 4 });
     await expect.poll(serverValue, { timeout: 15_000 }).toBe(4);
     await signIn(page, h.server.baseUrl, EMAIL, PASSWORD);
@@ -167,6 +170,26 @@ describe('public dashboards end to end (Chromium)', () => {
     await dialog.getByRole('button', { name: 'Publish' }).click();
     const input = dialog.getByTestId('share-link');
     await input.waitFor();
+
+    // A new key asks first: Cancel keeps the key and its link, confirming replaces both.
+    const status = dialog.getByTestId('share-status');
+    const first = [await input.inputValue(), await status.textContent()];
+    const rotate = page.getByTestId('share-rotate-dialog');
+    await dialog.getByRole('button', { name: 'New key' }).click();
+    await rotate.waitFor();
+    expect(await rotate.textContent()).toContain('The current link stops working at once.');
+    await h.shot('public-dashboards-01-rotate-confirm');
+    await rotate.getByRole('button', { name: 'Cancel' }).click();
+    await rotate.waitFor({ state: 'hidden' });
+    expect([await input.inputValue(), await status.textContent()]).toEqual(first);
+    await dialog.getByRole('button', { name: 'New key' }).click();
+    await rotate.getByRole('button', { name: 'Make new key' }).click();
+    await rotate.waitFor({ state: 'hidden' });
+    await expect.poll(() => input.inputValue()).not.toBe(first[0]);
+    expect(await status.textContent()).not.toBe(first[1]);
+    native.stop();
+    expect(native.messages).toEqual([]);
+
     await dialog.getByLabel('Lock the map zoom').check();
     await dialog.getByLabel('Language of the view').selectOption('de');
     link = await input.inputValue();
@@ -292,11 +315,29 @@ describe('public dashboards end to end (Chromium)', () => {
 
   it('refuses the link once the owner unpublishes, also in a view left open', async () => {
     const { page } = h;
-    page.once('dialog', (question) => void question.accept());
+    const native = watchNativeDialogs(page);
+    const published = async () =>
+      (await xapi<{ published: boolean }>('GET', `/xapi/v1/dashboards/${ids.board}/public-key`)).published;
     await page.getByRole('button', { name: 'Share' }).click();
     const dialog = page.getByRole('dialog', { name: 'Public link' });
+    const status = dialog.getByTestId('share-status');
+    await expect.poll(() => status.textContent()).toMatch(/^Published with key /);
+
+    // Unpublishing asks first: Cancel keeps the dashboard published, confirming unpublishes it.
+    const revoke = page.getByTestId('share-revoke-dialog');
     await dialog.getByRole('button', { name: 'Unpublish' }).click();
-    await expect.poll(() => dialog.getByTestId('share-status').textContent()).toBe('Not published.');
+    await revoke.waitFor();
+    expect(await revoke.textContent()).toContain('open views close');
+    await revoke.getByRole('button', { name: 'Cancel' }).click();
+    await revoke.waitFor({ state: 'hidden' });
+    expect(await status.textContent()).toMatch(/^Published with key /);
+    expect(await published()).toBe(true);
+    await dialog.getByRole('button', { name: 'Unpublish' }).click();
+    await revoke.getByRole('button', { name: 'Unpublish' }).click();
+    await expect.poll(() => status.textContent()).toBe('Not published.');
+    expect(await published()).toBe(false);
+    native.stop();
+    expect(native.messages).toEqual([]);
     await h.shot('public-dashboards-04-unpublished');
     await openView!.getByTestId('public-refused').waitFor({ timeout: 15_000 });
     await openView!.context().close();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleHarness, type ConsoleHarness } from './support/console-harness.js';
+import { watchNativeDialogs } from './support/native-dialogs.js';
 import {
   addRoutedState,
   loginXapi,
@@ -17,7 +18,7 @@ const PASSWORD = 'compiler bug hunter 1947';
  * numeric state are seeded through the XAPI; an event rule written in the console's editor turns a
  * value published with `mosquitto_pub` into an alarm entry, which the Alarms page shows and
  * acknowledges and closes; a monitoring rule made in the connectors list is checked through the
- * XAPI; a smart group and an alarm report are made and run in the console.
+ * XAPI and deleted after the console's own confirmation; a smart group and an alarm report are made and run in the console.
  */
 let h: ConsoleHarness;
 let xapi: Xapi;
@@ -201,8 +202,9 @@ describe('console rules and alarms end to end (Chromium)', () => {
     await expect.poll(() => page.getByTestId('alarm-row').count()).toBe(0);
   });
 
-  it('creates and changes a connector monitoring rule from the connectors list', async () => {
+  it('creates, changes and deletes a connector monitoring rule from the connectors list', async () => {
     const { page } = h;
+    const native = watchNativeDialogs(page);
     await page
       .getByRole('navigation', { name: 'Main navigation' })
       .getByRole('link', { name: 'Connectors' })
@@ -236,6 +238,24 @@ describe('console rules and alarms end to end (Chromium)', () => {
     expect((await list())[0]!.params).toEqual({ status: 'disconnected', durationSeconds: 120 });
     await expect.poll(() => dialog.getByTestId('monitoring-rule').textContent()).toMatch(/Status duration/);
     await h.shot('rules-06-monitoring-list');
+
+    // Deleting asks in the console's own dialog: Cancel keeps the rule, confirming deletes it.
+    const confirm = page.getByTestId('monitoring-delete-dialog');
+    await dialog.getByRole('button', { name: 'Delete Gateway silent' }).click();
+    await confirm.waitFor();
+    expect(await confirm.textContent()).toContain('Delete “Gateway silent”? This cannot be undone.');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await dialog.getByTestId('monitoring-rule').count()).toBe(1);
+    expect(await list()).toHaveLength(1);
+    await dialog.getByRole('button', { name: 'Delete Gateway silent' }).click();
+    await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    await dialog.getByText('This connector is not monitored yet.').waitFor();
+    expect(await dialog.getByTestId('monitoring-rule').count()).toBe(0);
+    expect(await list()).toEqual([]);
+    native.stop();
+    expect(native.messages).toEqual([]);
     await dialog.getByRole('button', { name: 'Cancel' }).first().click();
   });
 

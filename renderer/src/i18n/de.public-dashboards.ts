@@ -12,9 +12,12 @@ export const dePublicDashboards: typeof enPublicDashboards = {
   publishing: 'Wird veröffentlicht…',
   rotate: 'Neuer Schlüssel',
   rotateConfirm: 'Einen neuen Schlüssel erzeugen? Der bisherige Link funktioniert sofort nicht mehr.',
+  rotateTitle: 'Neuer Schlüssel für den Link',
+  rotateAction: 'Neuen Schlüssel erzeugen',
   revoke: 'Veröffentlichung beenden',
   revokeConfirm:
     'Veröffentlichung beenden? Der Link funktioniert sofort nicht mehr, offene Ansichten werden geschlossen.',
+  revokeTitle: 'Veröffentlichung des Dashboards beenden',
   linkOnce: 'Kopieren Sie den Link jetzt: Sein Schlüssel wird nur dieses eine Mal angezeigt.',
   link: 'Link',
   copyLink: 'Link kopieren',

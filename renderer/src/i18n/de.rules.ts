@@ -316,6 +316,7 @@ export const deRules: Messages['rules'] = {
       'Eine Regel schreibt einen Alarmeintrag (Kategorie Konnektorüberwachung), wenn ihre Bedingung zu gelten beginnt, und sendet auf Wunsch eine E-Mail.',
     new: 'Neue Überwachungsregel',
     edit: 'Überwachungsregel bearbeiten',
+    deleteTitle: 'Überwachungsregel löschen',
     empty: 'Dieser Konnektor wird noch nicht überwacht.',
     type: 'Typ',
     types: {

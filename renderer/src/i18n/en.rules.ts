@@ -311,6 +311,7 @@ export const enRules = {
       'A rule writes an alarm entry (category Konnektorüberwachung) when its condition starts to hold, and optionally sends an e-mail.',
     new: 'New monitoring rule',
     edit: 'Edit monitoring rule',
+    deleteTitle: 'Delete monitoring rule',
     empty: 'This connector is not monitored yet.',
     type: 'Type',
     types: {
