@@ -148,6 +148,8 @@ describe('console end to end (Chromium)', () => {
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
     expect(page.url()).not.toContain(setupToken!);
     expect(new URL(page.url()).searchParams.has('token')).toBe(false);
+    // …and so is the onboarding path: a reload or bookmark opens the console.
+    expect(new URL(page.url()).pathname).toBe('/');
 
     // A first visit before login: the console asks for the session without a failed request.
     const firstVisit = watchPageProblems(page);

@@ -60,6 +60,15 @@ export const de: Messages = {
     submit: 'Administrator anlegen',
     done: 'Der Administrator wurde angelegt. Melden Sie sich jetzt an.',
   },
+  invitation: {
+    title: 'Passwort festlegen',
+    intro: 'Sie wurden zu Stellwerk eingeladen. Wählen Sie ein Passwort für Ihr Konto und melden Sie sich dann mit Ihrer E-Mail-Adresse an.',
+    signedInAs: 'In diesem Browser sind Sie als {email} angemeldet. Beim Festlegen des Passworts werden Sie zuerst abgemeldet.',
+    submit: 'Passwort festlegen',
+    askAgain: 'Bitten Sie Ihren Administrator um eine neue Einladung.',
+    toLogin: 'Nicht jetzt: zur Konsole',
+    done: 'Ihr Passwort ist festgelegt. Melden Sie sich jetzt an.',
+  },
   login: {
     title: 'Anmelden',
     intro: 'Melden Sie sich an der Stellwerk-Konsole an.',

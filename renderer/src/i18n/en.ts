@@ -59,6 +59,15 @@ export const en = {
     submit: 'Create administrator',
     done: 'The administrator was created. Log in now.',
   },
+  invitation: {
+    title: 'Set your password',
+    intro: 'You were invited to Stellwerk. Choose a password for your account; then log in with your e-mail address.',
+    signedInAs: 'You are logged in as {email} in this browser. Setting the password logs you out first.',
+    submit: 'Set password',
+    askAgain: 'Ask your administrator to send you a new invitation.',
+    toLogin: 'Not now: open the console',
+    done: 'Your password is set. Log in now.',
+  },
   login: {
     title: 'Log in',
     intro: 'Sign in to the Stellwerk console.',
