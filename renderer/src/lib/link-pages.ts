@@ -1,8 +1,8 @@
 /**
  * The pages the server's one-time links open outside the console's hash routes:
  * `<publicUrl>/onboarding?token=…` (printed at the first start) and `<publicUrl>/invitation?token=…`
- * (mailed or logged for an invited user, users/invitation.service.ts). The public URL may carry a
- * path of its own (a reverse proxy's prefix), so the page is the address's last path segment.
+ * (mailed or logged for an invited user, users/invitation.service.ts). The page is the address's
+ * last path segment, since `STELLWERK_PUBLIC_URL` may carry a path of its own.
  */
 export type LinkPage = 'onboarding' | 'invitation';
 
