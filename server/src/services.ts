@@ -200,6 +200,7 @@ export function createServices(ctx: AppContext) {
     virtualDevices,
     jobs,
     ctx.config.packetHistoryLimit,
+    driverParsing,
   );
   const drivers = new DeviceDriverService(ctx.em, accounts, driverParsing);
   const activeDevices = new ActiveDevicesService(ctx.em, accounts, ctx.clock);

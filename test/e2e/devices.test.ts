@@ -309,6 +309,25 @@ describe('console devices end to end (Chromium)', () => {
     await expect.poll(() => value.textContent(), { timeout: 15_000 }).toBe('abc');
     expect(await temperature.getByTestId('state-warning').count()).toBe(1);
     await h.shot('devices-05a-device-type-warning');
+
+    // The packet history says the same of the packet that carried the text, for that value only.
+    const history = page.getByTestId('packet-history');
+    await expect
+      .poll(
+        async () => {
+          await history.getByRole('button', { name: 'Refresh' }).click();
+          return history.getByTestId('packet-mismatch').count();
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(1);
+    const newest = history.locator('tbody tr').first();
+    expect(await newest.getByTestId('packet-payload').textContent()).toBe('{"temperature":"abc"}');
+    expect(await newest.getByTestId('packet-mismatch').textContent()).toMatch(
+      /^\s*temperature\s+"abc"\s+Does not fit the driver’s type Number; stored as received\s*$/,
+    );
+    await newest.getByTestId('packet-mismatches').scrollIntoViewIfNeeded();
+    await h.shot('devices-05b-history-type-warning');
   });
 
   it('shows the notice once the packet history holds its maximum', async () => {

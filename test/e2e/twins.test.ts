@@ -269,4 +269,58 @@ describe('console digital twins end to end (Chromium)', () => {
     expect(h.foreignRequests, 'no request leaves loopback').toEqual([]);
     await fs.access(path.join(SCREENSHOT_DIR, 'twins-06-map.png'));
   });
+
+  it("offers the keys a device's driver declares before the device has sent anything", async () => {
+    const { page } = h;
+    const driver = await xapi('POST', '/xapi/v1/device-drivers', {
+      title: 'Pressure sensor (JSON)',
+      parser: { type: 'json' },
+      targetVariables: [
+        { key: 'pressure', type: 'number', unit: 'bar' },
+        { key: 'running', type: 'boolean' },
+      ],
+    });
+    const quiet = await xapi('POST', '/xapi/v1/virtual-devices', {
+      device_id: 'pump-1-pressure',
+      title: 'Pump 1 pressure',
+      connectorId: device.connector.id,
+      deviceDriverId: driver.id,
+    });
+    await page.goto(`${h.server.baseUrl}/#/twins/${ids.twin}`);
+    await page.getByRole('button', { name: 'Add state' }).click();
+    const editor = page.getByRole('dialog', { name: 'Add a data state' });
+    await editor.locator('#state-source-type').selectOption('connector');
+    await editor.locator('#state-source-connectorId').selectOption(device.connector.id);
+    await editor.locator('#state-source-deviceId').selectOption(quiet.id);
+
+    // Nothing sent yet: the picker offers the driver's keys, each with its type and unit.
+    const keys = editor.getByTestId('device-keys');
+    const pressure = keys.getByRole('button', { name: /^pressure/ });
+    await pressure.waitFor();
+    expect(await keys.getByRole('button').count()).toBe(2);
+    expect(await pressure.getByTestId('device-key-type').textContent()).toBe('Number in bar');
+    expect(await pressure.textContent()).toMatch(/not sent yet/);
+    expect(
+      await keys
+        .getByRole('button', { name: /^running/ })
+        .getByTestId('device-key-type')
+        .textContent(),
+    ).toBe('Boolean');
+    await h.shot('twins-08-declared-keys');
+
+    // Picked, it fills the device key and the state's key, and saves without the unknown-key warning.
+    await pressure.click();
+    expect(await editor.locator('#state-source-stateKey').inputValue()).toBe('pressure');
+    expect(await editor.getByLabel('Key', { exact: true }).inputValue()).toBe('pressure');
+    await editor.getByRole('button', { name: 'Add state' }).click();
+    await page.getByTestId('state-row-pressure').waitFor();
+    expect(await editor.count()).toBe(0);
+    const saved = (
+      await xapi<{ data: { key: string; source: unknown }[] }>(
+        'GET',
+        `/xapi/v1/digital-twins/${ids.twin}/states`,
+      )
+    ).data.find((state) => state.key === 'pressure');
+    expect(saved?.source).toMatchObject({ type: 'connector', deviceId: quiet.id, stateKey: 'pressure' });
+  });
 });

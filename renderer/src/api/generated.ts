@@ -5374,13 +5374,21 @@ export interface ApiOperations {
           location?: { latitude: number; longitude: number; altitude?: number; source?: string };
           fields?: Record<string, string | number | boolean>;
         } | null;
+        mismatches:
+          | {
+              key: string;
+              value: unknown;
+              valueType: 'number' | 'boolean' | 'string' | 'object';
+              warning: string;
+            }[]
+          | null;
         payloadText: string | null;
         payloadBase64: string;
       }[];
       meta: { page: number; pageSize: number; total: number; limit: number; maximumReached: boolean };
     };
   };
-  /** Current device states (`_raw`, `_parsed`, target variables) with their declared type and unit */
+  /** Current device states (`_raw`, `_parsed`, target variables) with their declared type and unit, and every key the device's driver declares */
   'GET /xapi/v1/virtual-devices/{id}/states': {
     path: { id: string };
     query: {
@@ -5401,6 +5409,7 @@ export interface ApiOperations {
         warning: string | null;
       }[];
       meta: { page: number; pageSize: number; total: number; totalEstimated?: boolean; nextCursor?: string };
+      declared: { key: string; valueType: 'number' | 'boolean' | 'string' | 'object'; unit: string | null }[];
     };
   };
   /** Unlink a device from its template (its values stay) */

@@ -83,11 +83,13 @@ export const deDeviceOps: Messages['deviceOps'] = {
     connectorLink: 'Konnektor-Einstellungen und -Protokoll',
   },
   stateKeys: {
-    pick: 'Schlüssel, die das Gerät jetzt hat',
+    pick: 'Schlüssel, die das Gerät sendet oder sein Treiber festlegt',
     current: 'jetzt: {value}',
-    noKeys: 'Das Gerät hat noch keinen Wert gesendet.',
+    typeUnit: '{type} in {unit}',
+    notSent: 'noch nicht gesendet',
+    noKeys: 'Das Gerät hat noch keinen Wert gesendet, und sein Treiber legt keine Schlüssel fest.',
     unknown:
-      '„{key}“ ist keiner der aktuellen Schlüssel des Geräts ({keys}). Der Datenpunkt bleibt leer, bis ein Paket ihn enthält.',
+      '„{key}“ ist keiner der Schlüssel, die das Gerät gesendet hat oder sein Treiber festlegt ({keys}). Der Datenpunkt bleibt leer, bis ein Paket ihn enthält.',
     saveAnyway: 'Trotzdem speichern',
   },
   connectors: {

@@ -275,6 +275,7 @@ export const deDevices: Messages['devices'] = {
     payload: 'Nutzdaten',
     failed: 'fehlgeschlagen',
     codecWarnings: 'Codec-Warnungen',
+    mismatches: 'Werte, die nicht zu den Typen des Treibers passen',
     empty: 'Noch keine Pakete gespeichert.',
   },
   health: {

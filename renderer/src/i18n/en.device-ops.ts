@@ -81,11 +81,13 @@ export const enDeviceOps = {
     connectorLink: 'Connector settings and logs',
   },
   stateKeys: {
-    pick: 'Keys the device has now',
+    pick: 'Keys the device sends or its driver declares',
     current: 'now: {value}',
-    noKeys: 'The device has not sent a value yet.',
+    typeUnit: '{type} in {unit}',
+    notSent: 'not sent yet',
+    noKeys: 'The device has not sent a value yet, and its driver declares no keys.',
     unknown:
-      '“{key}” is not among the device’s current keys ({keys}). The state stays empty until a packet carries it.',
+      '“{key}” is not among the keys the device has sent or its driver declares ({keys}). The state stays empty until a packet carries it.',
     saveAnyway: 'Save anyway',
   },
   connectors: {

@@ -264,6 +264,7 @@ export const enDevices = {
     payload: 'Payload',
     failed: 'failed',
     codecWarnings: 'Codec warnings',
+    mismatches: 'Values that do not fit the driver’s types',
     empty: 'No packets stored yet.',
   },
   health: {

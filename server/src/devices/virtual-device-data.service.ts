@@ -4,11 +4,15 @@ import type { AccountService } from '../accounts/account.service.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
 import { PACKET_STATUS_SQL } from '../ingest/commit-batch.stage.js';
+import type { DriverParsing } from '../ingest/driver-parsing.js';
 import type { PacketMeta } from '../ingest/packet-meta.js';
+import type { DeviceRef } from '../ingest/resolve-device.stage.js';
 import type { Job } from '../jobs/job.entity.js';
 import type { JobService } from '../jobs/job.service.js';
 import { stateDeclarations } from './device-state-types.js';
 import { DEVICE_IMPORT_JOB, readImportUpload, type ImportInput, type ImportSource } from './device-import.js';
+import { packetMismatches, type ValueMismatch } from './packet-values.js';
+import type { VirtualDevice } from './virtual-device.entity.js';
 import type { DeviceCondition } from './virtual-device.filter.js';
 import type { VirtualDeviceInput, VirtualDeviceService } from './virtual-device.service.js';
 
@@ -23,6 +27,8 @@ export interface StoredPacket {
   /** Network-server metadata or the MQTT topic (ingest/packet-meta.ts); null when none. */
   meta: PacketMeta | null;
   payload: Buffer;
+  /** Values that do not fit the driver's types, checked on read (packet-values.ts); null: not checked. */
+  mismatches: ValueMismatch[] | null;
 }
 
 export interface BulkTarget {
@@ -46,6 +52,7 @@ export class VirtualDeviceDataService {
     private readonly devices: VirtualDeviceService,
     private readonly jobs: JobService,
     private readonly packetHistoryLimit: number,
+    private readonly parsing: DriverParsing,
   ) {}
 
   /**
@@ -71,25 +78,34 @@ export class VirtualDeviceDataService {
     });
   }
 
-  /** The device's current states, each with what its driver declares for the key (type, unit, mismatch). */
+  /**
+   * The device's current states, each with what its driver declares for the key (type, unit,
+   * mismatch), and every key the driver declares, sent or not (what a twin state can name before
+   * the device's first packet).
+   */
   async states(principal: Principal, id: string) {
     const device = await this.devices.get(principal, id);
     if (device.driver) await this.em().populate(device, ['driver']);
-    const declare = stateDeclarations(device.driver?.targetVariables ?? []);
+    const variables = device.driver?.targetVariables ?? [];
+    const declare = stateDeclarations(variables);
     const rows = await this.em()
       .getConnection()
       .execute<Array<{ key: string; value: unknown; timestamp: Date; packet_id: string | null }>>(
         'SELECT key, value, timestamp, packet_id FROM device_states WHERE device_id = ? ORDER BY key',
         [device.id],
       );
-    return rows.map((row) => ({ ...row, ...declare(row.key, row.value) }));
+    return {
+      states: rows.map((row) => ({ ...row, ...declare(row.key, row.value) })),
+      declared: variables.map((v) => ({ key: v.key, valueType: v.type, unit: v.unit || null })),
+    };
   }
 
   /**
    * Newest packets first, at most `packetHistoryLimit` in all; `maximumReached` tells the caller
    * that older packets exist beyond what the history shows. Packets are found by the device's
    * address (connector, device_id), as the sender named it (index packets(connector_id, device_key, id));
-   * a parsed packet's status is derived from the ingest cursor (ADR 0092).
+   * a parsed packet's status is derived from the ingest cursor (ADR 0092). Each packet's values are
+   * checked against the device's driver on read (packet-values.ts).
    */
   async packets(principal: Principal, id: string, page: number, pageSize: number) {
     const device = await this.devices.get(principal, id);
@@ -113,7 +129,7 @@ export class VirtualDeviceDataService {
           ),
     ]);
     const count = Number(countRows[0]?.n ?? 0);
-    const data: StoredPacket[] = rows.map((r) => ({
+    const packets = rows.map((r) => ({
       id: String(r.id),
       receivedAt: new Date(r.received_at as string),
       source: r.source as string,
@@ -123,6 +139,17 @@ export class VirtualDeviceDataService {
       meta: (r.meta as PacketMeta | null) ?? null,
       payload: r.payload as Buffer,
     }));
+    if (device.driver) await this.em().populate(device, ['driver']);
+    // Without a connector the device has no address, so no packets to check.
+    const mismatches = device.connector
+      ? await packetMismatches(
+          this.parsing,
+          deviceRef(device),
+          { connectorId: device.connector.id, deviceKey: device.deviceId },
+          packets,
+        )
+      : [];
+    const data: StoredPacket[] = packets.map((p, i) => ({ ...p, mismatches: mismatches[i] ?? null }));
     return {
       data,
       meta: { page, pageSize, total: Math.min(count, limit), limit, maximumReached: count >= limit },
@@ -205,6 +232,28 @@ export class VirtualDeviceDataService {
       );
     return (result as { affectedRows?: number }).affectedRows ?? 0;
   }
+}
+
+/** The device as the ingest stage parses for it (resolve-device.stage.ts); always active here. */
+function deviceRef(device: VirtualDevice): DeviceRef {
+  const driver = device.driver;
+  const ref: DeviceRef = {
+    id: device.id,
+    accountId: device.account.id,
+    permissionScopeId: device.permissionScope?.id ?? null,
+    referenceId: device.referenceId,
+    driver: driver
+      ? {
+          id: driver.id,
+          updatedAt: driver.updatedAt,
+          parser: driver.parser,
+          targetVariables: driver.targetVariables,
+        }
+      : null,
+  };
+  // The codec's `input.variables`, as ingest hands them over.
+  if (driver && Object.keys(device.keyValueData).length > 0) ref.variables = device.keyValueData;
+  return ref;
 }
 
 const startOfUtcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));

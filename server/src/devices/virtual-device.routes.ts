@@ -13,7 +13,7 @@ import {
   BulkDeleteTagsBody,
   BulkEditBody,
   DeleteRemotelyParams,
-  DeviceStateReply,
+  DeviceStateListReply,
   ImportBody,
   ImportQuery,
   PacketListQuery,
@@ -239,14 +239,14 @@ export async function virtualDeviceRoutes(
       schema: {
         tags,
         summary:
-          'Current device states (`_raw`, `_parsed`, target variables) with their declared type and unit',
+          "Current device states (`_raw`, `_parsed`, target variables) with their declared type and unit, and every key the device's driver declares",
         params: IdParams,
-        response: { 200: listReply(DeviceStateReply), ...errorResponses },
+        response: { 200: DeviceStateListReply, ...errorResponses },
       },
     },
     async (request) => {
-      const rows = await virtualDeviceData.states(principal(request), request.params.id);
-      const data = rows.map((r) => ({
+      const { states, declared } = await virtualDeviceData.states(principal(request), request.params.id);
+      const data = states.map((r) => ({
         key: r.key,
         value: r.value,
         timestamp: new Date(r.timestamp).toISOString(),
@@ -255,7 +255,7 @@ export async function virtualDeviceRoutes(
         unit: r.unit,
         warning: r.warning,
       }));
-      return { data, meta: { page: 1, pageSize: data.length, total: data.length } };
+      return { data, meta: { page: 1, pageSize: data.length, total: data.length }, declared };
     },
   );
 
@@ -283,6 +283,7 @@ export async function virtualDeviceRoutes(
           error: p.error,
           warnings: p.warnings,
           meta: p.meta,
+          mismatches: p.mismatches,
           payloadText: asText(p.payload),
           payloadBase64: p.payload.toString('base64'),
         })),

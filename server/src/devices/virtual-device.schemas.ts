@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ValueTypeSchema } from '../drivers/device-driver.schemas.js';
-import { KeysetQuery, ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
+import { KeysetQuery, ListMeta, ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
 import { FILTER_PARAM_PATTERN } from './virtual-device.filter.js';
 
 const NullableUuid = Type.Union([Uuid, Type.Null()]);
@@ -228,6 +228,31 @@ export const DeviceStateReply = Type.Object({
   }),
 });
 
+/** What the device's driver declares for one key (a target variable), whether or not the device sent it. */
+export const DeclaredKeyReply = Type.Object({
+  key: Type.String(),
+  valueType: ValueTypeSchema,
+  unit: Type.Union([Type.String(), Type.Null()], {
+    description: "The target variable's unit; null when none",
+  }),
+});
+
+export const DeviceStateListReply = Type.Object({
+  data: Type.Array(DeviceStateReply),
+  meta: ListMeta,
+  declared: Type.Array(DeclaredKeyReply, {
+    description:
+      "Every key the device's driver declares (its target variables), also those the device has not sent yet; empty without a driver",
+  }),
+});
+
+export const ValueMismatchReply = Type.Object({
+  key: Type.String(),
+  value: Type.Unknown({ description: 'The value as the packet carries it' }),
+  valueType: ValueTypeSchema,
+  warning: Type.String({ description: 'The same warning a device state with this value carries' }),
+});
+
 export const PacketReply = Type.Object({
   id: Type.String(),
   receivedAt: Timestamp,
@@ -240,6 +265,10 @@ export const PacketReply = Type.Object({
   meta: Type.Union([PacketMetaReply(), Type.Null()], {
     description:
       'What the connector knew about the packet besides its bytes: network-server metadata (fPort, fCnt, gateways with RSSI/SNR, data rate, …) or the MQTT topic; null when none',
+  }),
+  mismatches: Type.Union([Type.Array(ValueMismatchReply), Type.Null()], {
+    description:
+      "The packet's values that do not fit the type the device's driver declares for their key, checked on read with the driver as it is now; empty when all fit; null when not checked (the packet did not parse, the read's time budget for parsing ran out, or the driver's parser is a script, which never runs on the broker's thread)",
   }),
   payloadText: Type.Union([Type.String(), Type.Null()], {
     description: 'The payload when it is UTF-8 text.',
