@@ -147,8 +147,18 @@ describe('connectors', () => {
     });
     expect(bad.statusCode).toBe(400);
     expect(bad.json<{ error: { details: unknown[] } }>().error.details).toEqual([
-      { path: '/config/deviceIdFrom', message: 'must be one of "dev_eui", "device_id"' },
-      { path: '/config/applicationId', message: 'must be string' },
+      {
+        path: '/config/deviceIdFrom',
+        keyword: 'enum',
+        params: { allowedValues: ['dev_eui', 'device_id'] },
+        message: 'must be one of "dev_eui", "device_id"',
+      },
+      {
+        path: '/config/applicationId',
+        keyword: 'type',
+        params: { type: 'string' },
+        message: 'must be string',
+      },
     ]);
   });
 

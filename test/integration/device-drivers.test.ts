@@ -185,10 +185,18 @@ describe('device driver CRUD', () => {
         { key: 'a', offset: 0, type: 'uint12' },
       ],
     });
-    expect(binary.details).toEqual([
-      { path: '/parser/fields/0/offset', message: 'offset must be an integer from 0 to 65535' },
-      { path: '/parser/fields/1/key', message: 'duplicate key "a"' },
-      { path: '/parser/fields/1/type', message: expect.stringMatching(/unknown type "uint12"/) as string },
+    expect(binary.details).toMatchObject([
+      {
+        path: '/parser/fields/0/offset',
+        keyword: 'minimum',
+        message: 'offset must be an integer from 0 to 65535',
+      },
+      { path: '/parser/fields/1/key', keyword: 'unique', message: 'duplicate key "a"' },
+      {
+        path: '/parser/fields/1/type',
+        keyword: 'enum',
+        message: expect.stringMatching(/unknown type "uint12"/) as string,
+      },
     ]);
     expect((await refuse({ type: 'javascript', code: 'function parse( {' })).message).toMatch(/SyntaxError/);
     expect((await refuse({ type: 'javascript', code: 'var x = 1;' })).message).toMatch(
@@ -196,7 +204,14 @@ describe('device driver CRUD', () => {
     );
     expect(
       (await refuse({ type: 'javascript', code: 'function parse() {}', timeoutMs: 60000 })).details,
-    ).toEqual([{ path: '/parser/timeoutMs', message: 'timeoutMs must be an integer from 1 to 1000' }]);
+    ).toMatchObject([
+      {
+        path: '/parser/timeoutMs',
+        keyword: 'maximum',
+        params: { limit: 1000 },
+        message: 'timeoutMs must be an integer from 1 to 1000',
+      },
+    ]);
     const duplicate = await call('POST', '/xapi/v1/device-drivers', {
       title: 'Dup',
       targetVariables: [

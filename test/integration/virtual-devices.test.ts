@@ -101,7 +101,9 @@ describe('virtual devices', () => {
       expect(errorCode(r)).toBe('VALIDATION_ERROR');
       const { error } = r.json<{ error: { message: string; details: unknown[] } }>();
       expect(error.message).toContain('cannot hold "/", "+" or "#"');
-      expect(error.details).toEqual([{ path: '/device_id' }]);
+      expect(error.details).toMatchObject([
+        { path: '/device_id', keyword: 'format', params: { format: 'mqtt-topic-level' } },
+      ]);
     }
     // Elsewhere the id is only a name: a webhook sender puts it in its JSON.
     const elsewhere = await create({ device_id: 'floor2/room-201', title: 'W', connectorId });

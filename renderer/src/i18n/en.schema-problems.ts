@@ -1,7 +1,8 @@
 /**
- * What a field's value breaks in its route schema, by Ajv keyword (the VALIDATION_ERROR `details`,
- * docs/api.md); German: de.schema-problems.ts, same keys. Read by lib/format/schema-problem.ts.
- * `one|other` texts take `{count}`.
+ * What a field's value breaks, by the keyword of its VALIDATION_ERROR detail (docs/api.md): Ajv's
+ * for the route schema and the server checks it could state, the server's own (`notFound`,
+ * `unique`, `cron`) for the rest; German: de.schema-problems.ts, same keys. Read by
+ * lib/format/schema-problem.ts. `one|other` texts take `{count}`.
  */
 export const enSchemaProblems = {
   /** A notice line: the field's name from its path, then its problem. */
@@ -45,6 +46,25 @@ export const enSchemaProblems = {
     ipv4: 'an IPv4 address',
     ipv6: 'an IPv6 address',
     regex: 'a regular expression',
+    'json-pointer': 'a JSON pointer such as /device/id',
+    // The server's own formats (server/src/platform/http/validation-details.ts).
+    'http-url': 'an http:// or https:// URL',
+    'mqtt-url': 'an mqtt://, mqtts://, ws:// or wss:// URL with a host',
+    'ws-url': 'a ws:// or wss:// URL with a host',
+    'opcua-url': 'an opc.tcp://host:port URL',
+    host: 'a host name or an IP address',
+    'host-port': 'host:port',
+    ip: 'an IP address',
+    pem: 'PEM text (-----BEGIN …-----)',
+    'sha256-fingerprint': 'the 64 hex digits of a SHA-256 fingerprint',
+    'opcua-node-id': 'an OPC UA node id such as ns=2;s=Boiler.Temperature',
+    'mqtt-topic': 'an MQTT topic without wildcards (+, #)',
+    'mqtt-topic-filter': 'an MQTT topic filter',
+    'mqtt-topic-level': 'one MQTT topic level (no /, + or #)',
+    'mail-from': 'an address or Name <address>',
+    'lwm2m-path': 'an LwM2M path such as 3303/0/5700',
+    'time-zone': 'a time zone such as Europe/Berlin',
+    'map-style-url': 'an http(s) URL or a path on this server',
   } as Record<string, string>,
   enum: 'must be one of: {values}',
   const: 'must be {value}',
@@ -53,6 +73,29 @@ export const enSchemaProblems = {
   maxItems: 'must have at most {count} entry|must have at most {count} entries',
   uniqueItems: 'must not contain the same entry twice',
   additionalProperties: 'must not contain the field {property}',
+  minProperties: 'must have at least {count} field|must have at least {count} fields',
+  maxProperties: 'must have at most {count} field|must have at most {count} fields',
+  /** Both field names as the form labels them. */
+  dependentRequired: '{missingProperty} is required with {property}',
+  /** The server's own checks (server/src/platform/http/problem-detail.ts). */
+  notFound: 'was not found',
+  unique: 'must be unique',
+  cron: {
+    fieldCount:
+      'has {count} field; give 5 (minute hour day-of-month month day-of-week) or 6 with seconds first|has {count} fields; give 5 (minute hour day-of-month month day-of-week) or 6 with seconds first',
+    value: '"{value}" is not a valid {field}',
+    step: 'a step (/n) must be 1 or more',
+    never: 'names no date that ever comes, so it would never run',
+    syntax: 'is not a valid cron expression',
+    fields: {
+      second: 'second (0–59)',
+      minute: 'minute (0–59)',
+      hour: 'hour (0–23)',
+      day: 'day of month (1–31)',
+      month: 'month (1–12 or JAN–DEC)',
+      dayOfWeek: 'day of week (0–7 or SUN–SAT, 0 and 7 are Sunday)',
+    } as Record<string, string>,
+  },
   /** Field names of the API whose readable form (from camelCase) does not say it well enough. */
   fieldNames: {
     title: 'Title',

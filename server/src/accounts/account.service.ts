@@ -4,6 +4,7 @@ import { actorOf, type AuditRecord, type AuditService } from '../audit/audit.ser
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { isUuid } from '../platform/crypto/ids.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { Account, type UiSettings } from './account.entity.js';
 import {
@@ -247,7 +248,8 @@ const isSet = (value: unknown): boolean => value !== undefined && value !== null
 
 function requireTitle(title: string | undefined): string {
   const trimmed = title?.trim();
-  if (!trimmed) throw errors.validation('title must not be empty', [{ path: '/title' }]);
+  if (!trimmed)
+    throw errors.validation('title must not be empty', [problem('/title', 'minLength', { limit: 1 })]);
   return trimmed;
 }
 
@@ -263,7 +265,7 @@ export function parseUiSettings(settings: UiSettings): UiSettings {
   if (!sameServerPath && !isHttpUrl(url)) {
     throw errors.validation(
       'uiSettings.mapStyleUrl must be an http(s) URL or a path on this server (e.g. /maps/site.pmtiles)',
-      [{ path: '/uiSettings/mapStyleUrl', value: mapStyleUrl }],
+      [{ ...problem('/uiSettings/mapStyleUrl', 'format', { format: 'map-style-url' }), value: mapStyleUrl }],
     );
   }
   return { ...rest, mapStyleUrl: url };
@@ -275,7 +277,7 @@ export function parseTimeZone(value: string): string {
     return new Intl.DateTimeFormat('en', { timeZone: value.trim() }).resolvedOptions().timeZone;
   } catch {
     throw errors.validation('timeZone must be an IANA time zone such as Europe/Berlin or UTC', [
-      { path: '/timeZone', value },
+      { ...problem('/timeZone', 'format', { format: 'time-zone' }), value },
     ]);
   }
 }

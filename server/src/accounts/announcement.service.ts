@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import type { Account } from './account.entity.js';
 import type { AccountService } from './account.service.js';
 import { Announcement, AnnouncementState, type AnnouncementSeverity } from './announcement.entity.js';
@@ -103,7 +104,8 @@ export class AnnouncementService {
     if (input.message !== undefined) announcement.message = input.message;
     if (input.severity !== undefined) announcement.severity = input.severity;
     if (input.active !== undefined) announcement.active = input.active;
-    if (!announcement.title?.trim()) throw errors.validation('title must not be empty', [{ path: '/title' }]);
+    if (!announcement.title?.trim())
+      throw errors.validation('title must not be empty', [problem('/title', 'minLength', { limit: 1 })]);
     announcement.message ??= '';
   }
 }

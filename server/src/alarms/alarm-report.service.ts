@@ -12,8 +12,9 @@ import {
   seesRecorded,
 } from '../permission-scopes/recorded-scopes.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
-import { nextRun, scheduleProblem, type Schedule } from '../platform/schedule.js';
+import { nextRun, scheduleDetail, type Schedule } from '../platform/schedule.js';
 import type { AlarmLogService } from './alarm-log.service.js';
 import { alarmReportViews, type AlarmReportView } from './alarm-report-views.js';
 import { AlarmReport, SmartGroup, type AlarmReportResult } from './smart-group.entity.js';
@@ -242,7 +243,7 @@ export class AlarmReportService {
 
   private async apply(report: AlarmReport, input: AlarmReportInput): Promise<void> {
     if (input.title !== undefined) report.title = input.title.trim();
-    if (!report.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!report.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.alarmHealthStates !== undefined)
       report.alarmHealthStates = [...new Set(input.alarmHealthStates)];
     if (input.mailTo !== undefined) report.mailTo = [...new Set(input.mailTo)];
@@ -250,7 +251,7 @@ export class AlarmReportService {
       const group = await this.em().findOne(SmartGroup, { id: input.smartGroupId, account: report.account });
       if (!group)
         throw errors.unprocessable('CONFIG_NOT_ASSIGNED', 'The smart group is not one of this account', [
-          { path: '/smartGroupId' },
+          problem('/smartGroupId', 'notFound', { id: input.smartGroupId }),
         ]);
       report.smartGroup = group;
     }
@@ -265,7 +266,12 @@ export class AlarmReportService {
           throw errors.unprocessable(
             'INVALID_MAIL_CONNECTOR',
             `mailConnectorId must name an ${MAIL_KIND_TYPES.join(' or ')} connector of this account`,
-            [{ path: '/mailConnectorId' }],
+            // A connector of another kind has no keyword; the message names the kinds.
+            [
+              mail
+                ? { path: '/mailConnectorId' }
+                : problem('/mailConnectorId', 'notFound', { id: input.mailConnectorId }),
+            ],
           );
         }
         report.mailConnector = mail;
@@ -273,11 +279,10 @@ export class AlarmReportService {
     }
     if (input.schedule !== undefined) {
       if (input.schedule !== null) {
-        const problem =
-          input.schedule.at !== undefined
-            ? 'a report runs on cron or intervalSeconds'
-            : scheduleProblem(input.schedule, report.account.timeZone);
-        if (problem) throw errors.validation(problem, [{ path: '/schedule' }]);
+        if (input.schedule.at !== undefined)
+          throw errors.validation('a report runs on cron or intervalSeconds', [{ path: '/schedule' }]);
+        const found = scheduleDetail('/schedule', input.schedule, report.account.timeZone);
+        if (found) throw errors.validation(found.message, [found]);
       }
       report.schedule = input.schedule;
       const now = this.clock();

@@ -5,6 +5,7 @@ import { deviceFilterSql, parseDeviceFilter } from '../devices/virtual-device.fi
 import type { RecordedScopes } from '../permission-scopes/recorded-scopes.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { twinFilterSql } from '../twins/digital-twin.filter.js';
 import { visibleTwinSql } from '../twins/twin-scopes.js';
@@ -119,7 +120,7 @@ export class SmartGroupService {
 
   private apply(group: SmartGroup, input: SmartGroupInput): void {
     if (input.title !== undefined) group.title = input.title.trim();
-    if (!group.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!group.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.target !== undefined) group.target = input.target;
     if (input.filter !== undefined) {
       for (const key of Object.keys(input.filter)) {

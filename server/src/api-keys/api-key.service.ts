@@ -4,6 +4,7 @@ import { canReach, type AccountService } from '../accounts/account.service.js';
 import { actorOf, type AuditService } from '../audit/audit.service.js';
 import { randomToken, sha256 } from '../platform/crypto/tokens.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import {
   assertMayGrant,
@@ -118,10 +119,11 @@ export class ApiKeyService {
   private apply(principal: Principal, apiKey: ApiKey, input: ApiKeyInput): void {
     if (input.title !== undefined) {
       const title = input.title.trim();
-      if (!title) throw errors.validation('title must not be empty', [{ path: '/title' }]);
+      if (!title)
+        throw errors.validation('title must not be empty', [problem('/title', 'minLength', { limit: 1 })]);
       apiKey.title = title;
     }
-    if (!apiKey.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!apiKey.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.permissions !== undefined) {
       apiKey.permissions = normalisePermissions(input.permissions);
       assertMayGrant(principal, apiKey.permissions);

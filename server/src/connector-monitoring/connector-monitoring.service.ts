@@ -5,9 +5,10 @@ import { canReach, type AccountService } from '../accounts/account.service.js';
 import { Connector } from '../connectors/connector.entity.js';
 import { MAIL_KIND_TYPES } from '../connectors/kinds/index.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { ConnectorMonitoringRule } from './connector-monitoring-rule.entity.js';
-import { paramsProblem, type MonitorParams, type MonitorType } from './monitoring-conditions.js';
+import { paramsDetail, type MonitorParams, type MonitorType } from './monitoring-conditions.js';
 
 export const MONITORING_RULE_SORTABLE = ['title', 'type', 'createdAt', 'updatedAt', 'lastFiredAt'] as const;
 
@@ -96,18 +97,21 @@ export class ConnectorMonitoringService {
 
   private async apply(rule: ConnectorMonitoringRule, input: MonitoringRuleInput): Promise<void> {
     if (input.title !== undefined) rule.title = input.title.trim();
-    if (!rule.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!rule.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.type !== undefined) rule.type = input.type;
     if (input.params !== undefined) rule.params = input.params;
     if (!rule.type || !rule.params)
-      throw errors.validation('type and params are required', [{ path: '/type' }]);
-    const problem = paramsProblem(rule.type, rule.params);
-    if (problem) throw errors.validation(problem, [{ path: '/params' }]);
+      throw errors.validation('type and params are required', [
+        problem(rule.type ? '/params' : '/type', 'required'),
+      ]);
+    const found = paramsDetail(rule.type, rule.params);
+    if (found) throw errors.validation(found.message, [found]);
     if (input.active !== undefined) rule.active = input.active;
     if (input.mailTo !== undefined) rule.mailTo = [...new Set(input.mailTo)];
     if (input.connectorId !== undefined)
       rule.connector = await this.connectorOf(rule.account, input.connectorId, '/connectorId');
-    if (!rule.connector) throw errors.validation('connectorId is required', [{ path: '/connectorId' }]);
+    if (!rule.connector)
+      throw errors.validation('connectorId is required', [problem('/connectorId', 'required')]);
     if (input.mailConnectorId !== undefined) {
       if (input.mailConnectorId === null) rule.mailConnector = null;
       else {
@@ -131,7 +135,7 @@ export class ConnectorMonitoringService {
       throw errors.unprocessable(
         'CONFIG_NOT_ASSIGNED',
         `Connector ${id} is not a connector of this account`,
-        [{ path }],
+        [problem(path, 'notFound', { id })],
       );
     }
     return connector;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   observe,
+  paramsDetail,
   paramsProblem,
   type MonitorParams,
   type MonitorState,
@@ -94,5 +95,38 @@ describe('connector monitoring conditions', () => {
     expect(paramsProblem('no-data', {})).toMatch(/windowSeconds/);
     expect(paramsProblem('packet-threshold', { windowSeconds: 1, threshold: 1.5 })).toMatch(/integer/);
     expect(paramsProblem('status-duration', { status: 'inactive', durationSeconds: 5 })).toBeUndefined();
+  });
+
+  it('puts each parameter problem at its field; an emptied number (null) is required', () => {
+    const of = (type: MonitorType, p: Record<string, unknown>) => {
+      const found = paramsDetail(type, p);
+      return found && [found.path, found.keyword, found.params];
+    };
+    expect(of('no-data', { windowSeconds: null })).toEqual([
+      '/params/windowSeconds',
+      'required',
+      { missingProperty: 'windowSeconds' },
+    ]);
+    expect(of('no-data', { windowSeconds: 0 })).toEqual([
+      '/params/windowSeconds',
+      'exclusiveMinimum',
+      { comparison: '>', limit: 0 },
+    ]);
+    expect(of('packet-threshold', { windowSeconds: 60, threshold: 1.5 })).toEqual([
+      '/params/threshold',
+      'type',
+      { type: 'integer' },
+    ]);
+    expect(of('packet-threshold', { windowSeconds: 60, threshold: -1 })).toEqual([
+      '/params/threshold',
+      'minimum',
+      { comparison: '>=', limit: 0 },
+    ]);
+    expect(of('status-count', { status: 'asleep', windowSeconds: 60, threshold: 1 })).toEqual([
+      '/params/status',
+      'enum',
+      { allowedValues: ['active', 'inactive', 'connected', 'disconnected'] },
+    ]);
+    expect(paramsDetail('no-data', {})?.message).toBe('params.windowSeconds must be a number > 0');
   });
 });

@@ -1,3 +1,5 @@
+import { problem, type ProblemDetail } from '../platform/http/problem-detail.js';
+
 /**
  * The connector-monitoring conditions evaluated in rounds (all but `gateway-offline`, which the
  * gateways domain fires when one of the connector's gateways goes offline), pure: given a rule's parameters, its running state and
@@ -74,7 +76,14 @@ export const statusMatches = (observed: ConnectorStatus, wanted: ConnectorStatus
 
 /** Which parameters each type needs; the evaluator and the API both use this. */
 export function paramsProblem(type: MonitorType, p: MonitorParams): string | undefined {
-  const positive = (v: number | undefined) => typeof v === 'number' && Number.isFinite(v) && v > 0;
+  return paramsDetail(type, p)?.message;
+}
+
+/**
+ * paramsProblem as a detail at `/params/<name>`: a missing (or emptied, null) parameter is
+ * `required`, the others say the bound or type they break (problem-detail.ts).
+ */
+export function paramsDetail(type: MonitorType, p: MonitorParams): ProblemDetail | undefined {
   const needs: Record<MonitorType, Array<keyof MonitorParams>> = {
     'packet-threshold': ['windowSeconds', 'threshold'],
     'failed-packet-threshold': ['windowSeconds', 'threshold'],
@@ -85,13 +94,25 @@ export function paramsProblem(type: MonitorType, p: MonitorParams): string | und
     'gateway-offline': [],
   };
   for (const key of needs[type]) {
+    const path = `/params/${key}`;
+    const value = p[key] as unknown;
+    const message =
+      key === 'status'
+        ? `params.status must be one of ${CONNECTOR_STATUSES.join(', ')}`
+        : key === 'threshold'
+          ? 'params.threshold must be an integer >= 0'
+          : `params.${key} must be a number > 0`;
+    if (value === undefined || value === null) return problem(path, 'required', {}, message);
     if (key === 'status') {
-      if (!p.status || !CONNECTOR_STATUSES.includes(p.status))
-        return `params.status must be one of ${CONNECTOR_STATUSES.join(', ')}`;
+      if (!CONNECTOR_STATUSES.includes(value as ConnectorStatus))
+        return problem(path, 'enum', { allowedValues: CONNECTOR_STATUSES }, message);
     } else if (key === 'threshold') {
-      if (typeof p.threshold !== 'number' || !Number.isInteger(p.threshold) || p.threshold < 0)
-        return 'params.threshold must be an integer >= 0';
-    } else if (!positive(p[key] as number | undefined)) return `params.${key} must be a number > 0`;
+      if (typeof value !== 'number' || !Number.isInteger(value))
+        return problem(path, 'type', { type: 'integer' }, message);
+      if (value < 0) return problem(path, 'minimum', { limit: 0 }, message);
+    } else if (typeof value !== 'number' || !Number.isFinite(value))
+      return problem(path, 'type', { type: 'number' }, message);
+    else if (value <= 0) return problem(path, 'exclusiveMinimum', { limit: 0 }, message);
   }
   return undefined;
 }

@@ -1,6 +1,7 @@
 import type { TObject } from 'typebox';
 import type { DeliveryContext, OutgoingSender } from '../outgoing/delivery.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
+import type { CheckProblem } from '../platform/http/problem-detail.js';
 import type { Connector } from './connector.entity.js';
 import type { PacketMeta } from '../ingest/packet-meta.js';
 import type { DownlinkSender, RemoteDeviceDeleter } from '../downlinks/downlink-delivery.js';
@@ -132,10 +133,8 @@ export type OutgoingMessageKind = (typeof OUTGOING_MESSAGE_KINDS)[number];
 /** Devices on a connector of this kind need nothing beyond `device_id`. */
 export const PLAIN_DEVICES: DeviceIdentityRules = { required: [], lowerCaseEui: false, endDeviceId: false };
 
-export interface ConfigProblem {
-  path: string;
-  message: string;
-}
+/** One settings problem: its path under `/config`, a keyword and params where one fits, English text. */
+export type ConfigProblem = CheckProblem;
 
 /** One packet a webhook body yields: the sender's `device_id` and the payload bytes for the driver. */
 export interface WebhookItem {
@@ -185,7 +184,7 @@ export interface ConnectorKind {
   direction: 'incoming' | 'outgoing';
   /** Empty for kinds the data model admits but that do nothing yet. */
   capabilities: readonly ConnectorCapability[];
-  /** Problems with the kind's settings as `{ path, message }`; empty when valid. */
+  /** Problems with the kind's settings as `{ path, keyword, params, message }`; empty when valid. */
   validate(config: Record<string, unknown>): ConfigProblem[];
   /** Settings as stored: secrets sealed; a masked or missing secret keeps the previous one. */
   prepareConfig?(

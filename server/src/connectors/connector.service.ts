@@ -7,6 +7,7 @@ import { isDatabaseUnavailable } from '../platform/db/database-availability.js';
 import { randomToken, safeEqual, sha256 } from '../platform/crypto/tokens.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
+import { problem } from '../platform/http/problem-detail.js';
 import type { ConnectorKind } from './connector-kind.js';
 import { BrokerLogins } from './broker-logins.js';
 import { Connector, ConnectorLog, type ConnectorLogLevel } from './connector.entity.js';
@@ -79,7 +80,10 @@ export class ConnectorService {
 
   kind(type: string): ConnectorKind {
     const kind = this.kinds.get(type);
-    if (!kind) throw errors.validation(`Unknown connector type "${type}"`, [{ path: '/type' }]);
+    if (!kind)
+      throw errors.validation(`Unknown connector type "${type}"`, [
+        problem('/type', 'enum', { allowedValues: [...this.kinds.keys()] }),
+      ]);
     return kind;
   }
 
@@ -316,10 +320,11 @@ export class ConnectorService {
   private apply(connector: Connector, kind: ConnectorKind, input: ConnectorInput): void {
     if (input.title !== undefined) {
       const title = input.title.trim();
-      if (!title) throw errors.validation('title must not be empty', [{ path: '/title' }]);
+      if (!title)
+        throw errors.validation('title must not be empty', [problem('/title', 'minLength', { limit: 1 })]);
       connector.title = title;
     }
-    if (!connector.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!connector.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) connector.description = input.description;
     if (input.config !== undefined) {
       const problems = kind.validate(input.config);

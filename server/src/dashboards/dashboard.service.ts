@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { checkLayout } from './dashboard-layout.js';
 import { layoutsFor, withHiddenReferences } from './dashboard-scopes.js';
@@ -104,7 +105,7 @@ export class DashboardService {
 
   private apply(dashboard: Dashboard, input: DashboardInput): void {
     const title = input.title !== undefined ? input.title.trim() : dashboard.title;
-    if (!title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!title) throw errors.validation('title is required', [problem('/title', 'required')]);
     dashboard.title = title;
     if (input.description !== undefined) dashboard.description = input.description;
     if (input.layout !== undefined) dashboard.layout = input.layout;
@@ -126,7 +127,14 @@ export class DashboardService {
       throw errors.unprocessable(
         'CONFIG_NOT_ASSIGNED',
         `layout.widgets.${stranger.widget}.dashboardId: dashboard ${stranger.dashboardId} is not a dashboard of this dashboard's account`,
-        [{ path: `/layout/widgets/${stranger.widget}/dashboardId`, id: stranger.dashboardId }],
+        [
+          {
+            ...problem(`/layout/widgets/${stranger.widget}/dashboardId`, 'notFound', {
+              id: stranger.dashboardId,
+            }),
+            id: stranger.dashboardId,
+          },
+        ],
       );
     }
   }

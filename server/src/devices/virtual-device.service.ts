@@ -8,6 +8,7 @@ import type { PermissionScopeService } from '../permission-scopes/permission-sco
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import type { SecretBox } from '../platform/crypto/secret-box.js';
 import { errors, type AppError } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { learnCommonWords } from '../platform/http/common-words.js';
 import { keysetPage, type Execute } from '../platform/http/list-sql.js';
@@ -77,7 +78,9 @@ export interface DeviceListFilter {
 export type DeviceDeletionGuard = (device: VirtualDevice) => Promise<unknown[]>;
 
 const configNotAssigned = (what: string, id: string, path: string) =>
-  errors.unprocessable('CONFIG_NOT_ASSIGNED', `${what} ${id} is not available in this account`, [{ path }]);
+  errors.unprocessable('CONFIG_NOT_ASSIGNED', `${what} ${id} is not available in this account`, [
+    problem(path, 'notFound', { id }),
+  ]);
 
 /**
  * Virtual devices. Callers have checked VirtualDevice.read / virtualDevice.manage; here the
@@ -262,7 +265,7 @@ export class VirtualDeviceService {
     const connectorBefore = device.connector?.id;
     const deviceIdBefore = device.deviceId;
     if (input.title !== undefined) device.title = input.title.trim();
-    if (!device.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!device.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) device.description = input.description;
     if (input.active !== undefined) device.active = input.active;
     if (input.tags !== undefined) device.tags = [...new Set(input.tags)];
@@ -357,7 +360,8 @@ export class VirtualDeviceService {
       }
     }
     if (input.device_id !== undefined) device.deviceId = input.device_id.trim();
-    if (!device.deviceId) throw errors.validation('device_id is required', [{ path: '/device_id' }]);
+    if (!device.deviceId)
+      throw errors.validation('device_id is required', [problem('/device_id', 'required')]);
     const identityChanged =
       creating || device.connector?.id !== connectorBefore || device.deviceId !== deviceIdBefore;
     this.normaliseForConnector(device, creating, identityChanged);
@@ -371,13 +375,16 @@ export class VirtualDeviceService {
   private normaliseForConnector(device: VirtualDevice, creating: boolean, identityChanged: boolean): void {
     const type = device.connector?.type;
     const rules = identityRulesOf(type);
-    const problem = identityChanged ? deviceIdProblem(device.deviceId, rules) : null;
-    if (problem) throw errors.validation(problem, [{ path: '/device_id' }]);
+    const topicProblem = identityChanged ? deviceIdProblem(device.deviceId, rules) : null;
+    if (topicProblem)
+      throw errors.validation(topicProblem, [
+        problem('/device_id', 'format', { format: 'mqtt-topic-level' }),
+      ]);
     const missing = applyIdentityRules(device, rules, creating);
     if (missing.length > 0) {
       throw errors.validation(
         `A device on a ${type} connector needs ${missing.join(', ')}`,
-        missing.map((field) => ({ path: `/${field}` })),
+        missing.map((field) => problem(`/${field}`, 'required')),
       );
     }
   }
@@ -393,7 +400,7 @@ export class VirtualDeviceService {
       throw errors.conflict(
         'DEVICE_ID_TAKEN',
         `device_id "${device.deviceId}" is already used on this connector`,
-        [{ path: '/device_id' }],
+        [problem('/device_id', 'unique', { value: device.deviceId })],
       );
     }
   }

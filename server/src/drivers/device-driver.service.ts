@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import {
   DeviceDriver,
@@ -190,10 +191,11 @@ export class DeviceDriverService {
   private async apply(driver: DeviceDriver, input: DriverInput): Promise<void> {
     if (input.title !== undefined) {
       const title = input.title.trim();
-      if (!title) throw errors.validation('title must not be empty', [{ path: '/title' }]);
+      if (!title)
+        throw errors.validation('title must not be empty', [problem('/title', 'minLength', { limit: 1 })]);
       driver.title = title;
     }
-    if (!driver.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!driver.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) driver.description = input.description;
     if (input.shared !== undefined) driver.shared = input.shared;
     if (input.targetVariables !== undefined)
@@ -213,14 +215,15 @@ function normaliseVariables(variables: TargetVariable[]): TargetVariable[] {
   const seen = new Set<string>();
   return variables.map((variable, index) => {
     const key = variable.key.trim();
+    const path = `/targetVariables/${index}/key`;
     if (!key || key.startsWith('_')) {
       throw errors.validation('A target variable key must not be empty or start with _', [
-        { path: `/targetVariables/${index}/key` },
+        key ? problem(path, 'pattern', { pattern: '^[^_]' }) : problem(path, 'minLength', { limit: 1 }),
       ]);
     }
     if (seen.has(key)) {
       throw errors.validation(`Duplicate target variable key "${key}"`, [
-        { path: `/targetVariables/${index}/key` },
+        problem(path, 'unique', { value: key }),
       ]);
     }
     seen.add(key);
@@ -232,8 +235,15 @@ function normaliseVariables(variables: TargetVariable[]): TargetVariable[] {
 function checkParserSettings(parser: ParserConfig): void {
   const plugin = parserFor(parser.type);
   const problems = plugin
-    ? plugin.validate(parser).map((p) => ({ path: `/parser${p.path}`, message: p.message }))
-    : [{ path: '/parser/type', message: `unknown parser type; known: ${PARSER_TYPES.join(', ')}` }];
+    ? plugin.validate(parser).map((p) => ({ ...p, path: `/parser${p.path}` }))
+    : [
+        problem(
+          '/parser/type',
+          'enum',
+          { allowedValues: PARSER_TYPES },
+          `unknown parser type; known: ${PARSER_TYPES.join(', ')}`,
+        ),
+      ];
   if (problems.length > 0) {
     throw errors.unprocessable(
       'INVALID_PARSER_CONFIG',

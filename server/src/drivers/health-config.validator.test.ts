@@ -82,7 +82,7 @@ describe('health config validator', () => {
         { state: 'flow', operator: 'exists' },
         'not a rule',
       ),
-    ).toEqual([
+    ).toMatchObject([
       {
         index: 0,
         path: '/rules/0/operator',
@@ -128,10 +128,44 @@ describe('health config validator', () => {
     ]);
   });
 
+  it('gives each problem the keyword a schema would use, keeping the rule in the message', () => {
+    expect(
+      check(
+        rule('flow', 'contains', 'x'),
+        rule('nope', '==', 1),
+        rule('flow', '>', 'high'),
+        rule('flow', 'between', [5, 1]),
+        rule('status', 'matches', '(['),
+        rule('door', 'isTrue', true),
+        { state: 'flow', operator: 'exists' },
+      ).map(({ path, keyword, params }) => ({ path, keyword, params })),
+    ).toEqual([
+      {
+        path: '/rules/0/operator',
+        keyword: 'enum',
+        params: { allowedValues: expect.arrayContaining(['<', 'between']) as unknown },
+      },
+      {
+        path: '/rules/1/state',
+        keyword: 'enum',
+        params: { allowedValues: ['flow', 'door', 'status', 'gps', '_parsed', '_raw', '_meta.*'] },
+      },
+      { path: '/rules/2/value', keyword: 'type', params: { type: 'number' } },
+      { path: '/rules/3/value', keyword: 'maximum', params: { comparison: '<=', limit: 1 } },
+      { path: '/rules/4/value', keyword: 'format', params: { format: 'regex' } },
+      // "No value here" has no keyword: the message says it.
+      { path: '/rules/5/value', keyword: undefined, params: undefined },
+      { path: '/rules/6/result', keyword: 'required', params: { missingProperty: 'result' } },
+    ]);
+    expect(validateHealthConfig({ rules: [], silentAfterSeconds: 0 }, VARIABLES)).toMatchObject([
+      { path: '/silentAfterSeconds', keyword: 'minimum', params: { limit: 1 } },
+    ]);
+  });
+
   it('checks the shape and silentAfterSeconds', () => {
     expect(validateHealthConfig(null, VARIABLES)).toHaveLength(1);
     expect(validateHealthConfig({}, VARIABLES)).toEqual([
-      { path: '/rules', message: 'rules must be an array' },
+      { path: '/rules', keyword: 'type', params: { type: 'array' }, message: 'rules must be an array' },
     ]);
     expect(validateHealthConfig({ rules: [], silentAfterSeconds: 0 }, VARIABLES)).toHaveLength(1);
     expect(validateHealthConfig({ rules: [], silentAfterSeconds: 600 }, VARIABLES)).toEqual([]);

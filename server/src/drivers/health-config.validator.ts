@@ -1,4 +1,5 @@
 import { errors } from '../platform/errors.js';
+import { integerProblem, problem, type CheckProblem } from '../platform/http/problem-detail.js';
 import { META_STATE_TYPES } from '../ingest/meta-state-types.js';
 import type { TargetVariable, ValueType } from './device-driver.entity.js';
 
@@ -56,45 +57,69 @@ function valueRule(operator: string, kind: StateKind): ValueRule {
   }
 }
 
-function valueProblem(rule: ValueRule, value: unknown): string | undefined {
+/** What is wrong with a rule's value: a keyword where one fits (problem-detail.ts) and the English. */
+type ValueProblem = Omit<CheckProblem, 'path'>;
+
+const typeProblem = (type: string | string[], message: string): ValueProblem => ({
+  keyword: 'type',
+  params: { type },
+  message,
+});
+
+function valueProblem(rule: ValueRule, value: unknown): ValueProblem | undefined {
   switch (rule) {
     case 'none':
-      return value === undefined ? undefined : 'this operator takes no value';
+      // No keyword says "must be absent" as plainly; the message does.
+      return value === undefined ? undefined : { message: 'this operator takes no value' };
     case 'number':
-      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'value must be a number';
+      return typeof value === 'number' && Number.isFinite(value)
+        ? undefined
+        : typeProblem('number', 'value must be a number');
     case 'boolean':
-      return typeof value === 'boolean' ? undefined : 'value must be true or false';
+      return typeof value === 'boolean' ? undefined : typeProblem('boolean', 'value must be true or false');
     case 'string':
-      return typeof value === 'string' ? undefined : 'value must be a string';
+      return typeof value === 'string' ? undefined : typeProblem('string', 'value must be a string');
     case 'scalar':
       return ['string', 'number', 'boolean'].includes(typeof value)
         ? undefined
-        : 'value must be a string, number or boolean';
-    case 'range':
-      return Array.isArray(value) &&
-        value.length === 2 &&
-        value.every((v) => typeof v === 'number' && Number.isFinite(v)) &&
-        (value[0] as number) <= (value[1] as number)
+        : typeProblem(['string', 'number', 'boolean'], 'value must be a string, number or boolean');
+    case 'range': {
+      const message = 'value must be [min, max] with min <= max';
+      if (!Array.isArray(value)) return typeProblem('array', message);
+      if (!value.every((v) => typeof v === 'number' && Number.isFinite(v)))
+        return typeProblem('number', message);
+      if (value.length !== 2)
+        return { keyword: value.length < 2 ? 'minItems' : 'maxItems', params: { limit: 2 }, message };
+      const [min, max] = value as [number, number];
+      return min <= max
         ? undefined
-        : 'value must be [min, max] with min <= max';
+        : { keyword: 'maximum', params: { comparison: '<=', limit: max }, message };
+    }
     case 'regex':
-      if (typeof value !== 'string') return 'value must be a regular expression as a string';
+      if (typeof value !== 'string')
+        return typeProblem('string', 'value must be a regular expression as a string');
       if (value.length > MAX_PATTERN_LENGTH)
-        return `the pattern is longer than ${MAX_PATTERN_LENGTH} characters`;
+        return {
+          keyword: 'maxLength',
+          params: { limit: MAX_PATTERN_LENGTH },
+          message: `the pattern is longer than ${MAX_PATTERN_LENGTH} characters`,
+        };
       try {
         new RegExp(value);
         return undefined;
       } catch (error) {
-        return `value is not a valid regular expression: ${(error as Error).message}`;
+        return {
+          keyword: 'format',
+          params: { format: 'regex' },
+          message: `value is not a valid regular expression: ${(error as Error).message}`,
+        };
       }
   }
 }
 
-export interface HealthConfigProblem {
+export interface HealthConfigProblem extends CheckProblem {
   /** Index of the rule, absent for problems with the configuration as a whole. */
   index?: number;
-  path: string;
-  message: string;
 }
 
 /** All problems of a health configuration; empty when it is valid. */
@@ -103,7 +128,7 @@ export function validateHealthConfig(
   targetVariables: readonly TargetVariable[],
 ): HealthConfigProblem[] {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    return [{ path: '', message: 'healthConfig must be an object with rules' }];
+    return [problem('', 'type', { type: 'object' }, 'healthConfig must be an object with rules')];
   }
   const { rules, silentAfterSeconds, alarmOnChange } = config as {
     rules?: unknown;
@@ -112,31 +137,41 @@ export function validateHealthConfig(
   };
   const problems: HealthConfigProblem[] = [];
   if (alarmOnChange !== undefined && typeof alarmOnChange !== 'boolean') {
-    problems.push({ path: '/alarmOnChange', message: 'alarmOnChange must be true or false' });
+    problems.push(
+      problem('/alarmOnChange', 'type', { type: 'boolean' }, 'alarmOnChange must be true or false'),
+    );
   }
-  if (
-    silentAfterSeconds !== undefined &&
-    silentAfterSeconds !== null &&
-    (typeof silentAfterSeconds !== 'number' ||
-      !Number.isInteger(silentAfterSeconds) ||
-      silentAfterSeconds < 1 ||
-      silentAfterSeconds > MAX_SILENT_SECONDS)
-  ) {
-    problems.push({
-      path: '/silentAfterSeconds',
-      message: `silentAfterSeconds must be an integer from 1 to ${MAX_SILENT_SECONDS}`,
-    });
-  }
-  if (!Array.isArray(rules)) return [...problems, { path: '/rules', message: 'rules must be an array' }];
+  const silent =
+    silentAfterSeconds === undefined || silentAfterSeconds === null
+      ? undefined
+      : integerProblem(
+          '/silentAfterSeconds',
+          silentAfterSeconds,
+          1,
+          MAX_SILENT_SECONDS,
+          `silentAfterSeconds must be an integer from 1 to ${MAX_SILENT_SECONDS}`,
+        );
+  if (silent) problems.push(silent);
+  if (!Array.isArray(rules))
+    return [...problems, problem('/rules', 'type', { type: 'array' }, 'rules must be an array')];
   const types = new Map(targetVariables.map((v) => [v.key, v.type]));
   rules.forEach((rule: unknown, index) => {
-    const at = (field: string, message: string) =>
-      problems.push({ index, path: `/rules/${index}${field}`, message: `rule ${index}: ${message}` });
+    const at = (field: string, found: ValueProblem) =>
+      problems.push({
+        index,
+        path: `/rules/${index}${field}`,
+        ...found,
+        message: `rule ${index}: ${found.message}`,
+      });
     if (typeof rule !== 'object' || rule === null || Array.isArray(rule))
-      return at('', 'a rule must be an object');
+      return at('', typeProblem('object', 'a rule must be an object'));
     const { state, operator, value, result } = rule as Record<string, unknown>;
     if (typeof result !== 'string' || result.trim() === '')
-      at('/result', 'result (the health state to set) is required');
+      at('/result', {
+        keyword: 'required',
+        params: { missingProperty: 'result' },
+        message: 'result (the health state to set) is required',
+      });
     let kind: StateKind | undefined;
     if (state === RAW_STATE) kind = 'raw';
     else if (state === PARSED_STATE) kind = 'object';
@@ -145,22 +180,24 @@ export function validateHealthConfig(
       const type = META_STATE_TYPES[state]!;
       kind = type === 'any' ? 'raw' : type;
     } else {
-      const known = [...types.keys(), PARSED_STATE, RAW_STATE, '_meta.*'].join(', ');
-      return at(
-        '/state',
-        `state ${JSON.stringify(state)} is not a target variable, ${PARSED_STATE}, ${RAW_STATE} or a _meta state (known: ${known})`,
-      );
+      const known = [...types.keys(), PARSED_STATE, RAW_STATE, '_meta.*'];
+      return at('/state', {
+        keyword: 'enum',
+        params: { allowedValues: known },
+        message: `state ${JSON.stringify(state)} is not a target variable, ${PARSED_STATE}, ${RAW_STATE} or a _meta state (known: ${known.join(', ')})`,
+      });
     }
     const allowed = kind === 'raw' ? ALL_OPERATORS : OPERATORS_BY_TYPE[kind!];
     if (typeof operator !== 'string' || !allowed.includes(operator)) {
       const what = kind === 'raw' ? '' : ` for ${state} (${kind})`;
-      return at(
-        '/operator',
-        `operator ${JSON.stringify(operator)} is not valid${what}; allowed: ${allowed.join(' ')}`,
-      );
+      return at('/operator', {
+        keyword: 'enum',
+        params: { allowedValues: allowed },
+        message: `operator ${JSON.stringify(operator)} is not valid${what}; allowed: ${allowed.join(' ')}`,
+      });
     }
-    const problem = valueProblem(valueRule(operator, kind!), value);
-    if (problem) at('/value', `${problem} for operator ${operator}`);
+    const found = valueProblem(valueRule(operator, kind!), value);
+    if (found) at('/value', { ...found, message: `${found.message} for operator ${operator}` });
   });
   return problems;
 }

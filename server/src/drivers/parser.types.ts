@@ -1,3 +1,5 @@
+import type { CheckProblem } from '../platform/http/problem-detail.js';
+
 /**
  * A parser plugin turns a packet's bytes into named values. Plugins register in
  * `drivers/parsers/index.ts`; adding one never touches a switch elsewhere.
@@ -8,10 +10,8 @@ export type ParsedValues = Record<string, unknown>;
 /** What the ingest path knows about a packet (device key, connector, time); JSON values only. */
 export type PacketMeta = Record<string, unknown>;
 
-export interface ConfigProblem {
-  path: string;
-  message: string;
-}
+/** A problem with a parser's settings, named by its path under `/parser` (problem-detail.ts). */
+export type ConfigProblem = CheckProblem;
 
 /** What a parser made of one payload, with what a codec reported about it. */
 export interface Decoded {

@@ -7,8 +7,9 @@ import { Connector } from '../connectors/connector.entity.js';
 import { MAIL_KIND_TYPES } from '../connectors/kinds/index.js';
 import { recordedWithin, recordScopes, seesRecorded } from '../permission-scopes/recorded-scopes.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
-import { nextRun, scheduleProblem } from '../platform/schedule.js';
+import { nextRun, scheduleDetail } from '../platform/schedule.js';
 import { isKnownTimeZone } from '../timeseries/query/query.time.js';
 import { ExportPlan } from './export-plan.entity.js';
 import {
@@ -41,7 +42,9 @@ export function checkDefinition(
   def: Pick<ExportDefinition, 'selection' | 'range' | 'timeZone'> & { shape?: ExportShape },
 ): void {
   if (!isKnownTimeZone(def.timeZone))
-    throw errors.validation(`Unknown time zone "${def.timeZone}"`, [{ path: '/timeZone' }]);
+    throw errors.validation(`Unknown time zone "${def.timeZone}"`, [
+      problem('/timeZone', 'format', { format: 'time-zone' }),
+    ]);
   const subject = subjectOf(def);
   // Twins have no type (a device's type is its driver); devices have no address and no twin subtree.
   if (subject === 'devices' && def.shape?.address)
@@ -52,11 +55,11 @@ export function checkDefinition(
     if (!SUBJECT_FIELDS[subject].includes(c.field))
       throw errors.validation(
         `${subject === 'twins' ? 'Twins' : 'Devices'} have no condition field "${c.field}" (${SUBJECT_FIELDS[subject].join(', ')})`,
-        [{ path: `/selection/conditions/${i}/field` }],
+        [problem(`/selection/conditions/${i}/field`, 'enum', { allowedValues: SUBJECT_FIELDS[subject] })],
       );
     if (c.field === 'property' && !c.key)
       throw errors.validation('A property condition names its property in key', [
-        { path: `/selection/conditions/${i}/key` },
+        problem(`/selection/conditions/${i}/key`, 'required'),
       ]);
   });
   if ('from' in def.range) {
@@ -64,7 +67,7 @@ export function checkDefinition(
       if (!isRangeTime(def.range[end]))
         throw errors.validation(
           `range.${end} must be a local date-time (2026-10-01T00:00) or an ISO instant`,
-          [{ path: `/range/${end}` }],
+          [problem(`/range/${end}`, 'format', { format: 'date-time' })],
         );
     const { from, to } = resolveRange(def.range, def.timeZone, new Date());
     if (!(from < to)) throw errors.validation('range.from must be before range.to', [{ path: '/range' }]);
@@ -152,7 +155,7 @@ export class ExportPlanService {
 
   private async apply(principal: Principal, plan: ExportPlan, input: ExportPlanInput): Promise<void> {
     if (input.title !== undefined) plan.title = input.title.trim();
-    if (!plan.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!plan.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.selection !== undefined) plan.selection = input.selection;
     if (input.range !== undefined) plan.range = input.range;
     if (input.timeZone !== undefined) plan.timeZone = input.timeZone;
@@ -166,8 +169,8 @@ export class ExportPlanService {
         : null;
     if (input.schedule !== undefined) plan.schedule = input.schedule?.trim() || null;
     if (plan.schedule) {
-      const problem = scheduleProblem({ cron: plan.schedule }, plan.timeZone);
-      if (problem) throw errors.validation(problem, [{ path: '/schedule' }]);
+      const found = scheduleDetail('/schedule', { cron: plan.schedule }, plan.timeZone);
+      if (found) throw errors.validation(found.message, [found]);
     }
     const now = this.clock();
     plan.nextRunAt = plan.schedule ? nextRun({ cron: plan.schedule }, plan.timeZone, now, now) : null;
@@ -180,7 +183,7 @@ export class ExportPlanService {
       throw errors.unprocessable(
         'CONFIG_NOT_ASSIGNED',
         `Connector ${id} is not a connector of this account`,
-        [{ path: '/mailConnectorId' }],
+        [problem('/mailConnectorId', 'notFound', { id })],
       );
     if (!MAIL_KIND_TYPES.includes(connector.type))
       throw errors.unprocessable(

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { fitsInputType } from './flow-execution.js';
 import { FlowFilter, FlowTransformer, type FilterInputType } from './flow.entities.js';
@@ -134,7 +135,7 @@ export class FlowScriptService {
 
   private async apply(kind: ScriptKind, row: ScriptEntity, input: FlowScriptInput): Promise<void> {
     if (input.title !== undefined) row.title = input.title.trim();
-    if (!row.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!row.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) row.description = input.description;
     if (input.inputType !== undefined && row instanceof FlowFilter) row.inputType = input.inputType;
     if (input.code !== undefined && input.code !== row.code) {

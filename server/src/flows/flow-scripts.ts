@@ -1,6 +1,7 @@
 import { ParseError } from '../drivers/parser.types.js';
 import { Sandbox, type SandboxEntry, type SandboxLimits } from '../drivers/parsers/sandbox.js';
 import { AppError, errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import type { ErrorCode } from '../platform/error-codes.js';
 
 /**
@@ -60,7 +61,7 @@ export class FlowScripts {
   async check(kind: ScriptKind, code: string): Promise<void> {
     if (code.length > MAX_FLOW_SCRIPT_LENGTH) {
       throw errors.validation(`code is longer than ${MAX_FLOW_SCRIPT_LENGTH} characters`, [
-        { path: '/code' },
+        problem('/code', 'maxLength', { limit: MAX_FLOW_SCRIPT_LENGTH }),
       ]);
     }
     try {

@@ -7,6 +7,7 @@ import { VirtualDevice } from '../devices/virtual-device.entity.js';
 import { recordScopes, recordedWithin, seesRecorded } from '../permission-scopes/recorded-scopes.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import {
   FlowFilter,
@@ -18,6 +19,12 @@ import {
   type FlowTarget,
 } from './flow.entities.js';
 import { RUNS_KEPT } from './flow.runner.js';
+
+/** A named object missing from the flow's account: `notFound`, with its `id` also beside the keyword. */
+const notFound = (path: string, id: string, message: string) => ({
+  ...problem(path, 'notFound', { id }, message),
+  id,
+});
 
 /** The source as the API takes it: one shape for both types, checked in `checkSource`. */
 export interface SourceInput {
@@ -133,7 +140,7 @@ export class IntegrationFlowService {
   ): Promise<void> {
     flow.permissionScopeIds = recordScopes(principal);
     if (input.title !== undefined) flow.title = input.title.trim();
-    if (!flow.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!flow.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) flow.description = input.description;
     if (input.active !== undefined) flow.active = input.active;
     if (input.source !== undefined)
@@ -192,16 +199,10 @@ export class IntegrationFlowService {
       scopeFilter(principal).where<Connector>('permissionScope'),
     );
     const details = [
-      ...unknownConnectors.map((id) => ({
-        path: '/source/connectorIds',
-        id,
-        message: 'no such connector in the flow account',
-      })),
-      ...unknownDevices.map((id) => ({
-        path: '/source/deviceIds',
-        id,
-        message: 'no such device in the flow account',
-      })),
+      ...unknownConnectors.map((id) =>
+        notFound('/source/connectorIds', id, 'no such connector in the flow account'),
+      ),
+      ...unknownDevices.map((id) => notFound('/source/deviceIds', id, 'no such device in the flow account')),
     ];
     if (details.length > 0)
       throw errors.validation('The flow source names objects that are not in its account', details);
@@ -213,12 +214,8 @@ export class IntegrationFlowService {
     const unknownFilters = await this.missing(FlowFilter, account, ofType('filter'));
     const unknownTransformers = await this.missing(FlowTransformer, account, ofType('transformer'));
     const details = [
-      ...unknownFilters.map((id) => ({ path: '/steps', id, message: 'no such filter in the flow account' })),
-      ...unknownTransformers.map((id) => ({
-        path: '/steps',
-        id,
-        message: 'no such transformer in the flow account',
-      })),
+      ...unknownFilters.map((id) => notFound('/steps', id, 'no such filter in the flow account')),
+      ...unknownTransformers.map((id) => notFound('/steps', id, 'no such transformer in the flow account')),
     ];
     if (details.length > 0)
       throw errors.validation(
@@ -236,7 +233,7 @@ export class IntegrationFlowService {
     const details = ids.flatMap((id, i) => {
       const type = types.get(id);
       if (type === undefined)
-        return [{ path: `/targets/${i}/connectorId`, id, message: 'no such connector in the flow account' }];
+        return [notFound(`/targets/${i}/connectorId`, id, 'no such connector in the flow account')];
       if (!this.isOutgoingType(type))
         return [
           { path: `/targets/${i}/connectorId`, id, message: `a ${type} connector does not send messages` },

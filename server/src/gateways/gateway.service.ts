@@ -6,6 +6,7 @@ import { Connector } from '../connectors/connector.entity.js';
 import type { PermissionScopeService } from '../permission-scopes/permission-scope.service.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors, type AppError } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { Gateway, type GatewayStatus } from './gateway.entity.js';
 import { figuresOf, type GatewayFigures } from './gateway-figures.js';
@@ -53,7 +54,9 @@ export const normaliseEui = (eui: string): string => eui.replace(/[-:\s]/g, '').
 const EUI = /^[0-9a-f]{16}$/;
 
 const configNotAssigned = (what: string, id: string, path: string) =>
-  errors.unprocessable('CONFIG_NOT_ASSIGNED', `${what} ${id} is not available in this account`, [{ path }]);
+  errors.unprocessable('CONFIG_NOT_ASSIGNED', `${what} ${id} is not available in this account`, [
+    problem(path, 'notFound', { id }),
+  ]);
 
 /**
  * LoRaWAN gateways. Callers have checked gateway.read / gateway.manage; here the account must be
@@ -215,18 +218,21 @@ export class GatewayService {
   private async apply(principal: Principal, gateway: Gateway, input: GatewayInput): Promise<void> {
     if (input.eui !== undefined) {
       const eui = normaliseEui(input.eui);
-      if (!EUI.test(eui)) throw errors.validation('eui must be 16 hexadecimal digits', [{ path: '/eui' }]);
+      if (!EUI.test(eui))
+        throw errors.validation('eui must be 16 hexadecimal digits', [
+          problem('/eui', 'pattern', { pattern: EUI.source }),
+        ]);
       if (eui !== gateway.eui) {
         const taken = await this.em().findOne(Gateway, { account: gateway.account, eui });
         if (taken) {
           throw errors.conflict('GATEWAY_EUI_TAKEN', `A gateway with EUI ${eui} exists in this account`, [
-            { path: '/eui', eui },
+            { ...problem('/eui', 'unique', { value: eui }), eui },
           ]);
         }
       }
       gateway.eui = eui;
     }
-    if (!gateway.eui) throw errors.validation('eui is required', [{ path: '/eui' }]);
+    if (!gateway.eui) throw errors.validation('eui is required', [problem('/eui', 'required')]);
     if (input.title !== undefined) gateway.title = input.title.trim();
     if (!gateway.title) gateway.title = gateway.eui;
     if (input.networkId !== undefined) gateway.networkId = input.networkId?.trim() || null;

@@ -3,6 +3,7 @@ import { canReach, type AccountService } from '../accounts/account.service.js';
 import { actorOf, type AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
 import { AppError, errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { imageTypeOf } from './file-signatures.js';
 import { SitePlan, SitePlanImage, type Corners } from './site-plan.entity.js';
@@ -112,7 +113,8 @@ export class SitePlanService {
   private apply(plan: SitePlan, input: SitePlanInput): void {
     if (input.title !== undefined) {
       const title = input.title.trim();
-      if (!title) throw errors.validation('title must not be empty', [{ path: '/title' }]);
+      if (!title)
+        throw errors.validation('title must not be empty', [problem('/title', 'minLength', { limit: 1 })]);
       plan.title = title;
     }
     if (input.corners !== undefined) plan.corners = input.corners;

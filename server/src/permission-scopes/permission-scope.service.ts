@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { errors, type AppError } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { scopeRestricted } from '../roles/privileges.js';
 import { PermissionScope } from './permission-scope.entity.js';
@@ -141,17 +142,18 @@ export class PermissionScopeService {
   private async apply(scope: PermissionScope, input: PermissionScopeInput): Promise<void> {
     if (input.title !== undefined) {
       const title = input.title.trim();
-      if (!title) throw errors.validation('title must not be empty', [{ path: '/title' }]);
+      if (!title)
+        throw errors.validation('title must not be empty', [problem('/title', 'minLength', { limit: 1 })]);
       if (await this.em().count(PermissionScope, { account: scope.account, title, id: { $ne: scope.id } })) {
         throw errors.conflict(
           'PERMISSION_SCOPE_TITLE_TAKEN',
           `A permission scope titled "${title}" exists already`,
-          [{ path: '/title' }],
+          [problem('/title', 'unique', { value: title })],
         );
       }
       scope.title = title;
     }
-    if (!scope.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!scope.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) scope.description = input.description;
   }
 }

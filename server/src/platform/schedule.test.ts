@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cronProblem, nextRun, scheduleProblem, spreadOffsetMs } from './schedule.js';
+import { cronProblem, nextRun, scheduleDetail, scheduleProblem, spreadOffsetMs } from './schedule.js';
 
 describe('schedule', () => {
   const anchor = new Date('2026-03-01T10:00:00Z');
@@ -50,5 +50,41 @@ describe('cron problems', () => {
     expect(cronProblem('0 7 * * MON-FRI', 'Europe/Berlin')).toBeUndefined();
     expect(cronProblem('30 0 6 * * 1')).toBeUndefined();
     expect(scheduleProblem({ cron: '0 0 31 2 *' })).toMatch(/never run/);
+  });
+});
+
+describe('schedule details', () => {
+  const at = '/trigger/schedule';
+  const keyOf = (schedule: Parameters<typeof scheduleDetail>[1]) => {
+    const detail = scheduleDetail(at, schedule);
+    return detail && [detail.keyword, detail.params];
+  };
+
+  it('say with a keyword what is wrong, at the schedule’s path, keeping the English message', () => {
+    expect(scheduleDetail(at, {})).toEqual({
+      path: at,
+      keyword: 'minProperties',
+      params: { limit: 1 },
+      message: 'give exactly one of at, cron, intervalSeconds',
+    });
+    expect(keyOf({ cron: '* * * * *', intervalSeconds: 60 })).toEqual(['maxProperties', { limit: 1 }]);
+    expect(keyOf({ at: 'x' })).toEqual(['format', { format: 'date-time' }]);
+    expect(keyOf({ intervalSeconds: 0 })).toEqual(['minimum', { comparison: '>=', limit: 1 }]);
+    expect(keyOf({ intervalSeconds: 60 })).toBeUndefined();
+  });
+
+  it('give a cron expression’s reason and the value and field it concerns', () => {
+    expect(keyOf({ cron: 'every other tuesday' })).toEqual(['cron', { reason: 'fieldCount', count: 3 }]);
+    expect(keyOf({ cron: '61 * * * *' })).toEqual([
+      'cron',
+      { reason: 'value', value: '61', field: 'minute' },
+    ]);
+    expect(keyOf({ cron: 'x 0 7 * * *' })).toEqual([
+      'cron',
+      { reason: 'value', value: 'x', field: 'second' },
+    ]);
+    expect(keyOf({ cron: '*/0 * * * *' })).toEqual(['cron', { reason: 'step' }]);
+    expect(keyOf({ cron: '0 0 31 2 *' })).toEqual(['cron', { reason: 'never' }]);
+    expect(scheduleDetail(at, { cron: '0 25 * * *' })?.message).toBe('cron: "25" is not a valid hour (0–23)');
   });
 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
+import { problem, type CronField, type CronParams, type ProblemDetail } from './http/problem-detail.js';
 
 /**
  * When something scheduled runs next (time rules, alarm reports). A schedule is one of:
@@ -16,24 +17,47 @@ export interface Schedule {
 
 export const MIN_INTERVAL_SECONDS = 1;
 
-/** Why a schedule cannot be used, or undefined when it can. */
-export function scheduleProblem(schedule: Schedule, timeZone = 'UTC'): string | undefined {
+/**
+ * Why a schedule cannot be used, as a detail at `path` (the schedule object), or undefined when it
+ * can: none or several of at, cron, intervalSeconds (`minProperties`/`maxProperties`), an `at` that
+ * is no date-time, an interval below the minimum, a cron expression that cannot run (`cron`).
+ */
+export function scheduleDetail(
+  path: string,
+  schedule: Schedule,
+  timeZone = 'UTC',
+): ProblemDetail | undefined {
   const given = [schedule.at, schedule.cron, schedule.intervalSeconds].filter((v) => v !== undefined);
-  if (given.length !== 1) return 'give exactly one of at, cron, intervalSeconds';
+  const exactlyOne = 'give exactly one of at, cron, intervalSeconds';
+  if (given.length === 0) return problem(path, 'minProperties', { limit: 1 }, exactlyOne);
+  if (given.length > 1) return problem(path, 'maxProperties', { limit: 1 }, exactlyOne);
   if (schedule.at !== undefined && Number.isNaN(Date.parse(schedule.at)))
-    return 'at must be an ISO date-time';
+    return problem(path, 'format', { format: 'date-time' }, 'at must be an ISO date-time');
   if (schedule.intervalSeconds !== undefined) {
     const s = schedule.intervalSeconds;
     if (!Number.isFinite(s) || s < MIN_INTERVAL_SECONDS)
-      return `intervalSeconds must be >= ${MIN_INTERVAL_SECONDS}`;
+      return problem(
+        path,
+        'minimum',
+        { limit: MIN_INTERVAL_SECONDS },
+        `intervalSeconds must be >= ${MIN_INTERVAL_SECONDS}`,
+      );
   }
-  if (schedule.cron !== undefined) return cronProblem(schedule.cron, timeZone);
+  if (schedule.cron !== undefined) {
+    const found = cronIssue(schedule.cron, timeZone);
+    if (found) return problem(path, 'cron', found.params, found.message);
+  }
   return undefined;
 }
 
+/** Why a schedule cannot be used, or undefined when it can. */
+export function scheduleProblem(schedule: Schedule, timeZone = 'UTC'): string | undefined {
+  return scheduleDetail('', schedule, timeZone)?.message;
+}
+
 /** The fields of a 5-field expression; a 6-field one has seconds first. */
-const FIVE_FIELDS = ['minute', 'hour', 'day', 'month', 'dayOfWeek'];
-const CRON_FIELDS: Record<string, string> = {
+const FIVE_FIELDS: CronField[] = ['minute', 'hour', 'day', 'month', 'dayOfWeek'];
+const CRON_FIELDS: Record<CronField, string> = {
   second: 'second (0–59)',
   minute: 'minute (0–59)',
   hour: 'hour (0–23)',
@@ -48,26 +72,45 @@ const CRON_FIELDS: Record<string, string> = {
  * no real date ("0 0 31 2 *") and so would never run.
  */
 export function cronProblem(cron: string, timeZone = 'UTC'): string | undefined {
+  return cronIssue(cron, timeZone)?.message;
+}
+
+/** cronProblem's reason as the `cron` keyword's params, with its English message. */
+function cronIssue(cron: string, timeZone: string): { params: CronParams; message: string } | undefined {
   const fields = cron.trim().split(/\s+/).filter(Boolean);
   if (fields.length < 5 || fields.length > 6)
-    return `cron: "${cron}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; give 5 (minute hour day-of-month month day-of-week, e.g. "0 6 * * 1" for Mondays at 06:00) or 6 with seconds first`;
+    return {
+      params: { reason: 'fieldCount', count: fields.length },
+      message: `cron: "${cron}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; give 5 (minute hour day-of-month month day-of-week, e.g. "0 6 * * 1" for Mondays at 06:00) or 6 with seconds first`,
+    };
   let parsed: Cron;
   try {
     parsed = new Cron(cron, { timezone: timeZone, paused: true });
   } catch (error) {
     const message = (error as Error).message.replace(/^CronPattern:\s*/, '');
     // The library reports values shifted to its own base (a day "0" as "-1"): quote the user's field.
-    const names = fields.length === 6 ? ['second', ...FIVE_FIELDS] : FIVE_FIELDS;
-    const field = /^Invalid value for (\w+):/.exec(message)?.[1];
-    if (field && names.includes(field))
-      return `cron: "${fields[names.indexOf(field)]}" is not a valid ${CRON_FIELDS[field]}`;
+    const names: CronField[] = fields.length === 6 ? ['second', ...FIVE_FIELDS] : FIVE_FIELDS;
+    const badValue = (field: CronField, value: string) => ({
+      params: { reason: 'value' as const, value, field },
+      message: `cron: "${value}" is not a valid ${CRON_FIELDS[field]}`,
+    });
+    const field = /^Invalid value for (\w+):/.exec(message)?.[1] as CronField | undefined;
+    if (field && names.includes(field)) return badValue(field, fields[names.indexOf(field)]!);
     const illegal = /\((.*)\) contains illegal characters/.exec(message)?.[1];
     const at = illegal === undefined ? -1 : fields.indexOf(illegal);
-    if (at >= 0) return `cron: "${illegal}" is not a valid ${CRON_FIELDS[names[at]!]}`;
-    if (/illegal stepping/i.test(message)) return `cron: a step (/n) must be 1 or more in "${cron}"`;
-    return `cron: "${cron}" is not a valid expression (${message})`;
+    if (at >= 0) return badValue(names[at]!, illegal!);
+    if (/illegal stepping/i.test(message))
+      return { params: { reason: 'step' }, message: `cron: a step (/n) must be 1 or more in "${cron}"` };
+    return {
+      params: { reason: 'syntax' },
+      message: `cron: "${cron}" is not a valid expression (${message})`,
+    };
   }
-  if (!parsed.nextRun()) return `cron: "${cron}" names no date that ever comes, so it would never run`;
+  if (!parsed.nextRun())
+    return {
+      params: { reason: 'never' },
+      message: `cron: "${cron}" names no date that ever comes, so it would never run`,
+    };
   return undefined;
 }
 

@@ -4,6 +4,7 @@ import { Account } from '../accounts/account.entity.js';
 import { canReach, type AccountService } from '../accounts/account.service.js';
 import { actorOf, type AuditService } from '../audit/audit.service.js';
 import { errors, type AppError } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { BUILT_IN_ROLES } from './permissions.js';
 import { assertMayGrant, normalisePermissions } from './privileges.js';
@@ -163,17 +164,18 @@ export class RoleService {
   private async apply(principal: Principal, role: Role, input: RoleInput): Promise<void> {
     if (input.name !== undefined) {
       const name = input.name.trim();
-      if (!name) throw errors.validation('name must not be empty', [{ path: '/name' }]);
+      if (!name)
+        throw errors.validation('name must not be empty', [problem('/name', 'minLength', { limit: 1 })]);
       const builtInName = BUILT_IN_ROLES.some((r) => r.name.toLowerCase() === name.toLowerCase());
       const taken = await this.em().count(Role, { account: role.account, name, id: { $ne: role.id } });
       if (builtInName || taken > 0) {
         throw errors.conflict('ROLE_NAME_TAKEN', `A role named "${name}" exists already`, [
-          { path: '/name' },
+          problem('/name', 'unique', { value: name }),
         ]);
       }
       role.name = name;
     }
-    if (!role.name) throw errors.validation('name is required', [{ path: '/name' }]);
+    if (!role.name) throw errors.validation('name is required', [problem('/name', 'required')]);
     if (input.description !== undefined) role.description = input.description;
     if (input.permissions !== undefined) role.permissions = normalisePermissions(input.permissions);
     // Checked on the final set: editing a role one could not grant in full is refused too.

@@ -1,4 +1,5 @@
 import { OPERATORS_BY_TYPE } from '../drivers/health-config.validator.js';
+import { problem, type CheckProblem } from '../platform/http/problem-detail.js';
 
 /**
  * Conditions on twin states, with the operators health rules use per value type (one vocabulary):
@@ -25,6 +26,14 @@ const MAX_PATTERN = 200;
 
 /** Why a condition cannot be used (for a state of `valueType` when known), or undefined. */
 export function conditionProblem(c: Condition, valueType?: string): string | undefined {
+  return conditionDetail('', c, valueType)?.message;
+}
+
+/**
+ * conditionProblem as a detail at the condition's `path` + `/operator` or `/value` (`/value/0` for
+ * a bound of `between`), with the keyword a schema would use; an empty bound is `required`.
+ */
+export function conditionDetail(path: string, c: Condition, valueType?: string): CheckProblem | undefined {
   const allowed =
     valueType && valueType in OPERATORS_BY_TYPE
       ? OPERATORS_BY_TYPE[valueType as ConditionValueType]
@@ -32,41 +41,70 @@ export function conditionProblem(c: Condition, valueType?: string): string | und
         ? OPERATORS_BY_TYPE.number
         : ALL_CONDITION_OPERATORS;
   if (!allowed.includes(c.operator)) {
-    return `operator "${c.operator}" does not apply${valueType ? ` to a ${valueType} state` : ''}; use one of ${allowed.join(', ')}`;
+    return problem(
+      `${path}/operator`,
+      'enum',
+      { allowedValues: allowed },
+      `operator "${c.operator}" does not apply${valueType ? ` to a ${valueType} state` : ''}; use one of ${allowed.join(', ')}`,
+    );
   }
+  const at = `${path}/value`;
+  const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
   switch (c.operator) {
     case '<':
     case '<=':
     case '>':
     case '>=':
-      return typeof c.value === 'number' && Number.isFinite(c.value) ? undefined : 'value must be a number';
-    case 'between':
-      return Array.isArray(c.value) &&
-        c.value.length === 2 &&
-        c.value.every((v) => typeof v === 'number' && Number.isFinite(v)) &&
-        (c.value[0] as number) <= (c.value[1] as number)
+      return isNumber(c.value)
         ? undefined
-        : 'value must be [min, max] with min <= max';
+        : problem(at, 'type', { type: 'number' }, 'value must be a number');
+    case 'between':
+      return rangeDetail(at, c.value);
     case '==':
     case '!=':
       return ['string', 'number', 'boolean'].includes(typeof c.value)
         ? undefined
-        : 'value must be a string, number or boolean';
+        : problem(
+            at,
+            'type',
+            { type: ['string', 'number', 'boolean'] },
+            'value must be a string, number or boolean',
+          );
     case 'contains':
     case 'hasKey':
-      return typeof c.value === 'string' ? undefined : 'value must be a string';
-    case 'matches':
-      if (typeof c.value !== 'string' || c.value.length > MAX_PATTERN)
-        return `value must be a pattern of at most ${MAX_PATTERN} characters`;
+      return typeof c.value === 'string'
+        ? undefined
+        : problem(at, 'type', { type: 'string' }, 'value must be a string');
+    case 'matches': {
+      const message = `value must be a pattern of at most ${MAX_PATTERN} characters`;
+      if (typeof c.value !== 'string') return problem(at, 'type', { type: 'string' }, message);
+      if (c.value.length > MAX_PATTERN) return problem(at, 'maxLength', { limit: MAX_PATTERN }, message);
       try {
         new RegExp(c.value);
         return undefined;
       } catch {
-        return 'value is not a valid regular expression';
+        return problem(at, 'format', { format: 'regex' }, 'value is not a valid regular expression');
       }
+    }
     default:
-      return c.value === undefined ? undefined : 'this operator takes no value';
+      // No JSON Schema keyword says "must be absent" as plainly; the message says it.
+      return c.value === undefined ? undefined : { path: at, message: 'this operator takes no value' };
   }
+}
+
+/** `between`'s `[min, max]`: two numbers, min not above max. */
+function rangeDetail(at: string, value: unknown): CheckProblem | undefined {
+  const message = 'value must be [min, max] with min <= max';
+  if (!Array.isArray(value)) return problem(at, 'type', { type: 'array' }, message);
+  if (value.length < 2) return problem(at, 'minItems', { limit: 2 }, message);
+  if (value.length > 2) return problem(at, 'maxItems', { limit: 2 }, message);
+  for (const [i, bound] of value.entries()) {
+    if (bound === null || bound === undefined) return problem(`${at}/${i}`, 'required', {}, message);
+    if (typeof bound !== 'number' || !Number.isFinite(bound))
+      return problem(`${at}/${i}`, 'type', { type: 'number' }, message);
+  }
+  const [min, max] = value as [number, number];
+  return min <= max ? undefined : problem(`${at}/0`, 'maximum', { limit: max }, message);
 }
 
 const present = (v: unknown) => v !== null && v !== undefined;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { conditionHolds, conditionProblem, conditionsHold } from './conditions.js';
+import {
+  conditionDetail,
+  conditionHolds,
+  conditionProblem,
+  conditionsHold,
+  type Condition,
+} from './conditions.js';
 import { areaProblem, contains, positionOf, type GeoArea } from './geofence.js';
 import { renderText, renderValue, type PlaceholderContext } from './placeholders.js';
 import type { AggregateSource } from '../states/state-source.js';
@@ -59,6 +65,46 @@ describe('conditions', () => {
       /regular expression/,
     );
     expect(conditionProblem({ stateKey: 'n', operator: '<=', value: 5 }, 'integer')).toBeUndefined();
+  });
+
+  it('name the operator or value at fault with the keyword a schema would use', () => {
+    const at = '/trigger/conditions/2';
+    const of = (c: Condition, valueType?: string) => {
+      const found = conditionDetail(at, c, valueType);
+      return found && { path: found.path, keyword: found.keyword, params: found.params };
+    };
+    expect(of({ stateKey: 'b', operator: '>', value: 1 }, 'boolean')).toEqual({
+      path: `${at}/operator`,
+      keyword: 'enum',
+      params: { allowedValues: ['==', '!=', 'isTrue', 'isFalse', 'exists', 'missing'] },
+    });
+    expect(of({ stateKey: 'n', operator: '>', value: '1' })).toEqual({
+      path: `${at}/value`,
+      keyword: 'type',
+      params: { type: 'number' },
+    });
+    // An emptied bound of a range (sent as null) is missing, the other bound names its limit.
+    expect(of({ stateKey: 'n', operator: 'between', value: [-5, null] })).toEqual({
+      path: `${at}/value/1`,
+      keyword: 'required',
+      params: { missingProperty: '1' },
+    });
+    expect(of({ stateKey: 'n', operator: 'between', value: [3, 1] })).toEqual({
+      path: `${at}/value/0`,
+      keyword: 'maximum',
+      params: { comparison: '<=', limit: 1 },
+    });
+    expect(of({ stateKey: 'n', operator: 'between', value: [1] })?.keyword).toBe('minItems');
+    expect(of({ stateKey: 's', operator: 'matches', value: '(' })?.params).toEqual({ format: 'regex' });
+    expect(of({ stateKey: 's', operator: 'matches', value: 'x'.repeat(201) })?.keyword).toBe('maxLength');
+    expect(of({ stateKey: 's', operator: 'exists', value: 1 })).toEqual({
+      path: `${at}/value`,
+      keyword: undefined,
+      params: undefined,
+    });
+    expect(conditionDetail(at, { stateKey: 'n', operator: '>', value: '1' })?.message).toBe(
+      'value must be a number',
+    );
   });
 });
 

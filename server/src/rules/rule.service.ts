@@ -12,12 +12,13 @@ import {
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
-import { nextRun, scheduleProblem } from '../platform/schedule.js';
+import { problem, type CheckProblem } from '../platform/http/problem-detail.js';
+import { nextRun, scheduleDetail } from '../platform/schedule.js';
 import { DataState } from '../states/data-state.entity.js';
 import type { DigitalTwinService } from '../twins/digital-twin.service.js';
 import { RULE_COMMANDS } from './commands/index.js';
 import type { CommandValidation } from './commands/command.js';
-import { conditionProblem } from './conditions.js';
+import { conditionDetail } from './conditions.js';
 import { areaProblem } from './geofence.js';
 import { Rule } from './rule.entity.js';
 import { ruleViews, type RuleView } from './rule-views.js';
@@ -34,7 +35,9 @@ export interface RuleInput {
   commands?: RuleCommand[];
 }
 
-const invalid = (message: string, path: string) => errors.validation(message, [{ path }]);
+/** VALIDATION_ERROR with `message` and one detail: a keyword where one fits, else only the path. */
+const invalid = (message: string, detail: CheckProblem | { path: string }) =>
+  errors.validation(message, [detail]);
 
 /**
  * Rules. Callers have checked rule.read/manage; the account must be reachable, and a restricted
@@ -135,7 +138,7 @@ export class RuleService {
     if (!sameScopes(rule.permissionScopeIds, scopes)) rule.lastRun = null;
     rule.permissionScopeIds = scopes;
     if (input.title !== undefined) rule.title = input.title.trim();
-    if (!rule.title) throw invalid('title is required', '/title');
+    if (!rule.title) throw invalid('title is required', problem('/title', 'required'));
     if (input.description !== undefined) rule.description = input.description;
     if (input.active !== undefined) rule.active = input.active;
     if (input.twinId !== undefined) {
@@ -146,7 +149,7 @@ export class RuleService {
           throw errors.unprocessable(
             'CONFIG_NOT_ASSIGNED',
             'The twin belongs to another account than the rule',
-            [{ path: '/twinId' }],
+            [problem('/twinId', 'notFound', { id: input.twinId })],
           );
         }
         rule.twin = twin;
@@ -154,7 +157,7 @@ export class RuleService {
     }
     const triggerChanged = input.trigger !== undefined;
     if (input.trigger !== undefined) rule.trigger = input.trigger;
-    if (!rule.trigger) throw invalid('trigger is required', '/trigger');
+    if (!rule.trigger) throw invalid('trigger is required', problem('/trigger', 'required'));
     if (input.commands !== undefined) rule.commands = input.commands;
     await this.checkTrigger(rule);
     await this.checkCommands(principal, rule);
@@ -170,23 +173,33 @@ export class RuleService {
   private async checkTrigger(rule: Rule): Promise<void> {
     const t = rule.trigger;
     if (t.type === 'time') {
-      const problem = scheduleProblem(t.schedule ?? {}, rule.account.timeZone);
-      if (problem) throw invalid(problem, '/trigger/schedule');
+      const found = scheduleDetail('/trigger/schedule', t.schedule ?? {}, rule.account.timeZone);
+      if (found) throw invalid(found.message, found);
       return;
     }
     if (t.type === 'location') {
-      const problem = areaProblem(t.area);
-      if (problem) throw invalid(problem, '/trigger/area');
-      if (!!t.latitudeKey !== !!t.longitudeKey)
-        throw invalid('give both latitudeKey and longitudeKey, or neither', '/trigger');
+      const problemOfArea = areaProblem(t.area);
+      if (problemOfArea) throw invalid(problemOfArea, { path: '/trigger/area' });
+      if (!!t.latitudeKey !== !!t.longitudeKey) {
+        const [property, missingProperty] = t.latitudeKey
+          ? ['latitudeKey', 'longitudeKey']
+          : ['longitudeKey', 'latitudeKey'];
+        throw invalid(
+          'give both latitudeKey and longitudeKey, or neither',
+          problem('/trigger', 'dependentRequired', { property, missingProperty }),
+        );
+      }
       return;
     }
     if (t.conditions.length === 0)
-      throw invalid('an event rule needs at least one condition', '/trigger/conditions');
+      throw invalid(
+        'an event rule needs at least one condition',
+        problem('/trigger/conditions', 'minItems', { limit: 1 }),
+      );
     const types = rule.twin ? await this.stateTypes(rule.twin.id) : new Map<string, string>();
     t.conditions.forEach((c, i) => {
-      const problem = conditionProblem(c, types.get(c.stateKey));
-      if (problem) throw invalid(problem, `/trigger/conditions/${i}`);
+      const found = conditionDetail(`/trigger/conditions/${i}`, c, types.get(c.stateKey));
+      if (found) throw invalid(found.message, found);
     });
   }
 
@@ -202,12 +215,12 @@ export class RuleService {
       if (!plugin) {
         throw invalid(
           `unknown command type "${command.type}"; use one of ${[...RULE_COMMANDS.keys()].join(', ')}`,
-          `/commands/${i}/type`,
+          problem(`/commands/${i}/type`, 'enum', { allowedValues: [...RULE_COMMANDS.keys()] }),
         );
       }
-      const problem = await plugin.validate(command, v);
-      if (problem)
-        throw errors.unprocessable('INVALID_COMMAND', `commands[${i}] (${command.type}): ${problem}`, [
+      const commandProblem = await plugin.validate(command, v);
+      if (commandProblem)
+        throw errors.unprocessable('INVALID_COMMAND', `commands[${i}] (${command.type}): ${commandProblem}`, [
           { path: `/commands/${i}` },
         ]);
     }

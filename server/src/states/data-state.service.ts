@@ -6,6 +6,7 @@ import { canReach } from '../accounts/account.service.js';
 import { deviceStateQueries, type CurrentDeviceValue } from '../devices/device-state.queries.js';
 import type { VirtualDevice } from '../devices/virtual-device.entity.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { DigitalTwin } from '../twins/digital-twin.entity.js';
@@ -35,7 +36,9 @@ export interface DataStateInput {
 }
 
 const duplicateKey = (key: string) =>
-  errors.conflict('DUPLICATE_STATE_KEY', 'duplicate usage of state-key', [{ path: '/key', key }]);
+  errors.conflict('DUPLICATE_STATE_KEY', 'duplicate usage of state-key', [
+    { ...problem('/key', 'unique', { value: key }), key },
+  ]);
 
 /** Sources whose value users and rules set; every other source computes its value. */
 const settable = (source: StateSource | null) =>
@@ -175,7 +178,8 @@ export class DataStateService {
    */
   private async apply(principal: Principal, state: DataState, input: DataStateInput): Promise<void> {
     const key = input.key === undefined ? state.key : input.key.trim();
-    if (!key) throw errors.validation('key is required', [{ location: 'body', path: '/key' }]);
+    if (!key)
+      throw errors.validation('key is required', [{ location: 'body', ...problem('/key', 'required') }]);
     if (key !== state.key || !state.key) {
       const taken = await this.em().count(DataState, { twin: state.twin, key, id: { $ne: state.id } });
       if (taken > 0) throw duplicateKey(key);

@@ -1,4 +1,5 @@
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { VISUAL_TYPES, type StateMeta, type VisualType } from './data-state.entity.js';
 
 /** Spellings the console and older clients use, folded (lower case, letters and digits only). */
@@ -49,7 +50,11 @@ export function normaliseMeta(meta: MetaInput): StateMeta {
     const canonical = canonicalVisualType(type);
     if (!canonical) {
       throw errors.validation(`meta.visual.type must be one of ${VISUAL_TYPES.join(', ')}`, [
-        { location: 'body', path: '/meta/visual/type', allowed: VISUAL_TYPES },
+        {
+          location: 'body',
+          ...problem('/meta/visual/type', 'enum', { allowedValues: VISUAL_TYPES }),
+          allowed: VISUAL_TYPES,
+        },
       ]);
     }
     next.type = canonical;
@@ -57,7 +62,7 @@ export function normaliseMeta(meta: MetaInput): StateMeta {
   if (yAxis !== undefined && yAxis !== null) {
     if (typeof yAxis.min === 'number' && typeof yAxis.max === 'number' && yAxis.min > yAxis.max) {
       throw errors.validation('meta.visual.yAxis.min must not be greater than max', [
-        { location: 'body', path: '/meta/visual/yAxis/min' },
+        { location: 'body', ...problem('/meta/visual/yAxis/min', 'maximum', { limit: yAxis.max }) },
       ]);
     }
     next.yAxis = yAxis;

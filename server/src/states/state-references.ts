@@ -3,6 +3,7 @@ import type { Account } from '../accounts/account.entity.js';
 import { VirtualDevice } from '../devices/virtual-device.entity.js';
 import type { ScopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { sourceDescriptor, sourceTypesWhere } from './sources/index.js';
 import { sourceStateIds, type StateSource } from './state-source.js';
 
@@ -28,8 +29,10 @@ interface StateRow extends StateRef {
   source: StateSource | null;
 }
 
-const notFound = (path: string, message: string) =>
-  errors.validation(`Invalid source: ${path} ${message}`, [{ location: 'body', path, message }]);
+const notFound = (path: string, id: string | undefined, message: string) =>
+  errors.validation(`Invalid source: ${path} ${message}`, [
+    { location: 'body', ...problem(path, 'notFound', { id }, message) },
+  ]);
 
 /**
  * Checks that the connector, device and states a source names exist in `account` and that the
@@ -54,9 +57,13 @@ export async function checkSourceReferences(
       { fields: ['id', 'connector', 'permissionScope'] },
     );
     if (!device || !visible.allows(device.permissionScope?.id))
-      throw notFound('/source/deviceId', `device ${deviceId} not found`);
+      throw notFound('/source/deviceId', deviceId, `device ${deviceId} not found`);
     if (descriptor.device === 'connector' && device.connector?.id !== connectorId) {
-      throw notFound('/source/connectorId', `connector ${connectorId} not found for this device`);
+      throw notFound(
+        '/source/connectorId',
+        connectorId,
+        `connector ${connectorId} not found for this device`,
+      );
     }
   }
   const referenced = sourceStateIds(source);
@@ -69,7 +76,7 @@ export async function checkSourceReferences(
       : ['/source/stateId'];
   referenced.forEach((id, i) => {
     if (id !== self.id && (!rows.has(id) || (seen && !seen.has(id))))
-      throw notFound(paths[i]!, `state ${id} not found`);
+      throw notFound(paths[i]!, id, `state ${id} not found`);
   });
   const cycle = await findCycle(self, referenced, (ids) => loadStates(em, account.id, ids));
   if (cycle) {

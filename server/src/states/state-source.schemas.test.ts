@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../platform/errors.js';
+import { STATE_SOURCE_TYPES } from './sources/index.js';
 import { parseStateSource } from './state-source.schemas.js';
 
 const A = '0190e4c4-0000-7000-8000-000000000001';
@@ -78,6 +79,64 @@ describe('state sources', () => {
         intervalSeconds: 60,
       }),
     ).toEqual(['/source/windowSeconds']);
-    expect(refusal({ type: 'connector', connectorId: A, stateKey: 'x' })).toContain('/source');
+    expect(refusal({ type: 'connector', connectorId: A, stateKey: 'x' })).toEqual(['/source/deviceId']);
+  });
+
+  it('give each problem a keyword and params clients word it from', () => {
+    const details = (source: unknown) => {
+      try {
+        parseStateSource(source);
+      } catch (error) {
+        return (error as AppError).details;
+      }
+      throw new Error('source was accepted');
+    };
+    expect(details({ type: 'nope' })).toEqual([
+      {
+        location: 'body',
+        path: '/source/type',
+        keyword: 'enum',
+        params: { allowedValues: STATE_SOURCE_TYPES },
+        message: `must be one of ${STATE_SOURCE_TYPES.join(', ')}`,
+      },
+    ]);
+    expect(details('x')).toMatchObject([
+      { path: '/source', keyword: 'type', params: { type: ['object', 'null'] } },
+    ]);
+    expect(details({ type: 'connector', connectorId: A, stateKey: 'x' })).toMatchObject([
+      {
+        path: '/source/deviceId',
+        keyword: 'required',
+        params: { missingProperty: 'deviceId' },
+        message: 'is required',
+      },
+    ]);
+    expect(details({ type: 'aggregate', operation: 'median', stateIds: [A] })).toMatchObject([
+      {
+        path: '/source/operation',
+        keyword: 'enum',
+        params: { allowedValues: expect.arrayContaining(['sum']) as unknown },
+      },
+    ]);
+    expect(details({ type: 'random', min: 0, max: 1, intervalSeconds: 0 })).toMatchObject([
+      { path: '/source/intervalSeconds', keyword: 'minimum', params: { limit: 1 } },
+    ]);
+    expect(details({ type: 'random', min: 5, max: 1, intervalSeconds: 1 })).toEqual([
+      {
+        location: 'body',
+        path: '/source/min',
+        keyword: 'maximum',
+        params: { comparison: '<=', limit: 1 },
+        message: 'must not be greater than max',
+      },
+    ]);
+    expect(details({ type: 'aggregate', operation: 'difference', stateIds: [A, B] })).toMatchObject([
+      {
+        path: '/source/stateIds',
+        keyword: 'maxItems',
+        params: { limit: 1 },
+        message: 'difference takes exactly one state',
+      },
+    ]);
   });
 });

@@ -1,6 +1,8 @@
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
+import { validationDetails, type SchemaError } from '../platform/http/validation-details.js';
 import { STATE_SOURCE_DESCRIPTORS, STATE_SOURCE_TYPES, sourceDescriptor } from './sources/index.js';
 import type { SourceProblem, StateSourceDescriptor } from './sources/state-source-kind.js';
 import type { StateSource } from './state-source.js';
@@ -32,23 +34,46 @@ const invalid = (problems: SourceProblem[]) =>
 export function parseStateSource(input: unknown): StateSource | null {
   if (input === null || input === undefined) return null;
   if (typeof input !== 'object' || Array.isArray(input)) {
-    throw invalid([{ path: '/source', message: 'must be an object or null' }]);
+    throw invalid([problem('/source', 'type', { type: ['object', 'null'] }, 'must be an object or null')]);
   }
   const type = (input as { type?: unknown }).type;
   const descriptor = typeof type === 'string' ? sourceDescriptor(type) : undefined;
   if (!descriptor) {
-    throw invalid([{ path: '/source/type', message: `must be one of ${STATE_SOURCE_TYPES.join(', ')}` }]);
+    throw invalid([
+      problem(
+        '/source/type',
+        'enum',
+        { allowedValues: STATE_SOURCE_TYPES },
+        `must be one of ${STATE_SOURCE_TYPES.join(', ')}`,
+      ),
+    ]);
   }
   const checker = CHECKERS.get(descriptor.type)!;
   const source = Value.Clean(descriptor.settings, structuredClone(input));
   if (!checker.Check(source)) {
-    const problems = [...checker.Errors(source)]
-      // Object-level "additionalProperties" noise cannot occur after Clean; keep the precise ones.
-      .filter((e) => e.keyword !== 'boolean')
-      .map((e) => ({ path: `/source${e.instancePath}`, message: e.message }));
+    // Worded like the route schema's details: a choice of constants as one `enum`, a missing
+    // property at its own path.
+    const problems = validationDetails(schemaErrors(checker.Errors(source)), 'body').map((d) => ({
+      ...d,
+      path: `/source${d.path}`,
+    }));
     throw invalid(problems);
   }
   const problems = descriptor.check?.(source as StateSource) ?? [];
   if (problems.length > 0) throw invalid(problems);
   return source as StateSource;
+}
+
+/**
+ * TypeBox's errors as Ajv's (validation-details.ts reads those): one `required` per missing
+ * property, as Ajv reports it. Object-level "boolean" noise cannot occur after Clean; dropped.
+ */
+function schemaErrors(errors: Iterable<SchemaError & { params: object }>): SchemaError[] {
+  return [...errors]
+    .filter((e) => e.keyword !== 'boolean')
+    .flatMap((e) => {
+      const { requiredProperties } = e.params as { requiredProperties?: string[] };
+      if (e.keyword !== 'required' || !requiredProperties) return [e];
+      return requiredProperties.map((missingProperty) => ({ ...e, params: { missingProperty } }));
+    });
 }

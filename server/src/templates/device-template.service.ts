@@ -5,6 +5,7 @@ import { canReach, type AccountService } from '../accounts/account.service.js';
 import { DeviceDriver } from '../drivers/device-driver.entity.js';
 import type { JobService } from '../jobs/job.service.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { likePattern, listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { checkHealthConfig, driverUsableIn } from '../devices/device-references.js';
 import { DeviceTemplate } from './device-template.entity.js';
@@ -129,7 +130,7 @@ export class DeviceTemplateService {
 
   private async apply(template: DeviceTemplate, input: DeviceTemplateInput): Promise<void> {
     if (input.title !== undefined) template.title = input.title.trim();
-    if (!template.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!template.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) template.description = input.description;
     if (input.connectorType !== undefined) template.connectorType = input.connectorType;
     if (input.tags !== undefined) template.tags = [...new Set(input.tags)];
@@ -147,7 +148,7 @@ export class DeviceTemplateService {
           throw errors.unprocessable(
             'CONFIG_NOT_ASSIGNED',
             `Device driver ${input.deviceDriverId} is not available in this account`,
-            [{ path: '/deviceDriverId' }],
+            [problem('/deviceDriverId', 'notFound', { id: input.deviceDriverId })],
           );
         }
         template.driver = driver;

@@ -4,6 +4,7 @@ import { canReach, type AccountService } from '../accounts/account.service.js';
 import type { DashboardService } from '../dashboards/dashboard.service.js';
 import type { DeviceCondition } from '../devices/virtual-device.filter.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { listResult, type ListParams, type ListResult } from '../platform/http/list.js';
 import { learnCommonWords } from '../platform/http/common-words.js';
 import { keysetPage, type Execute, type SortColumn } from '../platform/http/list-sql.js';
@@ -294,7 +295,7 @@ export class DigitalTwinService {
     geocode: boolean,
   ): Promise<void> {
     if (input.title !== undefined) twin.title = input.title.trim();
-    if (!twin.title) throw errors.validation('title is required', [{ path: '/title' }]);
+    if (!twin.title) throw errors.validation('title is required', [problem('/title', 'required')]);
     if (input.description !== undefined) twin.description = input.description;
     if (input.address !== undefined) twin.address = input.address;
     if (input.latitude !== undefined) twin.latitude = input.latitude;
@@ -322,15 +323,17 @@ export class DigitalTwinService {
           throw errors.unprocessable(
             'CONFIG_NOT_ASSIGNED',
             `dashboardId: dashboard ${input.dashboardId} is not a dashboard of the twin's account`,
-            [{ path: '/dashboardId', id: input.dashboardId }],
+            [{ ...problem('/dashboardId', 'notFound', { id: input.dashboardId }), id: input.dashboardId }],
           );
         }
         twin.dashboard = dashboard;
       }
     }
     if ((twin.latitude === null) !== (twin.longitude === null)) {
+      const [property, missingProperty] =
+        twin.latitude === null ? ['longitude', 'latitude'] : ['latitude', 'longitude'];
       throw errors.validation('latitude and longitude are set together (or both null)', [
-        { path: twin.latitude === null ? '/latitude' : '/longitude' },
+        problem(`/${missingProperty}`, 'dependentRequired', { property, missingProperty }),
       ]);
     }
     if (geocode) {

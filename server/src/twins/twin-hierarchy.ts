@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ScopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 
 /** A parent that is missing, in another account or hidden by the caller's scopes: one answer for all. */
 export const parentNotAssigned = (parentId: string) =>
   errors.unprocessable(
     'CONFIG_NOT_ASSIGNED',
     `Parent twin ${parentId} is not a twin of this twin's account`,
-    [{ path: '/parentId', id: parentId }],
+    [{ ...problem('/parentId', 'notFound', { id: parentId }), id: parentId }],
   );
 
 /**

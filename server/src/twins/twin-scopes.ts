@@ -4,6 +4,7 @@ import type { Account } from '../accounts/account.entity.js';
 import { PermissionScope } from '../permission-scopes/permission-scope.entity.js';
 import { scopeFilter } from '../permission-scopes/scope-filter.js';
 import { errors } from '../platform/errors.js';
+import { problem } from '../platform/http/problem-detail.js';
 import { scopeRestricted } from '../roles/privileges.js';
 import type { DigitalTwin } from './digital-twin.entity.js';
 import { parentNotAssigned } from './twin-hierarchy.js';
@@ -53,7 +54,7 @@ export class TwinScopes {
       throw errors.unprocessable(
         'CONFIG_NOT_ASSIGNED',
         `Permission scope ${scopeId} is not available in the twin's account`,
-        [{ path: '/permissionScopeId', id: scopeId }],
+        [{ ...problem('/permissionScopeId', 'notFound', { id: scopeId }), id: scopeId }],
       );
     }
     return scope;

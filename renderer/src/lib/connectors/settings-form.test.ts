@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { SECRET_MASK, settingsConfig, settingsDraft, settingsFields } from './settings-form';
+import { de } from '../../i18n/de';
+import { en } from '../../i18n/en';
+import {
+  SECRET_MASK,
+  settingsConfig,
+  settingsDraft,
+  settingsFields,
+  settingsProblems,
+} from './settings-form';
 
 // Shaped like the mqtt-in settings the server serves (GET /xapi/v1/connector-kinds).
 const schema = {
@@ -90,5 +98,39 @@ describe('connector settings form from the kind schema', () => {
     const sent = settingsConfig(fields, { ...draft, clientKey: 'new key' }, read);
     expect(sent).toMatchObject({ password: SECRET_MASK, clientKey: 'new key', rejectUnauthorized: false });
     expect(settingsConfig(fields, settingsDraft(fields), {})).not.toHaveProperty('password');
+  });
+});
+
+describe('connector settings problems', () => {
+  const refusal = [
+    {
+      path: '/config/apiUrl',
+      keyword: 'format',
+      params: { format: 'http-url' },
+      message: 'must be an http:// or https:// URL',
+    },
+    {
+      path: '/config/t2',
+      keyword: 'exclusiveMaximum',
+      params: { comparison: '<', limit: 15 },
+      message: 'must be less than t1',
+    },
+    { path: '/config/headers/X-Key', message: 'is not a header name that may be set' },
+    { path: '/title', keyword: 'required', params: { missingProperty: 'title' }, message: 'is required' },
+  ];
+
+  it('puts each problem at its setting, in the console’s language where a keyword says it', () => {
+    expect(settingsProblems(refusal, de.schemaProblems)).toEqual(
+      new Map([
+        ['apiUrl', 'muss eine http://- oder https://-URL sein'],
+        ['t2', 'muss kleiner als 15 sein'],
+        ['headers', 'is not a header name that may be set'],
+        ['title', 'ist erforderlich'],
+      ]),
+    );
+    expect(settingsProblems(refusal, en.schemaProblems).get('apiUrl')).toBe(
+      'must be an http:// or https:// URL',
+    );
+    expect(settingsProblems([null, { message: 'no path' }], en.schemaProblems).size).toBe(0);
   });
 });

@@ -4,6 +4,7 @@
  * conversions are unit-tested without a browser; the component only renders the fields.
  */
 
+import { schemaProblem, type SchemaProblemTexts } from '../format/schema-problem';
 import { fieldOverride, shown, type FieldOverride } from './field-overrides';
 
 export const SECRET_MASK = '********';
@@ -183,4 +184,19 @@ function parsedOr(text: string): unknown {
 /** The setting a problem of the server names (`/config/url`, `config/headers/X-Key`) → `url`, `headers`. */
 export function problemField(path: string): string {
   return path.replace(/^\/?(config\/)?/, '').split('/')[0] ?? '';
+}
+
+/**
+ * A refusal's `details` by setting (`url` → "must be an http:// or https:// URL"): worded in the
+ * console's language from the keyword (`t`: `i18n.t.schemaProblems`), else the server's message.
+ */
+export function settingsProblems(details: readonly unknown[], t: SchemaProblemTexts): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const detail of details) {
+    if (typeof detail !== 'object' || detail === null) continue;
+    const { path } = detail as { path?: unknown };
+    const problem = schemaProblem(detail, t);
+    if (typeof path === 'string' && path && problem) found.set(problemField(path), problem);
+  }
+  return found;
 }

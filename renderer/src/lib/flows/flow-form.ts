@@ -1,4 +1,5 @@
 import type { Body, Reply } from '../../api/generated';
+import { schemaProblem, type SchemaProblemTexts } from '../format/schema-problem';
 
 /** The flow editor's draft and how it becomes the XAPI body (docs/integration-flows.md). */
 
@@ -103,11 +104,18 @@ export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
-/** The problems of a 400 as `path → message` (`/source/connectorIds` etc.). */
-export function problemsOf(details: unknown[]): Map<string, string> {
+/**
+ * The problems of a 400 as `path → message` (`/source/connectorIds` etc.), the first per path:
+ * worded in the console's language from the keyword (`t`: `i18n.t.schemaProblems`), else the
+ * server's message.
+ */
+export function problemsOf(details: unknown[], t: SchemaProblemTexts): Map<string, string> {
   const found = new Map<string, string>();
-  for (const detail of details as { path?: string; message?: string }[]) {
-    if (detail?.path && detail.message && !found.has(detail.path)) found.set(detail.path, detail.message);
+  for (const detail of details) {
+    if (typeof detail !== 'object' || detail === null) continue;
+    const { path } = detail as { path?: unknown };
+    const problem = schemaProblem(detail, t);
+    if (typeof path === 'string' && path && problem && !found.has(path)) found.set(path, problem);
   }
   return found;
 }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { de } from '../../i18n/de';
+import { en } from '../../i18n/en';
 import { flowBody, flowDraft, move, problemsOf, rowKey, type Flow } from './flow-form';
 
 describe('flow form', () => {
@@ -45,11 +47,21 @@ describe('flow form', () => {
     expect(move(items, 2, 1)).toBe(false);
     expect(rowKey()).not.toBe(rowKey());
     expect(
-      problemsOf([
-        { path: '/source/connectorIds', message: 'unknown' },
-        { path: '/source/connectorIds', message: 'second' },
-        { nothing: true },
-      ]),
+      problemsOf(
+        [
+          { path: '/source/connectorIds', message: 'unknown' },
+          { path: '/source/connectorIds', message: 'second' },
+          { nothing: true },
+        ],
+        en.schemaProblems,
+      ),
     ).toEqual(new Map([['/source/connectorIds', 'unknown']]));
+    // A keyword reads in the console's language; the server's message stays for clients without one.
+    expect(
+      problemsOf(
+        [{ path: '/steps', keyword: 'notFound', params: { id: 'f1' }, id: 'f1', message: 'no such filter' }],
+        de.schemaProblems,
+      ),
+    ).toEqual(new Map([['/steps', 'wurde nicht gefunden']]));
   });
 });

@@ -28,9 +28,9 @@ export function serverErrorText(error: CodedError, t: Messages): string | undefi
 }
 
 /**
- * A VALIDATION_ERROR of the route schema field by field in the console's language ("Title: must not
- * be empty"), or undefined for any other error (also for the server's own checks, which carry no
- * schema keyword).
+ * A VALIDATION_ERROR field by field in the console's language ("Title: must not be empty"), from the
+ * details' keywords (the route schema's and those of the server's own checks), or undefined for any
+ * other error and for details without a keyword.
  */
 export function validationText(error: CodedError, t: Messages): string | undefined {
   if (error.code !== 'VALIDATION_ERROR') return undefined;

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { SERVER_KEYWORDS } from '../../../../server/src/platform/http/problem-detail';
+import { FORMAT_NAMES } from '../../../../server/src/platform/http/validation-details';
 import { de } from '../../i18n/de';
 import { en } from '../../i18n/en';
 import { problemAt, problemsByPath } from '../form-problems';
@@ -61,6 +63,66 @@ describe('schema problems', () => {
     );
     expect(schemaProblem(detail('additionalProperties', { additionalProperty: 'colour' }), g)).toBe(
       'darf das Feld colour nicht enthalten',
+    );
+  });
+
+  it('word object sizes and settings that go together', () => {
+    expect(schemaProblem(detail('minProperties', { limit: 1 }, '/trigger/schedule'), t)).toBe(
+      'must not be empty',
+    );
+    expect(schemaProblem(detail('minProperties', { limit: 1 }, '/trigger/schedule'), g)).toBe(
+      'darf nicht leer sein',
+    );
+    expect(schemaProblem(detail('maxProperties', { limit: 1 }, '/trigger/schedule'), t)).toBe(
+      'must have at most 1 field',
+    );
+    expect(schemaProblem(detail('maxProperties', { limit: 30 }, '/config/headers'), g)).toBe(
+      'darf höchstens 30 Felder haben',
+    );
+    const together = detail(
+      'dependentRequired',
+      { property: 'latitude', missingProperty: 'longitude' },
+      '/longitude',
+    );
+    expect(schemaProblem(together, t)).toBe('Longitude is required with Latitude');
+    expect(schemaProblem(together, g)).toBe('Längengrad ist zusammen mit Breitengrad erforderlich');
+  });
+
+  it('word the server’s own keywords: a missing reference, a taken value, a cron expression', () => {
+    expect(schemaProblem(detail('notFound', { id: 'x' }, '/source/deviceId'), t)).toBe('was not found');
+    expect(schemaProblem(detail('notFound', {}, '/twinId'), g)).toBe('wurde nicht gefunden');
+    expect(schemaProblem(detail('unique', { value: 'Pumps' }, '/name'), t)).toBe('must be unique');
+    expect(schemaProblem(detail('unique', { value: 'a' }, '/fields/1/key'), g)).toBe('muss eindeutig sein');
+    const cron = (params: Record<string, unknown>, texts = t) =>
+      schemaProblem(detail('cron', params, '/trigger/schedule'), texts);
+    expect(cron({ reason: 'fieldCount', count: 3 })).toBe(
+      'has 3 fields; give 5 (minute hour day-of-month month day-of-week) or 6 with seconds first',
+    );
+    expect(cron({ reason: 'fieldCount', count: 1 }, g)).toMatch(/^hat 1 Feld; erwartet sind 5/);
+    expect(cron({ reason: 'value', value: '61', field: 'minute' })).toBe('"61" is not a valid minute (0–59)');
+    expect(cron({ reason: 'value', value: '25', field: 'hour' }, g)).toBe(
+      '„25“ ist kein gültiger Wert für: Stunde (0–23)',
+    );
+    expect(cron({ reason: 'step' })).toBe('a step (/n) must be 1 or more');
+    expect(cron({ reason: 'never' }, g)).toBe('trifft auf kein Datum zu und würde nie ausgeführt');
+    expect(cron({ reason: 'syntax' }, g)).toBe('ist kein gültiger Cron-Ausdruck');
+    // A reason this console does not know yet keeps the server's English.
+    expect(cron({ reason: 'leap-second' })).toBe('the server’s English');
+  });
+
+  it('word every server keyword and every format the server names, in both languages', () => {
+    for (const texts of [t, g]) {
+      for (const keyword of SERVER_KEYWORDS) {
+        const params = keyword === 'cron' ? { reason: 'never' } : {};
+        expect(schemaProblem(detail(keyword, params), texts), keyword).not.toBe('the server’s English');
+      }
+      expect(Object.keys(FORMAT_NAMES).filter((format) => !Object.hasOwn(texts.formats, format))).toEqual([]);
+    }
+    expect(schemaProblem(detail('format', { format: 'http-url' }, '/config/apiUrl'), t)).toBe(
+      'must be an http:// or https:// URL',
+    );
+    expect(schemaProblem(detail('format', { format: 'pem' }, '/config/clientKey'), g)).toBe(
+      'muss PEM-Text (-----BEGIN …-----) sein',
     );
   });
 

@@ -3,7 +3,10 @@ import { countText } from '../twins/twin-api';
 
 export type SchemaProblemTexts = Messages['schemaProblems'];
 
-/** One entry of a VALIDATION_ERROR's `details` (docs/api.md); the server's own checks send no keyword. */
+/**
+ * One entry of a VALIDATION_ERROR's `details` (docs/api.md): schema failures and most of the
+ * server's own checks carry a keyword; the few checks no keyword states send only a message.
+ */
 export interface SchemaDetail {
   path?: unknown;
   keyword?: unknown;
@@ -72,6 +75,40 @@ function keywordText(
       return t.uniqueItems;
     case 'additionalProperties':
       return fill(t.additionalProperties, { property: params.additionalProperty });
+    case 'minProperties':
+      return limit === 1 ? t.notEmpty : countText(t.minProperties, limit);
+    case 'maxProperties':
+      return countText(t.maxProperties, limit);
+    case 'dependentRequired':
+      return fill(t.dependentRequired, {
+        property: fieldLabel(`/${String(params.property)}`, t),
+        missingProperty: fieldLabel(`/${String(params.missingProperty)}`, t),
+      });
+    case 'notFound':
+      return t.notFound;
+    case 'unique':
+      return t.unique;
+    case 'cron':
+      return cronText(params, t);
+    default:
+      return undefined;
+  }
+}
+
+/** Why a cron expression cannot run (the server's `cron` keyword, by `params.reason`). */
+function cronText(params: Record<string, unknown>, t: SchemaProblemTexts): string | undefined {
+  switch (params.reason) {
+    case 'fieldCount':
+      return countText(t.cron.fieldCount, Number(params.count));
+    case 'value':
+      return fill(t.cron.value, {
+        value: params.value,
+        field: t.cron.fields[String(params.field)] ?? String(params.field),
+      });
+    case 'step':
+    case 'never':
+    case 'syntax':
+      return t.cron[params.reason];
     default:
       return undefined;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { de } from '../../i18n/de';
 import { en } from '../../i18n/en';
 import { problemAt, problemsByPath } from '../form-problems';
 import { areaPolygons, areaProblem, SAMPLE_CIRCLE } from './rule-area';
@@ -61,6 +62,42 @@ describe('rule form', () => {
     expect((body?.trigger as { conditions: unknown[] }).conditions).toEqual([
       { stateKey: 'p', operator: 'between', value: [-5, null] },
     ]);
+  });
+
+  it('leaves an emptied interval out of the schedule instead of sending 0', () => {
+    const draft = draftOf();
+    draft.title = 'Every so often';
+    draft.triggerType = 'time';
+    draft.scheduleKind = 'interval';
+    const scheduleOf = (interval: unknown) => {
+      draft.intervalSeconds = interval as string;
+      return (bodyOf(draft, new Map(), messages).body?.trigger as { schedule: unknown }).schedule;
+    };
+    // Svelte binds an emptied number input as null; a text draft may be '' or blanks.
+    expect(scheduleOf(null)).toEqual({});
+    expect(scheduleOf('')).toEqual({});
+    expect(scheduleOf('  ')).toEqual({});
+    expect(scheduleOf(600)).toEqual({ intervalSeconds: 600 });
+    expect(scheduleOf('90')).toEqual({ intervalSeconds: 90 });
+    expect(scheduleOf(0)).toEqual({ intervalSeconds: 0 });
+  });
+
+  it('shows the server’s refusal of the empty schedule at the interval field, in the console’s language', () => {
+    // What the server answers for `schedule: {}` (server/src/platform/schedule.ts, scheduleDetail).
+    const refusal = [
+      {
+        path: '/trigger/schedule',
+        keyword: 'minProperties',
+        params: { limit: 1 },
+        message: 'give exactly one of at, cron, intervalSeconds',
+      },
+    ];
+    expect(problemAt(problemsByPath(refusal, 'Invalid body', en.schemaProblems), '/trigger/schedule')).toBe(
+      'must not be empty',
+    );
+    expect(problemAt(problemsByPath(refusal, 'Invalid body', de.schemaProblems), '/trigger/schedule')).toBe(
+      'darf nicht leer sein',
+    );
   });
 
   it('reads a stored rule back into the same draft (round trip)', () => {

@@ -343,12 +343,17 @@ export function bodyOf(
       onChangeOnly: draft.onChangeOnly,
     };
   } else if (draft.triggerType === 'time') {
+    // An emptied number input binds null: the interval is left out, never sent as Number(null) = 0,
+    // so the server says the schedule is empty instead of "must be at least 1".
+    const interval = String(draft.intervalSeconds ?? '').trim();
     const schedule =
       draft.scheduleKind === 'at'
         ? { at: draft.at ? new Date(draft.at).toISOString() : '' }
         : draft.scheduleKind === 'cron'
           ? { cron: draft.cron.trim() }
-          : { intervalSeconds: Number(draft.intervalSeconds) };
+          : interval === ''
+            ? {}
+            : { intervalSeconds: Number(interval) };
     trigger = { type: 'time', schedule };
   } else {
     let area: unknown = {};

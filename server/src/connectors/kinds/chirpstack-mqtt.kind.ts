@@ -46,21 +46,29 @@ export const chirpstackReader: MqttMessageReader = {
 function check(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   if (typeof config.url === 'string' && !/^(mqtts?|tcp|ssl|tls|wss?):\/\/[^\s/]+/i.test(config.url)) {
-    check.custom('url', 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host');
+    check.problem(
+      'url',
+      'format',
+      { format: 'mqtt-url' },
+      'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host',
+    );
   }
   if (
     typeof config.applicationId === 'string' &&
     config.applicationId !== '' &&
     !LEVEL.test(config.applicationId)
   ) {
-    check.custom('applicationId', 'must be one topic level (no /, + or #)');
+    check.problem(
+      'applicationId',
+      'format',
+      { format: 'mqtt-topic-level' },
+      'must be one topic level (no /, + or #)',
+    );
   }
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-  if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
-    check.custom('clientKey', 'clientCert and clientKey go together');
-  }
+  check.together('clientCert', 'clientKey');
   return [...check.problems, ...checkApiUrl(config)];
 }
 

@@ -204,8 +204,28 @@ describe('chirpstack-mqtt kind', () => {
     const validate = settingsValidator(chirpstackMqttKind);
     expect(validate({ url: 'mqtt://broker:1883', applicationId: 'app-1', apiToken: 'x' })).toEqual([]);
     expect(validate({ url: 'http://broker', applicationId: 'a/+' })).toEqual([
-      { path: '/config/url', message: 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host' },
-      { path: '/config/applicationId', message: 'must be one topic level (no /, + or #)' },
+      {
+        path: '/config/url',
+        keyword: 'format',
+        params: { format: 'mqtt-url' },
+        message: 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host',
+      },
+      {
+        path: '/config/applicationId',
+        keyword: 'format',
+        params: { format: 'mqtt-topic-level' },
+        message: 'must be one topic level (no /, + or #)',
+      },
+    ]);
+    expect(
+      validate({ url: 'mqtt://broker', applicationId: 'a', clientCert: '-----BEGIN CERTIFICATE-----' }),
+    ).toEqual([
+      {
+        path: '/config/clientKey',
+        keyword: 'dependentRequired',
+        params: { property: 'clientCert', missingProperty: 'clientKey' },
+        message: 'clientCert and clientKey go together',
+      },
     ]);
   });
 });

@@ -1,55 +1,94 @@
 import { SECRET_MASK } from '../../accounts/account.service.js';
+import {
+  integerProblem,
+  problem,
+  type ProblemKeyword,
+  type ProblemParams,
+} from '../../platform/http/problem-detail.js';
 import type { ConfigProblem, KindContext } from '../connector-kind.js';
 
-/** Small checks shared by the kinds' `validate`; each adds `{ path, message }` problems. */
+/** Small checks shared by the kinds' `validate`; each adds a `{ path, keyword, params, message }` problem. */
 export class ConfigCheck {
   readonly problems: ConfigProblem[] = [];
 
   constructor(private readonly config: Record<string, unknown>) {}
 
-  private add(key: string, message: string): void {
-    this.problems.push({ path: `/config/${key}`, message });
+  /** A problem at `key` (a path below `/config`, `nodes/0/nodeId`) with a keyword (problem-detail.ts). */
+  problem<K extends ProblemKeyword>(
+    key: string,
+    keyword: K,
+    params: ProblemParams[K],
+    message?: string,
+  ): void {
+    this.problems.push(problem(`/config/${key}`, keyword, params, message));
   }
 
   string(key: string, options: { required?: boolean; maxLength?: number } = {}): void {
     const value = this.config[key];
+    const maxLength = options.maxLength ?? 1000;
     if (value === undefined || value === null) {
-      if (options.required) this.add(key, 'is required');
+      if (options.required) this.problem(key, 'required', { missingProperty: key });
       return;
     }
-    if (typeof value !== 'string') return this.add(key, 'must be a string');
-    if (options.required && value.trim() === '') this.add(key, 'must not be empty');
-    if (value.length > (options.maxLength ?? 1000))
-      this.add(key, `must be at most ${options.maxLength ?? 1000} characters`);
+    if (typeof value !== 'string') return this.problem(key, 'type', { type: 'string' }, 'must be a string');
+    if (options.required && value.trim() === '') this.problem(key, 'minLength', { limit: 1 });
+    if (value.length > maxLength)
+      this.problem(key, 'maxLength', { limit: maxLength }, `must be at most ${maxLength} characters`);
   }
 
   oneOf(key: string, values: readonly unknown[]): void {
     const value = this.config[key];
     if (value !== undefined && !values.includes(value))
-      this.add(key, `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+      this.problem(
+        key,
+        'enum',
+        { allowedValues: values },
+        `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`,
+      );
   }
 
   boolean(key: string): void {
     const value = this.config[key];
-    if (value !== undefined && typeof value !== 'boolean') this.add(key, 'must be true or false');
+    if (value !== undefined && typeof value !== 'boolean')
+      this.problem(key, 'type', { type: 'boolean' }, 'must be true or false');
   }
 
   integer(key: string, min: number, max: number): void {
     const value = this.config[key];
     if (value === undefined) return;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-      this.add(key, `must be an integer from ${min} to ${max}`);
+    const found = integerProblem(
+      `/config/${key}`,
+      value,
+      min,
+      max,
+      `must be an integer from ${min} to ${max}`,
+    );
+    if (found) this.problems.push(found);
   }
 
   pem(key: string, label: RegExp): void {
     this.string(key, { maxLength: 20_000 });
     const value = this.config[key];
     if (typeof value === 'string' && value !== SECRET_MASK && !label.test(value))
-      this.add(key, 'must be PEM text (-----BEGIN …-----)');
+      this.problem(key, 'format', { format: 'pem' }, 'must be PEM text (-----BEGIN …-----)');
   }
 
+  /** Two settings given both or neither (a client certificate and its key); the problem is at `second`. */
+  together(first: string, second: string): void {
+    const has = (key: string) => this.config[key] !== undefined;
+    if (has(first) === has(second)) return;
+    const [property, missingProperty] = has(first) ? [first, second] : [second, first];
+    this.problem(
+      second,
+      'dependentRequired',
+      { property, missingProperty },
+      `${first} and ${second} go together`,
+    );
+  }
+
+  /** A problem no keyword states: clients show the English `message`. */
   custom(key: string, message: string): void {
-    this.add(key, message);
+    this.problems.push({ path: `/config/${key}`, message });
   }
 }
 

@@ -1,6 +1,7 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TObject, TSchema } from 'typebox';
+import { problem } from '../../platform/http/problem-detail.js';
 import type { ConfigProblem, ConnectorKind, ConnectorKindDescriptor, KindDeps } from '../connector-kind.js';
 import { maskSecrets, sealSecrets } from './config-fields.js';
 
@@ -29,9 +30,10 @@ const pathOf = (error: ErrorObject) =>
   `/config${error.instancePath}${error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : ''}`;
 
 /**
- * One problem per path. Ajv reports a failed `anyOf` once per branch and once for the whole:
- * a choice of constants becomes "must be one of …"; otherwise the first branch's own complaint
- * (not "must be null", the branch that lets a secret be removed).
+ * One problem per path, with Ajv's keyword and params. Ajv reports a failed `anyOf` once per
+ * branch and once for the whole: a choice of constants becomes `enum` ("must be one of …");
+ * otherwise the first branch's own complaint (not "must be null", the branch that lets a secret
+ * be removed).
  */
 function problems(errors: readonly ErrorObject[]): ConfigProblem[] {
   const byPath = new Map<string, ErrorObject[]>();
@@ -39,10 +41,14 @@ function problems(errors: readonly ErrorObject[]): ConfigProblem[] {
   return [...byPath].map(([path, list]) => {
     const choice = list.find((e) => e.keyword === 'anyOf');
     const branches = (choice?.schema ?? []) as Array<{ const?: unknown }>;
-    if (choice && branches.every((b) => 'const' in b))
-      return { path, message: `must be one of ${branches.map((b) => JSON.stringify(b.const)).join(', ')}` };
+    if (choice && branches.every((b) => 'const' in b)) {
+      const allowedValues = branches.map((b) => b.const);
+      const message = `must be one of ${allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+      return problem(path, 'enum', { allowedValues }, message);
+    }
     const own = list.find((e) => !['anyOf', 'const'].includes(e.keyword) && e.message !== 'must be null');
-    return { path, message: (own ?? list[0]!).message ?? 'is invalid' };
+    const { keyword, params, message } = own ?? list[0]!;
+    return { path, keyword, params, message: message ?? 'is invalid' };
   });
 }
 

@@ -156,22 +156,34 @@ export function kafkaDeliveryError(error: unknown): DeliveryError {
 function validate(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   const brokers = config.brokers;
-  if (!Array.isArray(brokers) || brokers.length === 0 || brokers.length > 20) {
-    check.custom('brokers', 'must be a list of 1 to 20 host:port entries');
-  } else {
+  const listMessage = 'must be a list of 1 to 20 host:port entries';
+  if (!Array.isArray(brokers)) check.problem('brokers', 'type', { type: 'array' }, listMessage);
+  else if (brokers.length === 0) check.problem('brokers', 'minItems', { limit: 1 }, listMessage);
+  else if (brokers.length > 20) check.problem('brokers', 'maxItems', { limit: 20 }, listMessage);
+  else {
     brokers.forEach((b, i) => {
       if (typeof b !== 'string' || !/^[a-zA-Z0-9.\-[\]:]+:\d{1,5}$/.test(b))
-        check.custom(`brokers/${i}`, 'must be host:port');
+        check.problem(`brokers/${i}`, 'format', { format: 'host-port' }, 'must be host:port');
     });
   }
   check.string('topic', { required: true, maxLength: 249 });
   if (typeof config.topic === 'string' && !TOPIC.test(config.topic))
-    check.custom('topic', 'may hold letters, digits, ".", "_" and "-" only');
+    check.problem(
+      'topic',
+      'pattern',
+      { pattern: TOPIC.source },
+      'may hold letters, digits, ".", "_" and "-" only',
+    );
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
   if (config.saslMechanism !== undefined && typeof config.saslUsername !== 'string')
-    check.custom('saslUsername', 'is required with saslMechanism');
+    check.problem(
+      'saslUsername',
+      'dependentRequired',
+      { property: 'saslMechanism', missingProperty: 'saslUsername' },
+      'is required with saslMechanism',
+    );
   return check.problems;
 }
 

@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import type { GatewayReception, GeoLocation, PacketMeta } from '../../ingest/packet-meta.js';
 import { errors } from '../../platform/errors.js';
+import { problem } from '../../platform/http/problem-detail.js';
 import type { ConfigProblem, DeviceIdentityRules, NetworkMessage, WebhookItem } from '../connector-kind.js';
 import type { GatewayStatusEvent } from '../network-events.js';
 import { flag } from './settings-fields.js';
@@ -27,7 +28,9 @@ export function checkApiUrl(config: Record<string, unknown>): ConfigProblem[] {
   const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : undefined;
   const ok =
     url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  return ok ? [] : [{ path: '/config/apiUrl', message: 'must be an http:// or https:// URL' }];
+  return ok
+    ? []
+    : [problem('/config/apiUrl', 'format', { format: 'http-url' }, 'must be an http:// or https:// URL')];
 }
 
 export type Json = Record<string, unknown>;

@@ -13,14 +13,21 @@ const MAX_OBSERVE = 50;
 function check(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   if (typeof config.bindAddress === 'string' && config.bindAddress !== '' && isIP(config.bindAddress) === 0)
-    check.custom(
+    check.problem(
       'bindAddress',
+      'format',
+      { format: 'ip' },
       'must be an IPv4 or IPv6 address of this server (0.0.0.0 or :: for every interface)',
     );
   if (Array.isArray(config.observe)) {
     config.observe.forEach((path, i) => {
       if (typeof path !== 'string' || normalisePath(path) === undefined)
-        check.custom(`observe/${i}`, 'must be an LwM2M path: object/instance/resource, e.g. 3303/0/5700');
+        check.problem(
+          `observe/${i}`,
+          'format',
+          { format: 'lwm2m-path' },
+          'must be an LwM2M path: object/instance/resource, e.g. 3303/0/5700',
+        );
     });
   }
   return check.problems;

@@ -47,7 +47,13 @@ function check(config: Record<string, unknown>) {
   registers.forEach((r: Record<string, unknown>, i) => {
     if (typeof r !== 'object' || r === null) return;
     const key = `${String(r.deviceId)}\u0000${String(r.state)}`;
-    if (seen.has(key)) check.custom(`registers/${i}/state`, 'appears twice for the same device');
+    if (seen.has(key))
+      check.problem(
+        `registers/${i}/state`,
+        'unique',
+        { value: r.state },
+        'appears twice for the same device',
+      );
     seen.add(key);
     const bits = r.table === 'coil' || r.table === 'discrete';
     for (const field of ['type', 'wordOrder', 'byteOrder', 'scale', 'offset'])
@@ -55,8 +61,14 @@ function check(config: Record<string, unknown>) {
         check.custom(`registers/${i}/${field}`, `does not apply to ${String(r.table)} bits`);
     if (r.scale === 0) check.custom(`registers/${i}/scale`, 'must not be 0');
     const type = (r.type ?? 'uint16') as (typeof VALUE_TYPES)[number];
-    if (typeof r.address === 'number' && r.address + widthOf({ table: r.table as 'holding', type }) > 65536)
-      check.custom(`registers/${i}/address`, `a ${type} at ${r.address} runs past register 65535`);
+    const width = widthOf({ table: r.table as 'holding', type });
+    if (typeof r.address === 'number' && r.address + width > 65536)
+      check.problem(
+        `registers/${i}/address`,
+        'maximum',
+        { limit: 65536 - width },
+        `a ${type} at ${r.address} runs past register 65535`,
+      );
   });
   return check.problems;
 }

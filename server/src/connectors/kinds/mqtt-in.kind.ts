@@ -34,11 +34,13 @@ export interface MqttInConfig {
 }
 
 const MAX_TOPICS = 20;
+const SHARED_GROUP = /^[A-Za-z0-9_-]*$/;
 
 function checkTopics(check: ConfigCheck, topics: unknown): void {
-  if (!Array.isArray(topics) || topics.length === 0 || topics.length > MAX_TOPICS) {
-    return check.custom('topics', `must be a list of 1 to ${MAX_TOPICS} topic filters`);
-  }
+  const message = `must be a list of 1 to ${MAX_TOPICS} topic filters`;
+  if (!Array.isArray(topics)) return check.problem('topics', 'type', { type: 'array' }, message);
+  if (topics.length === 0) return check.problem('topics', 'minItems', { limit: 1 }, message);
+  if (topics.length > MAX_TOPICS) return check.problem('topics', 'maxItems', { limit: MAX_TOPICS }, message);
   topics.forEach((topic, i) => {
     const ok =
       typeof topic === 'string' &&
@@ -49,7 +51,13 @@ function checkTopics(check: ConfigCheck, topics: unknown): void {
         if (level.includes('#')) return level === '#' && j === all.length - 1;
         return !level.includes('+') || level === '+';
       });
-    if (!ok) check.custom(`topics/${i}`, 'is not a valid MQTT topic filter');
+    if (!ok)
+      check.problem(
+        `topics/${i}`,
+        'format',
+        { format: 'mqtt-topic-filter' },
+        'is not a valid MQTT topic filter',
+      );
   });
 }
 
@@ -57,21 +65,34 @@ function checkTopics(check: ConfigCheck, topics: unknown): void {
 function check(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   if (typeof config.url === 'string' && !/^(mqtts?|tcp|ssl|tls|wss?):\/\/[^\s/]+/i.test(config.url)) {
-    check.custom('url', 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host');
+    check.problem(
+      'url',
+      'format',
+      { format: 'mqtt-url' },
+      'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host',
+    );
   }
   checkTopics(check, config.topics);
   if (typeof config.downlinkTopic === 'string' && /[#+]/.test(config.downlinkTopic)) {
-    check.custom('downlinkTopic', 'must be a topic name without wildcards');
+    check.problem(
+      'downlinkTopic',
+      'format',
+      { format: 'mqtt-topic' },
+      'must be a topic name without wildcards',
+    );
   }
-  if (typeof config.sharedGroup === 'string' && !/^[A-Za-z0-9_-]*$/.test(config.sharedGroup)) {
-    check.custom('sharedGroup', 'may hold letters, digits, "-" and "_" only');
+  if (typeof config.sharedGroup === 'string' && !SHARED_GROUP.test(config.sharedGroup)) {
+    check.problem(
+      'sharedGroup',
+      'pattern',
+      { pattern: SHARED_GROUP.source },
+      'may hold letters, digits, "-" and "_" only',
+    );
   }
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-  if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
-    check.custom('clientKey', 'clientCert and clientKey go together');
-  }
+  check.together('clientCert', 'clientKey');
   return check.problems;
 }
 

@@ -70,18 +70,26 @@ function validate(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   check.string('url', { required: true, maxLength: 500 });
   if (typeof config.url === 'string' && !/^(mqtts?|tcp|ssl|tls|wss?):\/\/[^\s/]+/i.test(config.url)) {
-    check.custom('url', 'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host');
+    check.problem(
+      'url',
+      'format',
+      { format: 'mqtt-url' },
+      'must be an mqtt://, mqtts://, ws:// or wss:// URL with a host',
+    );
   }
   check.string('topic', { required: true, maxLength: 500 });
   if (typeof config.topic === 'string' && !validTopicTemplate(config.topic)) {
-    check.custom('topic', 'must be a topic without wildcards (+, #); {{field}} takes a field of the message');
+    check.problem(
+      'topic',
+      'format',
+      { format: 'mqtt-topic' },
+      'must be a topic without wildcards (+, #); {{field}} takes a field of the message',
+    );
   }
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-  if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
-    check.custom('clientKey', 'clientCert and clientKey go together');
-  }
+  check.together('clientCert', 'clientKey');
   return check.problems;
 }
 

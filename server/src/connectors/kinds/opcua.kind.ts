@@ -16,31 +16,38 @@ function check(config: Record<string, unknown>) {
     typeof config.endpointUrl === 'string' &&
     !/^opc\.tcp:\/\/(\[[0-9a-f:.]+\]|[^\s/:[\]]+)(:\d{1,5})?(\/\S*)?$/i.test(config.endpointUrl)
   )
-    check.custom('endpointUrl', 'must be an opc.tcp://host:port URL');
+    check.problem('endpointUrl', 'format', { format: 'opcua-url' }, 'must be an opc.tcp://host:port URL');
   const mode = config.securityMode ?? 'None';
   const policy = config.securityPolicy ?? (mode === 'None' ? 'None' : 'Basic256Sha256');
   if ((mode === 'None') !== (policy === 'None'))
     check.custom('securityPolicy', 'securityMode None goes with securityPolicy None, and only with it');
   check.pem('userCertificate', /-----BEGIN CERTIFICATE-----/);
   check.pem('userPrivateKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-  if ((config.userCertificate === undefined) !== (config.userPrivateKey === undefined))
-    check.custom('userPrivateKey', 'userCertificate and userPrivateKey go together');
+  check.together('userCertificate', 'userPrivateKey');
   if (config.username !== undefined && config.userCertificate !== undefined)
     check.custom('userCertificate', 'log in with a user name or with a certificate, not both');
   if (
     typeof config.serverCertificateSha256 === 'string' &&
     config.serverCertificateSha256.replace(/[\s:]/g, '').length !== 64
   )
-    check.custom('serverCertificateSha256', 'must be the 64 hex digits of a SHA-256 fingerprint');
+    check.problem(
+      'serverCertificateSha256',
+      'format',
+      { format: 'sha256-fingerprint' },
+      'must be the 64 hex digits of a SHA-256 fingerprint',
+    );
   const nodes = Array.isArray(config.nodes) ? (config.nodes as Array<Record<string, unknown>>) : [];
   const seen = new Set<string>();
   nodes.forEach((node, i) => {
     if (typeof node?.nodeId !== 'string' || !NODE_ID.test(node.nodeId))
-      check.custom(
+      check.problem(
         `nodes/${i}/nodeId`,
+        'format',
+        { format: 'opcua-node-id' },
         'must be an OPC UA node id such as ns=2;s=Boiler.Temperature or i=2258',
       );
-    else if (seen.has(node.nodeId)) check.custom(`nodes/${i}/nodeId`, 'is mapped twice');
+    else if (seen.has(node.nodeId))
+      check.problem(`nodes/${i}/nodeId`, 'unique', { value: node.nodeId }, 'is mapped twice');
     else seen.add(node.nodeId);
   });
   return check.problems;

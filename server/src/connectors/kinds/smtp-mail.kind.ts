@@ -57,7 +57,7 @@ function checkUrl(check: ConfigCheck, config: Record<string, unknown>, key: stri
   check.string(key, { maxLength: 500 });
   const value = config[key];
   if (typeof value === 'string' && !/^https?:\/\/[^\s/]+/.test(value))
-    check.custom(key, 'must be an http(s) URL');
+    check.problem(key, 'format', { format: 'http-url' }, 'must be an http(s) URL');
 }
 
 /** Rules the settings schema cannot say: URL and address forms, PEM labels, settings that go together. */
@@ -66,27 +66,32 @@ function validate(config: Record<string, unknown>) {
   check.string('host', { required: true, maxLength: 255 });
   check.string('from', { required: true, maxLength: 300 });
   if (typeof config.from === 'string' && !FROM.test(config.from.trim()))
-    check.custom('from', 'must be an address or Name <address>');
+    check.problem('from', 'format', { format: 'mail-from' }, 'must be an address or Name <address>');
   const to = config.to;
-  if (
-    to !== undefined &&
-    (!Array.isArray(to) || to.length > 50 || !to.every((a) => typeof a === 'string' && ADDRESS.test(a)))
-  ) {
-    check.custom('to', 'must be a list of at most 50 e-mail addresses');
-  }
+  const toMessage = 'must be a list of at most 50 e-mail addresses';
+  if (to !== undefined && !Array.isArray(to)) check.problem('to', 'type', { type: 'array' }, toMessage);
+  else if (Array.isArray(to) && to.length > 50) check.problem('to', 'maxItems', { limit: 50 }, toMessage);
+  else if (Array.isArray(to) && !to.every((a) => typeof a === 'string' && ADDRESS.test(a)))
+    check.problem('to', 'format', { format: 'email' }, toMessage);
   checkUrl(check, config, 'oauth2AuthUrl');
   checkUrl(check, config, 'oauth2TokenUrl');
   if (config.auth === 'oauth2') {
-    if (config.oauth2Provider === undefined) check.custom('oauth2Provider', 'is required with auth oauth2');
-    if (typeof config.oauth2ClientId !== 'string')
-      check.custom('oauth2ClientId', 'is required with auth oauth2');
+    // What auth oauth2 makes required (a schema's if/then): `required`, as the schema would say.
+    const required = (key: string, message: string, missingProperty = key) =>
+      check.problem(key, 'required', { missingProperty }, message);
+    if (config.oauth2Provider === undefined) required('oauth2Provider', 'is required with auth oauth2');
+    if (typeof config.oauth2ClientId !== 'string') required('oauth2ClientId', 'is required with auth oauth2');
     if (typeof config.username !== 'string')
-      check.custom('username', 'is required with auth oauth2 (the mailbox)');
+      required('username', 'is required with auth oauth2 (the mailbox)');
     if (
       config.oauth2Provider === 'custom' &&
       (config.oauth2AuthUrl === undefined || config.oauth2TokenUrl === undefined)
     )
-      check.custom('oauth2TokenUrl', 'a custom provider needs oauth2AuthUrl and oauth2TokenUrl');
+      required(
+        'oauth2TokenUrl',
+        'a custom provider needs oauth2AuthUrl and oauth2TokenUrl',
+        config.oauth2AuthUrl === undefined ? 'oauth2AuthUrl' : 'oauth2TokenUrl',
+      );
   }
   return check.problems;
 }

@@ -258,10 +258,29 @@ describe('tts-uplink kind', () => {
     const validate = settingsValidator(ttsUplinkKind);
     expect(validate({ deviceIdFrom: 'dev_eui', skipFrameCounterCheck: true, apiKey: 'NNSXS.x' })).toEqual([]);
     expect(validate({ deviceIdFrom: 'eui' })).toEqual([
-      { path: '/config/deviceIdFrom', message: 'must be one of "dev_eui", "device_id"' },
+      {
+        path: '/config/deviceIdFrom',
+        keyword: 'enum',
+        params: { allowedValues: ['dev_eui', 'device_id'] },
+        message: 'must be one of "dev_eui", "device_id"',
+      },
     ]);
     expect(validate({ apiUrl: 'ftp://eu1.cloud.thethings.network' })).toEqual([
-      { path: '/config/apiUrl', message: 'must be an http:// or https:// URL' },
+      {
+        path: '/config/apiUrl',
+        keyword: 'format',
+        params: { format: 'http-url' },
+        message: 'must be an http:// or https:// URL',
+      },
+    ]);
+    // Ajv's own keyword and params for what the settings schema finds.
+    expect(validate({ skipFrameCounterCheck: 'yes' })).toEqual([
+      {
+        path: '/config/skipFrameCounterCheck',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      },
     ]);
     expect(validate({ apiUrl: 'https://eu1.cloud.thethings.network' })).toEqual([]);
     expect((ttsUplinkKind.settings.properties.apiKey as { writeOnly?: boolean }).writeOnly).toBe(true);

@@ -16,7 +16,12 @@ import {
 function check(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   if (typeof config.baseUrl === 'string' && !/^https?:\/\/[^\s/?#]+[^\s?#]*$/i.test(config.baseUrl))
-    check.custom('baseUrl', 'must be an http:// or https:// URL without query');
+    check.problem(
+      'baseUrl',
+      'format',
+      { format: 'http-url' },
+      'must be an http:// or https:// URL without query',
+    );
   const places = Array.isArray(config.places) ? (config.places as WeatherConfig['places'])! : [];
   if (places.length === 0 && config.twinLocations !== true)
     check.custom('places', 'set coordinates, or twinLocations to poll the locations of twins');
@@ -30,7 +35,8 @@ function check(config: Record<string, unknown>) {
     )
       return;
     const id = p.deviceId || coordinatesDeviceKey(p.latitude, p.longitude);
-    if (ids.has(id)) check.custom(`places/${i}`, `device id ${id} is used by another location`);
+    if (ids.has(id))
+      check.problem(`places/${i}`, 'unique', { value: id }, `device id ${id} is used by another location`);
     ids.add(id);
   });
   return check.problems;

@@ -52,20 +52,26 @@ function validate(config: Record<string, unknown>) {
     try {
       parsed = new URL(config.url);
     } catch {
-      check.custom('url', 'must be an http:// or https:// URL');
+      check.problem('url', 'format', { format: 'http-url' }, 'must be an http:// or https:// URL');
     }
     if (parsed && !['http:', 'https:'].includes(parsed.protocol))
-      check.custom('url', 'must be http:// or https://');
+      check.problem('url', 'format', { format: 'http-url' }, 'must be http:// or https://');
     if (parsed && (parsed.username || parsed.password))
       check.custom('url', 'must not carry credentials; use headers');
   }
   const headers = config.headers;
   if (headers !== undefined) {
     if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-      check.custom('headers', 'must be an object of header names and text values');
+      check.problem(
+        'headers',
+        'type',
+        { type: 'object' },
+        'must be an object of header names and text values',
+      );
     } else {
       const entries = Object.entries(headers);
-      if (entries.length > 30) check.custom('headers', 'must have at most 30 headers');
+      if (entries.length > 30)
+        check.problem('headers', 'maxProperties', { limit: 30 }, 'must have at most 30 headers');
       for (const [name, value] of entries) {
         if (!HEADER_NAME.test(name) || RESERVED_HEADERS.test(name))
           check.custom(`headers/${name}`, 'is not a header name that may be set');

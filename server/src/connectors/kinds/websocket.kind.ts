@@ -16,11 +16,17 @@ const RESERVED_HEADERS = /^(host|connection|upgrade|content-length|transfer-enco
 function check(config: Record<string, unknown>) {
   const check = new ConfigCheck(config);
   if (typeof config.url === 'string' && !/^wss?:\/\/[^\s/?#]+/i.test(config.url))
-    check.custom('url', 'must be a ws:// or wss:// URL with a host');
+    check.problem('url', 'format', { format: 'ws-url' }, 'must be a ws:// or wss:// URL with a host');
   const headers = config.headers;
   if (headers !== undefined) {
     const entries = typeof headers === 'object' && headers !== null ? Object.entries(headers) : [];
-    if (entries.length > MAX_HEADERS) check.custom('headers', `must have at most ${MAX_HEADERS} headers`);
+    if (entries.length > MAX_HEADERS)
+      check.problem(
+        'headers',
+        'maxProperties',
+        { limit: MAX_HEADERS },
+        `must have at most ${MAX_HEADERS} headers`,
+      );
     for (const [name, value] of entries) {
       if (!HEADER_NAME.test(name) || RESERVED_HEADERS.test(name))
         check.custom(`headers/${name}`, 'is not a header name the connector may set');
@@ -32,16 +38,27 @@ function check(config: Record<string, unknown>) {
   }
   const pointer = config.deviceIdPointer;
   if (typeof pointer === 'string' && (pointer === '' || parsePointer(pointer) === undefined))
-    check.custom('deviceIdPointer', 'must be a JSON pointer such as /device/id (RFC 6901)');
+    check.problem(
+      'deviceIdPointer',
+      'format',
+      { format: 'json-pointer' },
+      'must be a JSON pointer such as /device/id (RFC 6901)',
+    );
   const named = [pointer, config.deviceId].filter((v) => v !== undefined && v !== '').length;
-  if (named !== 1) check.custom('deviceIdPointer', 'set either deviceIdPointer or deviceId');
+  if (named === 0)
+    check.problem(
+      'deviceIdPointer',
+      'required',
+      { missingProperty: 'deviceIdPointer' },
+      'set either deviceIdPointer or deviceId',
+    );
+  else if (named > 1) check.custom('deviceIdPointer', 'set either deviceIdPointer or deviceId');
   if (config.messages === 'any' && pointer !== undefined)
     check.custom('deviceIdPointer', 'messages "any" are not read as JSON: use deviceId');
   check.pem('serverCa', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientCert', /-----BEGIN [A-Z ]+-----/);
   check.pem('clientKey', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
-  if ((config.clientCert === undefined) !== (config.clientKey === undefined))
-    check.custom('clientKey', 'clientCert and clientKey go together');
+  check.together('clientCert', 'clientKey');
   return check.problems;
 }
 

@@ -134,16 +134,47 @@ describe('binary parser', () => {
         'not an object',
       ],
     });
-    expect(problems).toEqual([
-      { path: '/fields/0/type', message: expect.stringMatching(/unknown type "int12"/) as string },
-      { path: '/fields/1/offset', message: 'offset must be an integer from 0 to 65535' },
-      { path: '/fields/2/key', message: 'key is required' },
-      { path: '/fields/3/key', message: 'duplicate key "a"' },
-      { path: '/fields/4/endian', message: "endian must be 'big' or 'little'" },
-      { path: '/fields/4/scale', message: 'scale must be a number' },
+    expect(problems).toMatchObject([
+      {
+        path: '/fields/0/type',
+        keyword: 'enum',
+        message: expect.stringMatching(/unknown type "int12"/) as string,
+      },
+      {
+        path: '/fields/1/offset',
+        keyword: 'minimum',
+        params: { limit: 0 },
+        message: 'offset must be an integer from 0 to 65535',
+      },
+      {
+        path: '/fields/2/key',
+        keyword: 'required',
+        params: { missingProperty: 'key' },
+        message: 'key is required',
+      },
+      { path: '/fields/3/key', keyword: 'unique', params: { value: 'a' }, message: 'duplicate key "a"' },
+      {
+        path: '/fields/4/endian',
+        keyword: 'enum',
+        params: { allowedValues: ['big', 'little'] },
+        message: "endian must be 'big' or 'little'",
+      },
+      {
+        path: '/fields/4/scale',
+        keyword: 'type',
+        params: { type: 'number' },
+        message: 'scale must be a number',
+      },
+      // Only a bool field has bits: no keyword says that, the message does.
       { path: '/fields/4/bit', message: 'bit applies to bool fields only' },
-      { path: '/fields/5', message: 'a field must be an object' },
+      {
+        path: '/fields/5',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'a field must be an object',
+      },
     ]);
+    expect(problems[6]).not.toHaveProperty('keyword');
     expect(binaryParser.validate({ type: 'binary' })).toHaveLength(1);
     expect(binaryParser.validate({ type: 'binary', fields: [] })).toHaveLength(1);
     expect(

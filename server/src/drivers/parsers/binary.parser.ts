@@ -1,4 +1,5 @@
 import { ParseError, type ConfigProblem, type ParserPlugin } from '../parser.types.js';
+import { integerProblem, problem } from '../../platform/http/problem-detail.js';
 import { isPlainObject, setOwn } from './values.js';
 
 /**
@@ -45,42 +46,68 @@ const MAX_KEY_LENGTH = 100;
 export function validateLayout(config: Record<string, unknown>): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const fields = config.fields;
-  if (!Array.isArray(fields) || fields.length === 0) {
-    return [{ path: '/fields', message: 'fields must be a non-empty array of field layouts' }];
-  }
+  const fieldsMessage = 'fields must be a non-empty array of field layouts';
+  if (!Array.isArray(fields)) return [problem('/fields', 'type', { type: 'array' }, fieldsMessage)];
+  if (fields.length === 0) return [problem('/fields', 'minItems', { limit: 1 }, fieldsMessage)];
   if (fields.length > MAX_FIELDS) {
-    return [{ path: '/fields', message: `at most ${MAX_FIELDS} fields are allowed` }];
+    return [
+      problem('/fields', 'maxItems', { limit: MAX_FIELDS }, `at most ${MAX_FIELDS} fields are allowed`),
+    ];
   }
   const seen = new Set<string>();
   fields.forEach((field: unknown, i) => {
-    const at = (name: string, message: string) => problems.push({ path: `/fields/${i}${name}`, message });
-    if (!isPlainObject(field)) return at('', 'a field must be an object');
-    const { key, offset, type, endian, scale, add, bit } = field;
-    if (typeof key !== 'string' || key.trim() === '') at('/key', 'key is required');
-    else if (key.length > MAX_KEY_LENGTH) at('/key', `key is longer than ${MAX_KEY_LENGTH} characters`);
-    else if (seen.has(key)) at('/key', `duplicate key "${key}"`);
+    const path = (name: string) => `/fields/${i}${name}`;
+    const add = (found: ConfigProblem | undefined) => found && problems.push(found);
+    if (!isPlainObject(field))
+      return add(problem(path(''), 'type', { type: 'object' }, 'a field must be an object'));
+    const { key, offset, type, endian, scale, add: addend, bit } = field;
+    if (typeof key !== 'string' || key.trim() === '')
+      add(problem(path('/key'), 'required', {}, 'key is required'));
+    else if (key.length > MAX_KEY_LENGTH)
+      add(
+        problem(
+          path('/key'),
+          'maxLength',
+          { limit: MAX_KEY_LENGTH },
+          `key is longer than ${MAX_KEY_LENGTH} characters`,
+        ),
+      );
+    else if (seen.has(key)) add(problem(path('/key'), 'unique', { value: key }, `duplicate key "${key}"`));
     else seen.add(key);
-    if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
-      at('/offset', `offset must be an integer from 0 to ${MAX_OFFSET}`);
-    }
+    add(
+      integerProblem(
+        path('/offset'),
+        offset,
+        0,
+        MAX_OFFSET,
+        `offset must be an integer from 0 to ${MAX_OFFSET}`,
+      ),
+    );
     if (typeof type !== 'string' || !Object.hasOwn(WIDTHS, type)) {
-      at('/type', `unknown type ${JSON.stringify(type)}; known: ${FIELD_TYPES.join(', ')}`);
+      const message = `unknown type ${JSON.stringify(type)}; known: ${FIELD_TYPES.join(', ')}`;
+      add(problem(path('/type'), 'enum', { allowedValues: FIELD_TYPES }, message));
     }
     if (endian !== undefined && endian !== 'big' && endian !== 'little') {
-      at('/endian', "endian must be 'big' or 'little'");
+      add(
+        problem(
+          path('/endian'),
+          'enum',
+          { allowedValues: ['big', 'little'] },
+          "endian must be 'big' or 'little'",
+        ),
+      );
     }
     for (const [name, v] of [
       ['scale', scale],
-      ['add', add],
+      ['add', addend],
     ] as const) {
       if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v)))
-        at(`/${name}`, `${name} must be a number`);
+        add(problem(path(`/${name}`), 'type', { type: 'number' }, `${name} must be a number`));
     }
     if (bit !== undefined) {
-      if (type !== 'bool') at('/bit', 'bit applies to bool fields only');
-      else if (typeof bit !== 'number' || !Number.isInteger(bit) || bit < 0 || bit > 7) {
-        at('/bit', 'bit must be an integer from 0 to 7');
-      }
+      // Only a bool field has bits; no keyword says "not for this type", the message does.
+      if (type !== 'bool') add({ path: path('/bit'), message: 'bit applies to bool fields only' });
+      else add(integerProblem(path('/bit'), bit, 0, 7, 'bit must be an integer from 0 to 7'));
     }
   });
   return problems;

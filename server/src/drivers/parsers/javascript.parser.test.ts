@@ -184,11 +184,26 @@ describe('javascript parser (QuickJS sandbox)', () => {
         memoryLimitMb: 0,
         stackLimitKb: 1.5,
       }),
-    ).toEqual([
-      { path: '/code', message: expect.stringMatching(/code is required/) as string },
-      { path: '/timeoutMs', message: 'timeoutMs must be an integer from 1 to 1000' },
-      { path: '/memoryLimitMb', message: 'memoryLimitMb must be an integer from 1 to 64' },
-      { path: '/stackLimitKb', message: 'stackLimitKb must be an integer from 32 to 1024' },
+    ).toMatchObject([
+      { path: '/code', keyword: 'required', message: expect.stringMatching(/code is required/) as string },
+      {
+        path: '/timeoutMs',
+        keyword: 'maximum',
+        params: { limit: 1000 },
+        message: 'timeoutMs must be an integer from 1 to 1000',
+      },
+      {
+        path: '/memoryLimitMb',
+        keyword: 'minimum',
+        params: { limit: 1 },
+        message: 'memoryLimitMb must be an integer from 1 to 64',
+      },
+      {
+        path: '/stackLimitKb',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'stackLimitKb must be an integer from 32 to 1024',
+      },
     ]);
     expect(javascriptParser.validate({ type: 'javascript', code: 'x'.repeat(1024 * 1024 + 1) })).toHaveLength(
       1,

@@ -17,6 +17,7 @@ import {
   uplinkInput,
   variablesOf,
 } from './codec.js';
+import { integerProblem, problem } from '../../platform/http/problem-detail.js';
 import { PARSE_ENTRY, Sandbox, type SandboxEntry, type SandboxLimits } from './sandbox.js';
 import { isPlainObject, toValues } from './values.js';
 
@@ -61,25 +62,21 @@ function validateScript(config: Record<string, unknown>): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const { code } = config;
   if (typeof code !== 'string' || code.trim() === '') {
-    problems.push({
-      path: '/code',
-      message: 'code is required: function decodeUplink(input) or function parse(bytes, meta)',
-    });
+    const message = 'code is required: function decodeUplink(input) or function parse(bytes, meta)';
+    problems.push(problem('/code', 'required', {}, message));
   } else if (code.length > MAX_SCRIPT_LENGTH) {
-    problems.push({ path: '/code', message: `code is longer than ${MAX_SCRIPT_LENGTH} characters` });
+    const message = `code is longer than ${MAX_SCRIPT_LENGTH} characters`;
+    problems.push(problem('/code', 'maxLength', { limit: MAX_SCRIPT_LENGTH }, message));
   }
   if (config.variables !== undefined && !isPlainObject(config.variables)) {
-    problems.push({ path: '/variables', message: 'variables must be an object' });
+    problems.push(problem('/variables', 'type', { type: 'object' }, 'variables must be an object'));
   }
   for (const [name, range] of Object.entries(SCRIPT_LIMITS)) {
     const value = config[name];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
-      problems.push({
-        path: `/${name}`,
-        message: `${name} must be an integer from ${range.min} to ${range.max}`,
-      });
-    }
+    const message = `${name} must be an integer from ${range.min} to ${range.max}`;
+    const found = integerProblem(`/${name}`, value, range.min, range.max, message);
+    if (found) problems.push(found);
   }
   return problems;
 }

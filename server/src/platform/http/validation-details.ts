@@ -33,7 +33,8 @@ const TYPE_NAMES: Record<string, string> = {
   null: 'null',
 };
 
-const FORMAT_NAMES: Record<string, string> = {
+/** English names of formats: Ajv's and the server's own (console: en.schema-problems.ts `formats`). */
+export const FORMAT_NAMES: Record<string, string> = {
   'date-time': 'a date and time (ISO 8601)',
   date: 'a date (YYYY-MM-DD)',
   time: 'a time of day',
@@ -47,16 +48,39 @@ const FORMAT_NAMES: Record<string, string> = {
   ipv4: 'an IPv4 address',
   ipv6: 'an IPv6 address',
   regex: 'a regular expression',
+  'json-pointer': 'a JSON pointer such as /device/id',
+  // The server's own formats (problem-detail.ts): checks no Ajv format makes.
+  'http-url': 'an http:// or https:// URL',
+  'mqtt-url': 'an mqtt://, mqtts://, ws:// or wss:// URL with a host',
+  'ws-url': 'a ws:// or wss:// URL with a host',
+  'opcua-url': 'an opc.tcp://host:port URL',
+  host: 'a host name or an IP address',
+  'host-port': 'host:port',
+  ip: 'an IP address',
+  pem: 'PEM text (-----BEGIN …-----)',
+  'sha256-fingerprint': 'the 64 hex digits of a SHA-256 fingerprint',
+  'opcua-node-id': 'an OPC UA node id such as ns=2;s=Boiler.Temperature or i=2258',
+  'mqtt-topic': 'an MQTT topic without wildcards (+, #)',
+  'mqtt-topic-filter': 'an MQTT topic filter',
+  'mqtt-topic-level': 'one MQTT topic level (no /, + or #)',
+  'mail-from': 'an address or Name <address>',
+  'lwm2m-path': 'an LwM2M path such as 3303/0/5700',
+  'time-zone': 'an IANA time zone such as Europe/Berlin',
+  'map-style-url': 'an http(s) URL or a path on this server',
 };
 
 const entries = (n: unknown) => (n === 1 ? '1 entry' : `${String(n)} entries`);
+const properties = (n: unknown) => (n === 1 ? '1 field' : `${String(n)} fields`);
 const characters = (n: unknown) => (n === 1 ? '1 character' : `${String(n)} characters`);
 const shown = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 const either = (names: string[]) =>
   names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)!}` : (names[0] ?? '');
 
-/** The English problem of one schema error, without the field's name; Ajv's own text for the rest. */
-function problemText(keyword: string, params: Record<string, unknown>, fallback: string): string {
+/**
+ * The English problem of one schema error or server check (problem-detail.ts), without the field's
+ * name; Ajv's own text for the rest.
+ */
+export function problemText(keyword: string, params: Record<string, unknown>, fallback: string): string {
   const { limit } = params;
   switch (keyword) {
     case 'required':
@@ -97,6 +121,18 @@ function problemText(keyword: string, params: Record<string, unknown>, fallback:
       return 'must not contain the same entry twice';
     case 'additionalProperties':
       return `must not contain "${String(params.additionalProperty)}"`;
+    case 'minProperties':
+      return limit === 1 ? 'must not be empty' : `must have at least ${properties(limit)}`;
+    case 'maxProperties':
+      return `must have at most ${properties(limit)}`;
+    case 'dependentRequired':
+      return `${String(params.missingProperty)} is required with ${String(params.property)}`;
+    case 'notFound':
+      return 'was not found';
+    case 'unique':
+      return 'must be unique';
+    case 'cron':
+      return 'is not a valid cron expression';
     default:
       return fallback;
   }

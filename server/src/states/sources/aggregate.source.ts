@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { problem } from '../../platform/http/problem-detail.js';
 import { defineSource } from './state-source-kind.js';
 import { Id, MAX_AGGREGATED_STATES, oneOf } from './fields.js';
 
@@ -23,7 +24,7 @@ export const aggregateSource = defineSource<AggregateSource>({
   settings,
   check: (source) =>
     source.operation === 'difference' && source.stateIds.length !== 1
-      ? [{ path: '/source/stateIds', message: 'difference takes exactly one state' }]
+      ? [problem('/source/stateIds', 'maxItems', { limit: 1 }, 'difference takes exactly one state')]
       : [],
   reads: 'stateIds',
   settable: false,

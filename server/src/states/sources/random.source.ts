@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { problem } from '../../platform/http/problem-detail.js';
 import { defineSource } from './state-source-kind.js';
 import { MAX_INTERVAL_SECONDS, Seconds } from './fields.js';
 
@@ -24,7 +25,9 @@ export const randomSource = defineSource<RandomSource>({
   summary: 'A uniform random number in [min, max], drawn every interval.',
   settings,
   check: (source) =>
-    source.min > source.max ? [{ path: '/source/min', message: 'must not be greater than max' }] : [],
+    source.min > source.max
+      ? [problem('/source/min', 'maximum', { limit: source.max }, 'must not be greater than max')]
+      : [],
   settable: false,
   compute: 'draw',
   form: [

@@ -1,6 +1,7 @@
 import type { TObject } from 'typebox';
 import type { AggregateOperation } from './aggregate.source.js';
 import type { CalendarPeriod, TimeAggregateOperation } from './time-aggregated.source.js';
+import type { CheckProblem } from '../../platform/http/problem-detail.js';
 
 /**
  * A data-state source as one self-describing module (docs/adr/0074-connector-kind-descriptors.md),
@@ -9,10 +10,8 @@ import type { CalendarPeriod, TimeAggregateOperation } from './time-aggregated.s
  * so docs and the console catalogue (`GET /xapi/v1/state-sources`) can read it.
  */
 
-export interface SourceProblem {
-  path: string;
-  message: string;
-}
+/** A problem with a source's settings, named by its path under `/source` (problem-detail.ts). */
+export type SourceProblem = CheckProblem;
 
 /**
  * How the console edits a setting, where the schema's type is not enough: `choice` is a select of

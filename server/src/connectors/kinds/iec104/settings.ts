@@ -86,13 +86,13 @@ export const iec104Settings = settingsObject(
 export function checkIec104(config: Record<string, unknown>): ConfigProblem[] {
   const check = new ConfigCheck(config);
   if (typeof config.host === 'string' && !/^[A-Za-z0-9.:[\]_-]{1,253}$/.test(config.host))
-    check.custom('host', 'must be a host name or an IP address');
+    check.problem('host', 'format', { format: 'host' }, 'must be a host name or an IP address');
   const t1 = typeof config.t1 === 'number' ? config.t1 : DEFAULTS.t1;
   const t2 = typeof config.t2 === 'number' ? config.t2 : DEFAULTS.t2;
-  if (t2 >= t1) check.custom('t2', 'must be less than t1');
+  if (t2 >= t1) check.problem('t2', 'exclusiveMaximum', { limit: t1 }, 'must be less than t1');
   const k = typeof config.k === 'number' ? config.k : DEFAULTS.k;
   const w = typeof config.w === 'number' ? config.w : DEFAULTS.w;
-  if (w > k) check.custom('w', 'must not be more than k');
+  if (w > k) check.problem('w', 'maximum', { limit: k }, 'must not be more than k');
   if (typeof config.points === 'string') {
     try {
       parsePoints(config.points, commonAddressOf(config));
