@@ -1,5 +1,5 @@
 import type { Messages } from '../../i18n/en';
-import { countText } from '../twins/twin-api';
+import { countText } from './count-text';
 
 export type SchemaProblemTexts = Messages['schemaProblems'];
 
