@@ -62,8 +62,10 @@ export const de: Messages = {
   },
   invitation: {
     title: 'Passwort festlegen',
-    intro: 'Sie wurden zu Stellwerk eingeladen. Wählen Sie ein Passwort für Ihr Konto und melden Sie sich dann mit Ihrer E-Mail-Adresse an.',
-    signedInAs: 'In diesem Browser sind Sie als {email} angemeldet. Beim Festlegen des Passworts werden Sie zuerst abgemeldet.',
+    intro:
+      'Sie wurden zu Stellwerk eingeladen. Wählen Sie ein Passwort für Ihr Konto und melden Sie sich dann mit Ihrer E-Mail-Adresse an.',
+    signedInAs:
+      'In diesem Browser sind Sie als {email} angemeldet. Beim Festlegen des Passworts werden Sie zuerst abgemeldet.',
     submit: 'Passwort festlegen',
     askAgain: 'Bitten Sie Ihren Administrator um eine neue Einladung.',
     toLogin: 'Nicht jetzt: zur Konsole',

@@ -61,7 +61,8 @@ export const en = {
   },
   invitation: {
     title: 'Set your password',
-    intro: 'You were invited to Stellwerk. Choose a password for your account; then log in with your e-mail address.',
+    intro:
+      'You were invited to Stellwerk. Choose a password for your account; then log in with your e-mail address.',
     signedInAs: 'You are logged in as {email} in this browser. Setting the password logs you out first.',
     submit: 'Set password',
     askAgain: 'Ask your administrator to send you a new invitation.',
