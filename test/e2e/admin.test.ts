@@ -186,6 +186,10 @@ describe('console administration end to end (Chromium)', () => {
     await invite.getByRole('button', { name: 'Invite user' }).click();
     await invite.getByTestId('invite-result').getByText('operator@stellwerk.test').waitFor();
     expect(await invite.getByTestId('invite-result').textContent()).toContain('server log');
+    // Without a mail server the admin gets the one-time link to hand over.
+    const handedOver = await invite.getByTestId('invitation-link').inputValue();
+    expect(handedOver).toMatch(new RegExp(`^${h.server.baseUrl}/invitation\\?token=[\\w-]+$`));
+    expect(h.server.output()).toContain(handedOver);
     await h.shot('admin-07-user-invited');
     await invite.getByRole('button', { name: 'Close' }).click();
     const userRow = page.getByTestId('user-row').filter({ hasText: 'operator@stellwerk.test' });

@@ -61,6 +61,8 @@ describe('users: invitations', () => {
       201,
     );
     expect(created.invitation?.delivery).toBe('smtp');
+    // A mailed link reaches only the mailbox: the reply does not repeat it.
+    expect(created.invitation).not.toHaveProperty('link');
     expect(created).toMatchObject({ passwordSet: false, invitationPending: true });
 
     const mail = await smtp.waitFor('invitee@stellwerk.test');
@@ -167,5 +169,19 @@ describe('users: invitations without SMTP', () => {
     );
     expect(created.invitation?.delivery).toBe('log');
     expect(created.invitationPending).toBe(true);
+
+    // The administrator gets the link to hand over; it is the one the log has, and it works once.
+    const link = created.invitation?.link ?? '';
+    const token = decodeURIComponent(/\/invitation\?token=([A-Za-z0-9_%-]+)$/.exec(link)?.[1] ?? '');
+    expect(token).not.toBe('');
+    const accept = () =>
+      plain.app.inject({
+        method: 'POST',
+        url: '/api/v1/invitations/accept',
+        headers: { 'x-requested-with': 'stellwerk-console' },
+        payload: { token, password: 'handed over by the admin' },
+      });
+    expect((await accept()).statusCode).toBe(200);
+    expect((await accept()).statusCode).toBe(403);
   });
 });

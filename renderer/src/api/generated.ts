@@ -4654,7 +4654,7 @@ export interface ApiOperations {
       lastLoginAt: string | null;
       createdAt: string;
       updatedAt: string;
-      invitation: { expiresAt: string; delivery: 'smtp' | 'log' | 'failed' } | null;
+      invitation: { expiresAt: string; delivery: 'smtp' | 'log' | 'failed'; link?: string } | null;
     };
   };
   /** The signed-in user, with effective permissions */
@@ -4760,7 +4760,7 @@ export interface ApiOperations {
     path: { id: string };
     query: never;
     body: never;
-    reply: { expiresAt: string; delivery: 'smtp' | 'log' | 'failed' };
+    reply: { expiresAt: string; delivery: 'smtp' | 'log' | 'failed'; link?: string };
   };
   /** Give a user one more role; nothing else about the user changes */
   'PUT /xapi/v1/users/{id}/roles/{roleId}': {

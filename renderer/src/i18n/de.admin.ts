@@ -150,9 +150,11 @@ export const deAdmin: Messages['admin'] = {
     invited2: 'Die Einladung für {email} wurde erstellt.',
     deliverySmtp: 'Der Link wurde per E-Mail verschickt.',
     deliveryLog:
-      'Kein Mailserver eingerichtet: Der Link steht im Serverprotokoll. Geben Sie ihn selbst weiter.',
+      'Kein Mailserver eingerichtet: Geben Sie diesen Link selbst weiter (er steht auch im Serverprotokoll).',
     deliveryFailed:
-      'Die E-Mail konnte nicht verschickt werden. Senden Sie die Einladung später aus der Benutzerliste erneut.',
+      'Die E-Mail konnte nicht verschickt werden: Geben Sie diesen Link selbst weiter oder senden Sie die Einladung später erneut.',
+    invitationLink: 'Einladungslink',
+    copyInvitationLink: 'Link kopieren',
     resend: 'Einladung erneut senden',
     resent: 'Eine neue Einladung wurde erstellt.',
     editRoles: 'Rollen',

@@ -144,8 +144,11 @@ export const enAdmin = {
     inviteIntro: 'The user receives a link to choose a password. It works once and for 7 days.',
     invited2: 'The invitation for {email} was created.',
     deliverySmtp: 'The link was sent by e-mail.',
-    deliveryLog: 'No mail server is configured: the link is in the server log. Hand it over yourself.',
-    deliveryFailed: 'The e-mail could not be sent. Send the invitation again from the user list later.',
+    deliveryLog: 'No mail server is configured: hand this link over yourself (it is also in the server log).',
+    deliveryFailed:
+      'The e-mail could not be sent: hand this link over yourself, or send the invitation again later.',
+    invitationLink: 'Invitation link',
+    copyInvitationLink: 'Copy link',
     resend: 'Resend invitation',
     resent: 'A new invitation was issued.',
     editRoles: 'Roles',

@@ -17,6 +17,11 @@ export type InvitationDelivery = 'smtp' | 'log' | 'failed';
 export interface IssuedInvitation {
   expiresAt: Date;
   delivery: InvitationDelivery;
+  /**
+   * The link itself when no mail carried it (`log`, `failed`): the administrator who invited the
+   * user hands it over. A mailed link is not repeated here, so it reaches only the mailbox.
+   */
+  link?: string;
 }
 
 export interface InvitationDeps {
@@ -55,7 +60,7 @@ export class InvitationService {
 
     const link = `${this.deps.publicUrl}/invitation?token=${encodeURIComponent(token)}`;
     const delivery = await this.deliver(user, link, invitation.expiresAt);
-    return { expiresAt: invitation.expiresAt, delivery };
+    return { expiresAt: invitation.expiresAt, delivery, ...(delivery === 'smtp' ? {} : { link }) };
   }
 
   /** Sets the password of the invited user; the link is spent in the same transaction. */

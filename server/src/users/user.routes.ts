@@ -44,6 +44,7 @@ export function userDto({ user, invitationPending }: UserView) {
 const invitationDto = (invitation: IssuedInvitation) => ({
   expiresAt: invitation.expiresAt.toISOString(),
   delivery: invitation.delivery,
+  ...(invitation.link ? { link: invitation.link } : {}),
 });
 
 export async function userRoutes(app: App, _ctx: AppContext, { users }: Services): Promise<void> {

@@ -65,6 +65,12 @@ export const Invitation = Type.Object({
     description:
       'smtp: mailed; log: no SMTP server configured, the link is in the server log; failed: mailing failed',
   }),
+  link: Type.Optional(
+    Type.String({
+      description:
+        'The one-time link, only when it was not mailed (log, failed): for the administrator to hand over. It works once and until expiresAt.',
+    }),
+  ),
 });
 
 export const UserCreatedReply = Type.Object({

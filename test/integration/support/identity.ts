@@ -17,7 +17,7 @@ export interface UserBody {
   permissionScopeIds: string[];
   passwordSet: boolean;
   invitationPending: boolean;
-  invitation?: { delivery: string; expiresAt: string } | null;
+  invitation?: { delivery: string; expiresAt: string; link?: string } | null;
 }
 
 export interface ListBody<T> {
