@@ -306,7 +306,7 @@ export const ENV_VARIABLES = [
     name: 'STELLWERK_SMTP_URL',
     key: 'smtpUrl',
     description:
-      'SMTP server for mail (`smtp://user:pass@host:587`, `smtps://…:465`). Unset: no mail is sent; invitation links are logged instead.',
+      'SMTP server for mail (`smtp://user:pass@host:587`, `smtps://…:465`). Unset: no mail is sent; invitation links are logged and shown to the admin who invited, to hand over.',
     defaultText: 'unset',
     default: constant(undefined),
     parse: optionalUrl(['smtp:', 'smtps:']),
