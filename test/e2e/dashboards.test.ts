@@ -103,6 +103,13 @@ describe('console dashboards end to end (Chromium)', () => {
     await page.getByTestId('dashboard-empty').getByText('No widgets yet — add one.').waitFor();
     await h.shot('dashboards-02-empty');
 
+    // Whether closing or reloading the window would ask first (the console's beforeunload guard).
+    const unloadAsks = () =>
+      page.evaluate(() => {
+        const event = new Event('beforeunload', { cancelable: true });
+        window.dispatchEvent(event);
+        return event.defaultPrevented;
+      });
     const addWidget = async (type: string) => {
       await page.getByRole('button', { name: 'Add widget' }).first().click();
       const dialog = page.getByRole('dialog', { name: 'Add a widget' });
@@ -113,12 +120,15 @@ describe('console dashboards end to end (Chromium)', () => {
       else
         await dialog.getByLabel('Data state').selectOption({ label: 'Flow temperature (temperature, °C)' });
       if (type === 'Line chart') {
+        // The first widget's settings are only in the dialog: the window asks before they are lost.
+        expect(await unloadAsks()).toBe(true);
         await h.shot('dashboards-03-widget-dialog');
         await expectAccessible('widget dialog');
       }
       await dialog.getByRole('button', { name: 'Add widget' }).click();
       await dialog.waitFor({ state: 'hidden' });
     };
+    expect(await unloadAsks()).toBe(false);
     await addWidget('Line chart');
     await addWidget('Gauge');
     const widgets = page.getByTestId('widget');
