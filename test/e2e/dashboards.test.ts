@@ -105,11 +105,9 @@ describe('console dashboards end to end (Chromium)', () => {
 
     // Whether closing or reloading the window would ask first (the console's beforeunload guard).
     const unloadAsks = () =>
-      page.evaluate(() => {
-        const event = new Event('beforeunload', { cancelable: true });
-        window.dispatchEvent(event);
-        return event.defaultPrevented;
-      });
+      page.evaluate<boolean>(
+        `(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })()`,
+      );
     const addWidget = async (type: string) => {
       await page.getByRole('button', { name: 'Add widget' }).first().click();
       const dialog = page.getByRole('dialog', { name: 'Add a widget' });
