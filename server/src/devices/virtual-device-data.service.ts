@@ -14,7 +14,8 @@ import { DEVICE_IMPORT_JOB, readImportUpload, type ImportInput, type ImportSourc
 import { packetMismatches, type ValueMismatch } from './packet-values.js';
 import type { VirtualDevice } from './virtual-device.entity.js';
 import type { DeviceCondition } from './virtual-device.filter.js';
-import type { VirtualDeviceInput, VirtualDeviceService } from './virtual-device.service.js';
+import type { VirtualDeviceInput } from './device-input.js';
+import type { VirtualDeviceService } from './virtual-device.service.js';
 
 export interface StoredPacket {
   id: string;
@@ -200,7 +201,7 @@ export class VirtualDeviceDataService {
       const input: VirtualDeviceInput = { ...set };
       // Merge rather than replace: a bulk edit adds custom properties to each device's own.
       if (set.keyValueData) input.keyValueData = { ...device.keyValueData, ...set.keyValueData };
-      await this.devices.apply(principal, device, input, false);
+      await this.devices.input.apply(principal, device, input, false);
     }
     await this.em().flush();
     if (set.permissionScopeId !== undefined)
