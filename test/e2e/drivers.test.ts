@@ -79,6 +79,13 @@ describe('console drivers, templates and bulk work end to end (Chromium)', () =>
     await expect.poll(() => rules.locator('.drv-cell-problem').textContent()).toBe('must be a number');
     expect(await page.getByTestId('error').textContent()).toContain('INVALID_HEALTH_CONFIG');
     expect(await rules.getByLabel('Value 1', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await expect
+      .poll(() =>
+        page.evaluate(
+          "document.activeElement?.getAttribute('aria-invalid') === 'true' && !!document.activeElement.closest('[data-testid=\"health-rules\"]')",
+        ),
+      )
+      .toBe(true);
     await h.shot('drivers-01-health-422');
 
     await rules.getByLabel('Value 1', { exact: true }).fill('20');

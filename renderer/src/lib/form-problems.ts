@@ -1,3 +1,4 @@
+import { tick } from 'svelte';
 import { schemaProblem, type SchemaProblemTexts } from './format/schema-problem';
 
 /** The error body's `details` (`{ path, message }`) shown at the form field their path names. */
@@ -31,4 +32,15 @@ export function problemAt(problems: Map<string, string>, path: string): string |
   const found: string[] = [];
   for (const [key, message] of problems) if (key === path || key.startsWith(`${path}/`)) found.push(message);
   return found.length ? found.join('; ') : undefined;
+}
+
+/**
+ * After a refusal, moves the focus to the first field marked invalid within `scope` (an element or
+ * a selector), once the marks are on the page: keyboard users land on what to fix, and a screen
+ * reader reads the field's message where it is.
+ */
+export async function focusFirstInvalid(scope: ParentNode | string | null | undefined): Promise<void> {
+  await tick();
+  const root = typeof scope === 'string' ? document.querySelector(scope) : scope;
+  root?.querySelector<HTMLElement>('[aria-invalid="true"], [data-invalid="true"]')?.focus();
 }
