@@ -200,6 +200,10 @@ describe('console end to end (Chromium)', () => {
     await page.getByTestId('greeting').waitFor();
     expect(await page.getByTestId('greeting').textContent()).toBe('Hello, Ada Lovelace');
     expect(await page.getByTestId('user-email').textContent()).toBe(EMAIL);
+    // The profile names permissions as the role editor does, not by their API keys.
+    expect(await page.getByTestId('profile-permissions').locator('li').allTextContents()).toEqual([
+      'Everything: Manage',
+    ]);
     // The version of the package the console was built from, as /xapi/v1/health reports it.
     expect(await page.locator('.app-version').textContent()).toBe(`Stellwerk ${VERSION}`);
 
@@ -209,6 +213,7 @@ describe('console end to end (Chromium)', () => {
     await page.reload();
     await page.getByTestId('greeting').waitFor();
     expect(await page.getByTestId('greeting').textContent()).toBe('Hallo, Ada Lovelace');
+    expect(await page.getByTestId('profile-permissions').textContent()).toContain('Alles: Verwalten');
     expect(await page.locator('html').getAttribute('data-theme')).toBe('dark');
     await shot('05-home-dark-de');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupPermissions, holds } from './permission-groups';
+import { groupPermissions, holds, permissionTexts } from './permission-groups';
 
 describe('groupPermissions', () => {
   it('pairs read and manage of one resource across spellings and sorts rows into areas', () => {
@@ -26,5 +26,33 @@ describe('groupPermissions', () => {
     expect(holds(['digitalTwin.manage'], 'digitaltwin.MANAGE')).toBe(true);
     expect(holds(['digitalTwin.read'], 'digitalTwin.manage')).toBe(false);
     expect(holds([], undefined)).toBe(false);
+  });
+});
+
+describe('permissionTexts', () => {
+  const t = {
+    resources: { virtualdevice: 'Devices', alarmlog: 'Alarms', usermanagement: 'User creation' },
+    read: 'Read',
+    manage: 'Manage',
+    create: 'Create',
+  };
+
+  it('names each resource once with its stronger action, the raw names kept for a tooltip', () => {
+    expect(
+      permissionTexts(
+        ['VirtualDevice.read', 'virtualDevice.manage', 'alarmLog.read', 'UserManagement.create'],
+        t,
+      ),
+    ).toEqual([
+      { text: 'User creation: Create', name: 'UserManagement.create' },
+      { text: 'Devices: Manage', name: 'virtualDevice.manage' },
+      { text: 'Alarms: Read', name: 'alarmLog.read' },
+    ]);
+  });
+
+  it('shows an unknown resource by its own name', () => {
+    expect(permissionTexts(['brandNew.read'], t)).toEqual([
+      { text: 'brandnew: Read', name: 'brandNew.read' },
+    ]);
   });
 });

@@ -65,3 +65,31 @@ export const holds = (chosen: readonly string[], name: string | undefined): bool
 /** A resource's label: the dictionary's, else the name itself. */
 export const resourceLabel = (labels: Record<string, string>, resource: string): string =>
   labels[resource] ?? resource;
+
+/** The words `permissionTexts` needs: resource labels and the action names. */
+export interface PermissionTexts {
+  resources: Record<string, string>;
+  read: string;
+  manage: string;
+  create: string;
+}
+
+/**
+ * What a user holds, readable: one entry per resource, "Devices: Manage", with the stronger action
+ * only (manage includes read), in the picker's area order; the raw name stays as `name` for a tooltip.
+ */
+export function permissionTexts(
+  held: readonly string[],
+  t: PermissionTexts,
+): { text: string; name: string }[] {
+  return groupPermissions(held).flatMap((group) =>
+    group.rows.map((row) => {
+      const actions = [row.manage ? t.manage : row.read ? t.read : null, row.create ? t.create : null];
+      const names = [row.manage ?? row.read, row.create].filter((n): n is string => !!n);
+      return {
+        text: `${resourceLabel(t.resources, row.resource)}: ${actions.filter(Boolean).join(', ')}`,
+        name: names.join(', '),
+      };
+    }),
+  );
+}
