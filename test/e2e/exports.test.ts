@@ -71,8 +71,10 @@ describe('CSV export plans in the console (Chromium)', () => {
     const file = await fs.readFile(await download.path());
     expect([...file.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const rows: string[][] = parse(file, { delimiter: ';', bom: true });
-    expect(rows[0]).toEqual(['time', 'twin', 'hierarchy', 'state', 'unit', 'value']);
+    // The preset names the columns in the console's language and writes times spreadsheets read as dates.
+    expect(rows[0]).toEqual(['Time', 'Twin', 'Hierarchy', 'State', 'Unit', 'Value']);
     expect(rows.slice(1).map((r) => r[5])).toEqual(['1,5', '2,25', '3', '2,75', '2,5']);
+    for (const row of rows.slice(1)) expect(row[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(,\d{3})?$/);
     expect(h.foreignRequests, 'no request leaves loopback').toEqual([]);
   });
 
@@ -110,7 +112,11 @@ describe('CSV export plans in the console (Chromium)', () => {
       '/xapi/v1/export-plans',
     );
     const [stored] = saved.data;
-    expect(stored!.format).toMatchObject({ decimalSeparator: '.', headerNames: { value: 'Pegel' } });
+    expect(stored!.format).toMatchObject({
+      decimalSeparator: '.',
+      timeFormat: 'spreadsheet',
+      headerNames: { value: 'Pegel' },
+    });
     expect(stored!.shape.average).toBe('day');
 
     await plan.getByRole('button', { name: 'Delete Reservoir levels' }).click();

@@ -90,6 +90,33 @@ describe('export plans on PostgreSQL', () => {
     expect(oct25).toHaveLength(25);
   });
 
+  it('writes times that spreadsheets read as dates when asked, the same wall clock without its offset', async () => {
+    const spreadsheet = {
+      ...DAILY_PLAN,
+      format: { ...DAILY_PLAN.format, timeFormat: 'spreadsheet' },
+    };
+    const plan = await createPlan(spreadsheet);
+    const stored = expectStatus<{ format: { timeFormat?: string } }>(
+      await call('GET', `/xapi/v1/export-plans/${plan.id}`),
+      200,
+    );
+    expect(stored.format.timeFormat).toBe('spreadsheet');
+    const job = await runPlan(t, call, plan.id);
+    const [header, ...rows] = await downloadRows(call, job.id);
+    const [isoHeader, ...isoRows] = expectedOptionRows(world, 'daily');
+    expect(header).toEqual(isoHeader);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows).toEqual(
+      isoRows.map(([time, ...rest]) => [time!.replace('T', ' ').replace(/[+-]\d\d:\d\d$/, ''), ...rest]),
+    );
+    expect(rows[0]![0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    const refused = await call('POST', '/xapi/v1/export-plans', {
+      ...spreadsheet,
+      format: { ...spreadsheet.format, timeFormat: 'excel' },
+    });
+    expect(refused.statusCode).toBe(400);
+  });
+
   it('previews the first 20 rows of a definition as the file writes them', async () => {
     const { title: _title, ...definition } = EXCEL_PLAN;
     const preview = expectStatus<{ columns: string[]; rows: string[][] }>(

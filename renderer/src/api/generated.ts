@@ -2798,6 +2798,7 @@ export interface ApiOperations {
           headerNames: Record<string, string>;
           escapeFormulas: boolean;
           gzip: boolean;
+          timeFormat?: 'iso8601' | 'spreadsheet';
         };
         mailConnectorId: string | null;
         mailTo: string[];
@@ -2867,6 +2868,7 @@ export interface ApiOperations {
         headerNames: Record<string, string>;
         escapeFormulas: boolean;
         gzip: boolean;
+        timeFormat?: 'iso8601' | 'spreadsheet';
       };
       mailConnectorId?: string | null;
       mailTo?: string[];
@@ -2907,6 +2909,7 @@ export interface ApiOperations {
         headerNames: Record<string, string>;
         escapeFormulas: boolean;
         gzip: boolean;
+        timeFormat?: 'iso8601' | 'spreadsheet';
       };
       mailConnectorId: string | null;
       mailTo: string[];
@@ -2973,6 +2976,7 @@ export interface ApiOperations {
         headerNames: Record<string, string>;
         escapeFormulas: boolean;
         gzip: boolean;
+        timeFormat?: 'iso8601' | 'spreadsheet';
       };
     };
     reply: { columns: string[]; rows: string[][]; from: string; to: string };
@@ -3017,6 +3021,7 @@ export interface ApiOperations {
         headerNames: Record<string, string>;
         escapeFormulas: boolean;
         gzip: boolean;
+        timeFormat?: 'iso8601' | 'spreadsheet';
       };
       mailConnectorId: string | null;
       mailTo: string[];
@@ -3083,6 +3088,7 @@ export interface ApiOperations {
         headerNames: Record<string, string>;
         escapeFormulas: boolean;
         gzip: boolean;
+        timeFormat?: 'iso8601' | 'spreadsheet';
       };
       mailConnectorId?: string | null;
       mailTo?: string[];
@@ -3123,6 +3129,7 @@ export interface ApiOperations {
         headerNames: Record<string, string>;
         escapeFormulas: boolean;
         gzip: boolean;
+        timeFormat?: 'iso8601' | 'spreadsheet';
       };
       mailConnectorId: string | null;
       mailTo: string[];

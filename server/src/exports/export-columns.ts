@@ -2,7 +2,7 @@ import type { CsvValue } from '../platform/csv/csv-writer.js';
 import type { SelectedDevice } from '../devices/device-selection.queries.js';
 import { zoneOffsetMs } from '../timeseries/query/query.time.js';
 import type { SelectedTwin } from '../twins/twin-selection.queries.js';
-import { subjectOf, type ExportDefinition } from './export-plan.types.js';
+import { subjectOf, type ExportDefinition, type ExportFormat } from './export-plan.types.js';
 
 /**
  * The columns of an export, in order: `time`, `twin`, `hierarchy` (devices: `time`, `device` — its
@@ -92,4 +92,27 @@ export function localTime(ms: number, zone: string): string {
     `T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}` +
     `${millis ? `.${pad(millis, 3)}` : ''}${zoneText}`
   );
+}
+
+/**
+ * An instant as the wall-clock time in `zone` that spreadsheets read as a date
+ * (`2026-10-25 02:30:00`); milliseconds only when not zero, after the file's decimal separator.
+ */
+export function spreadsheetTime(ms: number, zone: string, decimalSeparator: '.' | ','): string {
+  const d = new Date(ms + (zone === 'UTC' ? 0 : zoneOffsetMs(zone, ms)));
+  const millis = d.getUTCMilliseconds();
+  return (
+    `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}` +
+    ` ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}` +
+    (millis ? `${decimalSeparator}${pad(millis, 3)}` : '')
+  );
+}
+
+/** The time cell writer `format` asks for. */
+export function timeCell(
+  format: Pick<ExportFormat, 'timeFormat' | 'decimalSeparator'>,
+): (ms: number, zone: string) => string {
+  return format.timeFormat === 'spreadsheet'
+    ? (ms, zone) => spreadsheetTime(ms, zone, format.decimalSeparator)
+    : localTime;
 }

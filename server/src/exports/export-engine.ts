@@ -4,7 +4,7 @@ import { AppError } from '../platform/errors.js';
 import { nextPeriodStart, periodStart } from '../states/engine/calendar.js';
 import type { TimeSeriesQueryResult } from '../timeseries/query/query.service.js';
 import type { PointFilter, TimeSeriesPoint } from '../timeseries/timeseries.types.js';
-import { clusterKeys, localTime } from './export-columns.js';
+import { clusterKeys, timeCell } from './export-columns.js';
 import type { ExportDefinition } from './export-plan.types.js';
 
 /**
@@ -184,6 +184,7 @@ class Shaper {
   private readonly subjectPrefix: CsvValue[][];
   private readonly keys: string[];
   private readonly keyIndex: Map<string, number>;
+  private readonly timeText: (ms: number, zone: string) => string;
 
   constructor(
     private readonly def: ExportDefinition,
@@ -193,6 +194,7 @@ class Shaper {
     this.subjectPrefix = source.subjects.map((t) => t.cells);
     this.keys = clusterKeys(def, source.states);
     this.keyIndex = new Map(this.keys.map((k, i) => [k, i]));
+    this.timeText = timeCell(def.format);
     const keyOrder = def.selection.states.length > 0 ? this.keyIndex : null;
     const sorted = [...source.states].sort((a, b) =>
       keyOrder ? keyOrder.get(a.key)! - keyOrder.get(b.key)! : a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
@@ -217,7 +219,7 @@ class Shaper {
     return cells.map((c) => {
       const { state, subject } = this.states.get(c.stateId)!;
       return [
-        localTime(c.time, this.def.timeZone),
+        this.timeText(c.time, this.def.timeZone),
         ...this.subjectPrefix[subject]!,
         state.key,
         state.unit,
@@ -233,7 +235,7 @@ class Shaper {
     const flush = () => {
       if (current)
         rows.push([
-          localTime(current.time, this.def.timeZone),
+          this.timeText(current.time, this.def.timeZone),
           ...this.subjectPrefix[current.subject]!,
           ...current.values,
         ]);

@@ -2,10 +2,16 @@ import { Type, type TLiteral } from 'typebox';
 import { CSV_DELIMITERS } from '../platform/csv/csv-writer.js';
 import { ListQuery, Timestamp, Uuid } from '../platform/http/schemas.js';
 import { JobReply } from '../jobs/job.schemas.js';
-import { AVERAGES, CONDITION_FIELDS, EXPORT_SUBJECTS, RELATIVE_RANGES } from './export-plan.types.js';
+import {
+  AVERAGES,
+  CONDITION_FIELDS,
+  EXPORT_SUBJECTS,
+  EXPORT_TIME_FORMATS,
+  RELATIVE_RANGES,
+} from './export-plan.types.js';
 
-const literals = <T extends string>(values: readonly T[]) =>
-  Type.Union(values.map((v) => Type.Literal(v)) as [TLiteral<T>]);
+const literals = <T extends string>(values: readonly T[], options: { description?: string } = {}) =>
+  Type.Union(values.map((v) => Type.Literal(v)) as [TLiteral<T>], options);
 
 export const ExportConditionSchema = Type.Object(
   {
@@ -74,6 +80,12 @@ export const ExportFormatSchema = Type.Object(
       description: "Text cells starting with = + - @ tab or CR get a leading ' (docs/exports.md).",
     }),
     gzip: Type.Boolean(),
+    timeFormat: Type.Optional(
+      literals(EXPORT_TIME_FORMATS, {
+        description:
+          'iso8601 (default): 2026-10-25T02:30:00+01:00. spreadsheet: 2026-10-25 02:30:00, wall-clock time in timeZone that spreadsheets read as a date (ambiguous in the repeated hour of a DST change).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

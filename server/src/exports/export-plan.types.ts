@@ -87,13 +87,25 @@ export interface ExportFormat {
   headerNames: Record<string, string>;
   escapeFormulas: boolean;
   gzip: boolean;
+  /**
+   * `iso8601` (default): `2026-10-25T02:30:00+01:00`, unambiguous in a DST change; `spreadsheet`:
+   * `2026-10-25 02:30:00`, the plan's wall-clock time that Excel and LibreOffice read as a date.
+   */
+  timeFormat?: ExportTimeFormat;
 }
 
-/** German Excel opens this by double-click: semicolons, decimal commas, a BOM for UTF-8. */
-export const EXCEL_DE: Pick<ExportFormat, 'delimiter' | 'decimalSeparator' | 'bom'> = {
+export const EXPORT_TIME_FORMATS = ['iso8601', 'spreadsheet'] as const;
+export type ExportTimeFormat = (typeof EXPORT_TIME_FORMATS)[number];
+
+/**
+ * German Excel opens this by double-click: semicolons, decimal commas, a BOM for UTF-8, times it
+ * reads as dates.
+ */
+export const EXCEL_DE: Pick<ExportFormat, 'delimiter' | 'decimalSeparator' | 'bom' | 'timeFormat'> = {
   delimiter: ';',
   decimalSeparator: ',',
   bom: true,
+  timeFormat: 'spreadsheet',
 };
 
 export const DEFAULT_FORMAT: ExportFormat = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localTime } from './export-columns.js';
+import { localTime, spreadsheetTime, timeCell } from './export-columns.js';
 import { resolveRange } from './export-range.js';
 
 const iso = (r: { from: Date; to: Date }) => [r.from.toISOString(), r.to.toISOString()];
@@ -52,5 +52,20 @@ describe('export time ranges', () => {
       '2026-11-01T01:00:00.250-04:00',
     );
     expect(localTime(Date.parse('2026-01-01T00:00:00Z'), 'UTC')).toBe('2026-01-01T00:00:00+00:00');
+  });
+
+  it('writes spreadsheet times as the wall clock of the zone without offset, milliseconds after the decimal separator', () => {
+    expect(spreadsheetTime(Date.parse('2026-10-25T00:30:00Z'), 'Europe/Berlin', ',')).toBe(
+      '2026-10-25 02:30:00',
+    );
+    expect(spreadsheetTime(Date.parse('2026-11-01T05:00:00.250Z'), 'America/New_York', ',')).toBe(
+      '2026-11-01 01:00:00,250',
+    );
+    expect(spreadsheetTime(Date.parse('2026-01-01T00:00:00.5Z'), 'UTC', '.')).toBe('2026-01-01 00:00:00.500');
+    const at = Date.parse('2026-06-01T10:00:00Z');
+    expect(timeCell({ decimalSeparator: ',' })(at, 'UTC')).toBe('2026-06-01T10:00:00+00:00');
+    expect(timeCell({ decimalSeparator: ',', timeFormat: 'spreadsheet' })(at, 'UTC')).toBe(
+      '2026-06-01 10:00:00',
+    );
   });
 });

@@ -55,6 +55,7 @@ export interface PlanDraft {
   delimiter: (typeof DELIMITERS)[number];
   decimalSeparator: '.' | ',';
   bom: boolean;
+  timeFormat: 'iso8601' | 'spreadsheet';
   headerNames: string;
   escapeFormulas: boolean;
   gzip: boolean;
@@ -89,6 +90,7 @@ export function emptyDraft(timeZone: string): PlanDraft {
     delimiter: ',',
     decimalSeparator: '.',
     bom: false,
+    timeFormat: 'iso8601',
     headerNames: '',
     escapeFormulas: true,
     gzip: false,
@@ -124,6 +126,7 @@ export function draftOf(plan: Plan): PlanDraft {
     delimiter: plan.format.delimiter,
     decimalSeparator: plan.format.decimalSeparator,
     bom: plan.format.bom,
+    timeFormat: plan.format.timeFormat ?? 'iso8601',
     headerNames: Object.entries(plan.format.headerNames)
       .map(([id, name]) => `${id}=${name}`)
       .join('\n'),
@@ -176,6 +179,7 @@ export function definitionOf(d: PlanDraft): Definition {
       delimiter: d.delimiter,
       decimalSeparator: d.decimalSeparator,
       bom: d.bom,
+      timeFormat: d.timeFormat,
       headerNames: headerNames(d.headerNames),
       escapeFormulas: d.escapeFormulas,
       gzip: d.gzip,
@@ -198,4 +202,36 @@ export function previewable(d: PlanDraft): boolean {
   if (d.rangeMode === 'absolute' && !(d.from && d.to)) return false;
   if (!d.timeZone.trim()) return false;
   return d.conditions.every((c) => c.field !== 'property' || c.key.trim());
+}
+
+/** The fixed columns a header name can be given for, in the file's order (server: export-columns.ts). */
+export const FIXED_COLUMNS = [
+  'time',
+  'twin',
+  'hierarchy',
+  'device',
+  'title',
+  'state',
+  'unit',
+  'value',
+] as const;
+
+/**
+ * The spreadsheet preset: semicolons, decimal commas, a BOM, times a spreadsheet reads as dates,
+ * and, unless the plan names its own headers, the fixed columns named in the console's language.
+ */
+export function spreadsheetPreset(
+  d: PlanDraft,
+  headers: Record<(typeof FIXED_COLUMNS)[number], string>,
+): PlanDraft {
+  return {
+    ...d,
+    delimiter: ';',
+    decimalSeparator: ',',
+    bom: true,
+    timeFormat: 'spreadsheet',
+    headerNames: d.headerNames.trim()
+      ? d.headerNames
+      : FIXED_COLUMNS.map((id) => `${id}=${headers[id]}`).join('\n'),
+  };
 }
