@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { PERMISSIONS } from '../../../../server/src/roles/permissions';
+import { de } from '../../i18n/de';
+import { en } from '../../i18n/en';
 import { groupPermissions, holds, permissionTexts } from './permission-groups';
 
 describe('groupPermissions', () => {
@@ -54,5 +57,21 @@ describe('permissionTexts', () => {
     expect(permissionTexts(['brandNew.read'], t)).toEqual([
       { text: 'brandnew: Read', name: 'brandNew.read' },
     ]);
+  });
+});
+
+describe('permission labels', () => {
+  it('name every permission the server knows in English and German and place it in an area', () => {
+    const resources = [
+      ...new Set(PERMISSIONS.map((name) => name.slice(0, name.lastIndexOf('.')).toLowerCase())),
+    ];
+    for (const labels of [en.admin.permissions.resources, de.admin.permissions.resources] as Record<
+      string,
+      string
+    >[]) {
+      expect(resources.filter((resource) => !labels[resource])).toEqual([]);
+    }
+    const other = groupPermissions(PERMISSIONS).find((group) => group.id === 'other');
+    expect(other?.rows.map((row) => row.resource) ?? []).toEqual([]);
   });
 });

@@ -20,7 +20,17 @@ export interface PermissionGroup {
 
 const AREAS: Record<Exclude<GroupId, 'other'>, string[]> = {
   general: ['all'],
-  identity: ['account', 'announcement', 'user', 'usermanagement', 'role', 'apikey', 'permissionscope'],
+  identity: [
+    'account',
+    'announcement',
+    'user',
+    'usermanagement',
+    'role',
+    'apikey',
+    'permissionscope',
+    'identityprovider',
+    'auditevent',
+  ],
   devices: [
     'connector',
     'virtualdevice',
@@ -30,7 +40,7 @@ const AREAS: Record<Exclude<GroupId, 'other'>, string[]> = {
     'connectormonitoring',
     'iothub',
   ],
-  twins: ['digitaltwin', 'state', 'timeseries', 'dashboard', 'smartgroup'],
+  twins: ['digitaltwin', 'siteplan', 'state', 'timeseries', 'dashboard', 'smartgroup'],
   rules: ['rule', 'alarmlog', 'alarmreport'],
   integration: ['integration', 'integrationflow', 'filter', 'transformer', 'exportplan', 'job'],
 };
