@@ -159,11 +159,16 @@ describe('console end to end (Chromium)', () => {
     firstVisit.stop();
     expect(firstVisit.problems).toEqual([]);
 
-    // The e-mail is prefilled after onboarding; a wrong password shows the server's message.
+    // The e-mail is prefilled after onboarding; a wrong password reads as one sentence, as a product
+    // says it: no "Something went wrong" heading, no server wording, no code.
     expect(await page.getByLabel('E-mail').inputValue()).toBe(EMAIL);
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Log in' }).click();
-    await expect.poll(() => page.getByTestId('error').textContent()).toMatch(/INVALID_CREDENTIALS/);
+    await expect
+      .poll(async () => (await page.getByTestId('error').innerText()).trim())
+      .toBe('Invalid e-mail or password.');
+    expect(await page.getByTestId('error').getAttribute('data-code')).toBe('INVALID_CREDENTIALS');
+    expect(await page.getByTestId('error').getAttribute('role')).toBe('alert');
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByTestId('greeting').waitFor();

@@ -161,8 +161,25 @@ describe('operating devices and connectors in the console (Chromium)', () => {
     expect(await connection.getByTestId('connection-port').textContent()).toBe(String(h.mqttPort));
     // Until credentials are issued the password is unknown here: the line says so with a placeholder.
     expect(await connection.getByTestId('connection-command').textContent()).toContain("-P '<password>'");
+    // The password belongs to the connector, not the device: the confirmation says that all its
+    // devices get the new one, and counts them.
+    await xapi('POST', '/xapi/v1/virtual-devices', {
+      connectorId: newGateway.id,
+      device_id: 'lift-2',
+      title: 'Lift pump 2',
+    });
     await connection.getByRole('button', { name: 'Issue new credentials' }).click();
-    await connection.getByRole('button', { name: 'Issue now' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Issue new credentials?' });
+    await confirm
+      .getByText(
+        'All devices of the connector “New gateway” log in with the same password. The current credentials ' +
+          'stop working at once for all 2 devices; each of them then needs the new ones.',
+        { exact: true },
+      )
+      .waitFor();
+    await axeClean(page);
+    await h.shot('device-ops-05a-credentials-confirm');
+    await confirm.getByRole('button', { name: 'Issue now' }).click();
     await connection.getByTestId('connection-password').waitFor();
     const line = (await connection.getByTestId('connection-command').textContent())!;
     expect(line).not.toContain('<password>');

@@ -77,7 +77,7 @@ describe('console drivers, templates and bulk work end to end (Chromium)', () =>
     // The server refuses the rule; its problem is shown at the value (worded by the console from the
     // detail's keyword) and the field is focused.
     await expect.poll(() => rules.locator('.drv-cell-problem').textContent()).toBe('must be a number');
-    expect(await page.getByTestId('error').textContent()).toContain('INVALID_HEALTH_CONFIG');
+    expect(await page.getByTestId('error').getAttribute('data-code')).toBe('INVALID_HEALTH_CONFIG');
     expect(await rules.getByLabel('Value 1', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await expect
       .poll(() =>
@@ -124,9 +124,13 @@ describe('console drivers, templates and bulk work end to end (Chromium)', () =>
 
     await panel.getByLabel('Sample packet').fill('00');
     await panel.getByRole('button', { name: 'Run parser test' }).click();
+    // The console's sentence, with the server's particulars: what the parser needed.
     await expect
-      .poll(() => panel.getByTestId('error').textContent())
-      .toMatch(/Field "temperature" needs bytes 0\.\.1 but the payload has 1 bytes.*PARSE_ERROR/);
+      .poll(() => panel.getByTestId('error').getByTestId('error-server-text').textContent())
+      .toBe('Field "temperature" needs bytes 0..1 but the payload has 1 bytes');
+    expect(await panel.getByTestId('error').getByTestId('error-message').textContent()).toBe(
+      'The payload could not be parsed.',
+    );
     expect(await panel.getByTestId('parser-test-result').count()).toBe(0);
   });
 

@@ -277,7 +277,8 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     await page.getByLabel('Sample input (JSON)').fill('{}');
     await page.getByRole('button', { name: 'Run test' }).click();
     const error = page.getByTestId('script-test').getByTestId('error');
-    await expect.poll(() => error.textContent()).toContain('SCRIPT_ERROR');
+    await expect.poll(() => error.getAttribute('data-code')).toBe('SCRIPT_ERROR');
+    expect(await error.getByTestId('error-message').textContent()).toBe('The script failed.');
     await h.shot('flows-04-transformer-test-error');
   });
 
@@ -381,9 +382,9 @@ describe('console integration flows and outgoing connectors end to end (Chromium
     const dialog = page.getByRole('dialog', { name: 'Delete transformer' });
     await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
     await expect
-      .poll(() => dialog.getByTestId('error').textContent())
-      .toContain('The transformer is used by integration flows');
-    expect(await dialog.getByTestId('error').textContent()).toContain('DELETE_BLOCKED');
+      .poll(async () => (await dialog.getByTestId('error').innerText()).trim())
+      .toBe('It cannot be deleted while it is still in use.');
+    expect(await dialog.getByTestId('error').getAttribute('data-code')).toBe('DELETE_BLOCKED');
     const blocker = dialog.getByTestId('delete-blockers').getByRole('link', { name: 'Hot boilers' });
     expect(await blocker.getAttribute('href')).toBe(`#/flows/${seen.flowId}`);
     expect(await dialog.getByRole('button', { name: 'Delete', exact: true }).isDisabled()).toBe(true);

@@ -55,6 +55,9 @@ describe('accepting an invitation (Chromium)', () => {
     const link = await invite('olga@stellwerk.test', 'Olga Operator');
     await page.goto(link);
     await page.getByRole('heading', { name: 'Set your password' }).waitFor();
+    await expect
+      .poll(() => page.getByTestId('invitation-email').textContent())
+      .toBe('You were invited as olga@stellwerk.test.');
     expect(await seriousViolations(page)).toEqual([]);
     await h.shot('invitation-01-set-password');
 
@@ -74,19 +77,18 @@ describe('accepting an invitation (Chromium)', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect.poll(() => page.getByTestId('greeting').textContent()).toContain('Olga Operator');
 
-    // The link works once: opened again it says so and what to do, and leads back to the console.
+    // The link works once: opened again it says so before anything is typed, names no address, says
+    // what to do, and leads back to the console.
     await page.goto(link);
-    await page.getByLabel('Password', { exact: true }).fill('another password 123');
-    await page.getByLabel('Repeat password').fill('another password 123');
-    await page.getByRole('button', { name: 'Set password' }).click();
     await page.getByText('The invitation is invalid or has expired.').waitFor();
+    expect(await page.getByTestId('invitation-email').count()).toBe(0);
     await page.getByTestId('invitation-spent').getByText('Ask your administrator').waitFor();
     expect(await page.getByRole('button', { name: 'Set password' }).isDisabled()).toBe(true);
     await page.getByRole('link', { name: 'Not now: open the console' }).click();
     await expect.poll(() => page.getByTestId('greeting').textContent()).toContain('Olga Operator');
     expect(new URL(page.url()).pathname).toBe('/');
 
-    // The refused second use left the chosen password as it was.
+    // The spent link changed nothing: the chosen password still works.
     const olga = await loginXapi(h.server.baseUrl, 'olga@stellwerk.test', INVITEE_PASSWORD);
     expect(await olga<{ email: string }>('GET', '/xapi/v1/users/me')).toMatchObject({
       email: 'olga@stellwerk.test',
@@ -103,6 +105,10 @@ describe('accepting an invitation (Chromium)', () => {
     expect(await page.getByTestId('invitation-signed-in').textContent()).toContain(
       `You are logged in as ${ADMIN.email} in this browser`,
     );
+    // The invited address, not the signed-in one, is the account the password is for.
+    await expect
+      .poll(() => page.getByTestId('invitation-email').textContent())
+      .toBe('You were invited as piet@stellwerk.test.');
     await page.getByLabel('Password', { exact: true }).fill(INVITEE_PASSWORD);
     await page.getByLabel('Repeat password').fill(INVITEE_PASSWORD);
     await page.getByRole('button', { name: 'Set password' }).click();

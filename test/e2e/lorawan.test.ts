@@ -138,6 +138,11 @@ describe('LoRaWAN codec on real network-server uplinks (Chromium)', () => {
     expect(await rows.nth(1).getByTestId('packet-payload').textContent()).toBe('hex: 00 01 e2 40 00 64');
     await h.shot('lorawan-01-device-codec-meta');
 
+    // A LoRaWAN network server takes a port and may ask for an acknowledgement: the form offers both.
+    const downlinks = page.getByTestId('downlinks');
+    expect(await downlinks.getByLabel('fPort').count()).toBe(1);
+    expect(await downlinks.getByLabel('Confirmed').count()).toBe(1);
+
     await page.getByLabel('Language').selectOption('de');
     await expect
       .poll(() => page.getByTestId('packet-history').getByRole('list', { name: 'Codec-Warnungen' }).count())

@@ -97,7 +97,7 @@ describe('console rules and alarms end to end (Chromium)', () => {
     await expect.poll(() => page.locator('#rule-cron').getAttribute('aria-invalid')).toBe('true');
     // Worded by the console from the detail's `cron` keyword and its reason.
     expect(await page.locator('#rule-cron-hint').textContent()).toMatch(/^has 3 fields; give 5/);
-    expect(await page.getByTestId('error').first().textContent()).toMatch(/VALIDATION_ERROR/);
+    expect(await page.getByTestId('error').first().getAttribute('data-code')).toBe('VALIDATION_ERROR');
     expect(await page.getByTestId('account-zone').textContent()).toMatch(/Account time zone: \S+/);
     await h.shot('rules-01-cron-error');
 
@@ -193,7 +193,10 @@ describe('console rules and alarms end to end (Chromium)', () => {
     const [latest] = await alarms();
     await xapi('POST', `/xapi/v1/alarm-logs/${latest!.id}/close`);
     await second.getByRole('button', { name: /^Acknowledge/ }).click();
-    await expect.poll(() => page.getByTestId('error').textContent()).toMatch(/ALARM_CLOSED/);
+    await expect
+      .poll(() => page.getByTestId('error').getByTestId('error-message').textContent())
+      .toBe('This alarm is closed already.');
+    expect(await page.getByTestId('error').getAttribute('data-code')).toBe('ALARM_CLOSED');
     await h.shot('rules-04-alarm-closed-conflict');
 
     // The status filter: only closed entries.
@@ -293,7 +296,7 @@ describe('console rules and alarms end to end (Chromium)', () => {
     await page.getByRole('button', { name: 'Delete Boilers' }).click();
     const confirm = page.getByTestId('delete-dialog');
     await confirm.getByRole('button', { name: 'Delete' }).click();
-    await expect.poll(() => confirm.getByTestId('error').textContent()).toMatch(/DELETE_BLOCKED/);
+    await expect.poll(() => confirm.getByTestId('error').getAttribute('data-code')).toBe('DELETE_BLOCKED');
     expect(await confirm.getByTestId('delete-blockers').textContent()).toContain('Morning boiler report');
     await h.shot('rules-08-delete-blocked');
     await confirm.getByRole('button', { name: 'Cancel' }).click();

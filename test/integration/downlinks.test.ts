@@ -23,7 +23,7 @@ let call: ReturnType<typeof caller>;
 interface DownlinkBody {
   id: string;
   status: string;
-  fPort: number;
+  fPort: number | null;
   bytesHex: string;
   confirmed: boolean;
   error: string | null;
@@ -145,6 +145,10 @@ describe('downlinks', () => {
         ...['-C', '1', '-F', '%t %x', '-W', '10'],
       ]);
       await new Promise((r) => setTimeout(r, 500));
+      // The topic names {fPort}: a downlink without one cannot be published there.
+      const portless = await send(device.id, { bytes: 'beef' });
+      expect(portless.statusCode).toBe(400);
+      expect(errorCode(portless)).toBe('VALIDATION_ERROR');
       const queued = expectStatus<DownlinkBody>(await send(device.id, { fPort: 12, bytes: 'beef' }), 202);
       const result = await sub;
       expect(result.stdout.trim()).toBe('meters/m-7/down/12 beef');
@@ -171,6 +175,8 @@ describe('downlinks', () => {
       devEui: '70B3D57ED0000001',
       endDeviceId: 'meter-1',
     });
+    // A LoRaWAN network server needs the port.
+    expect(errorCode(await send(device.id, { bytes: '01003c' }))).toBe('VALIDATION_ERROR');
     peer.requests.length = 0;
     const queued = expectStatus<DownlinkBody>(
       await send(device.id, { fPort: 10, bytes: '01003c', confirmed: true }),
@@ -335,6 +341,8 @@ describe('downlinks', () => {
     expect(errorCode(await send(bare.id, { fPort: 1, bytes: '01', data: {} }))).toBe('VALIDATION_ERROR');
     expect(errorCode(await send(bare.id, { fPort: 1, bytes: 'xyz' }))).toBe('VALIDATION_ERROR');
     expect((await send(bare.id, { fPort: 224, bytes: '01' })).statusCode).toBe(400);
+    // The embedded broker carries no port: none is needed, and none is stored.
+    expect(expectStatus<DownlinkBody>(await send(bare.id, { bytes: '01' }), 202).fPort).toBeNull();
 
     const parseOnly = expectStatus<{ id: string }>(
       await call('POST', '/xapi/v1/device-drivers', {

@@ -90,6 +90,37 @@ describe('users: invitations', () => {
     expect(after).toMatchObject({ passwordSet: true, invitationPending: false });
   });
 
+  it('names the invited address for an open link only, limited per client like accepting', async () => {
+    const lookup = (token: string, remoteAddress = '127.0.0.1') =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/invitations/lookup',
+        headers: { 'x-requested-with': 'stellwerk-console' },
+        payload: { token },
+        remoteAddress,
+      });
+    await call('POST', '/xapi/v1/users', {
+      email: 'lookup@stellwerk.test',
+      roleIds: [builtIn.AccountReader],
+    });
+    const { token } = invitationLink((await smtp.waitFor('lookup@stellwerk.test')).decoded);
+
+    expect(expectStatus(await lookup(token), 200)).toEqual({ email: 'lookup@stellwerk.test' });
+    const unknown = await lookup('not-a-token-anyone-was-given');
+    expect(unknown.statusCode).toBe(403);
+    expect(errorCode(unknown)).toBe('INVALID_INVITATION');
+    expectStatus(await accept(token, 'lookup chosen password'), 200);
+    const spent = await lookup(token);
+    expect(spent.statusCode).toBe(403);
+    expect(errorCode(spent)).toBe('INVALID_INVITATION');
+
+    // Guessing tokens from one address ends at the route's limit of 10 a minute.
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await lookup(`guess-${i}`, '192.0.2.7')).statusCode);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(403));
+    expect(statuses[10]).toBe(429);
+  });
+
   it('sends no mail with suppressInvitation: true', async () => {
     const created = expectStatus<UserBody>(
       await call('POST', '/xapi/v1/users', { email: 'quiet@stellwerk.test', suppressInvitation: true }),

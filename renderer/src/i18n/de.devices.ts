@@ -110,7 +110,17 @@ export const deDevices: Messages['devices'] = {
     reissueText:
       'Stellen Sie ein neues Passwort oder eine neue Webhook-URL aus, wenn die alten verloren oder bekannt geworden sind.',
     reissue: 'Neue Zugangsdaten ausstellen',
-    reissueConfirm: 'Die bisherigen Zugangsdaten gelten sofort nicht mehr. Geräte brauchen die neuen.',
+    reissueTitle: 'Neue Zugangsdaten ausstellen?',
+    reissueShared: {
+      password: 'Alle Geräte des Konnektors „{connector}“ melden sich mit demselben Passwort an.',
+      webhook: 'Alle Geräte des Konnektors „{connector}“ senden an dieselbe Webhook-URL.',
+    },
+    reissueAffects:
+      'Die bisherigen Zugangsdaten gelten sofort nicht mehr für sein {count} Gerät; es braucht dann die neuen.|Die bisherigen Zugangsdaten gelten sofort für keines seiner {count} Geräte mehr; jedes braucht dann die neuen.',
+    reissueAffectsUncounted:
+      'Die bisherigen Zugangsdaten gelten sofort für keines von ihnen mehr; jedes braucht dann die neuen.',
+    reissueAffectsNone:
+      'Der Konnektor hat noch keine Geräte; die bisherigen Zugangsdaten gelten sofort nicht mehr.',
     reissueNow: 'Jetzt ausstellen',
     reissued:
       'Neue Zugangsdaten ausgestellt. Kopieren Sie sie jetzt: Sie werden nur dieses eine Mal angezeigt.',
@@ -205,6 +215,7 @@ export const deDevices: Messages['devices'] = {
     deviceId: 'Geräte-ID',
     connector: 'Konnektor',
     driver: 'Treiber',
+    notVisible: 'Für Ihre Rolle nicht sichtbar (ID {id})',
     referenceId: 'Referenz-ID',
     lastSeen: 'Zuletzt gesehen',
     never: 'Nie',

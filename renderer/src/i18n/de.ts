@@ -35,9 +35,11 @@ export const de: Messages = {
   },
   nav: { home: 'Übersicht', security: 'Sicherheit' },
   errors: {
-    title: 'Etwas ist schiefgegangen',
+    unexpected:
+      'Etwas ist schiefgegangen. Versuchen Sie es noch einmal; schlägt es weiter fehl, melden Sie die Details unten.',
+    details: 'Details für eine Meldung',
     timeout: 'Der Server hat nicht innerhalb von {seconds} s geantwortet.',
-    network: 'Der Server ist nicht erreichbar: {message}',
+    network: 'Der Server ist nicht erreichbar. Prüfen Sie die Verbindung und versuchen Sie es noch einmal.',
   },
   common: {
     email: 'E-Mail',
@@ -67,6 +69,7 @@ export const de: Messages = {
     signedInAs:
       'In diesem Browser sind Sie als {email} angemeldet. Beim Festlegen des Passworts werden Sie zuerst abgemeldet.',
     submit: 'Passwort festlegen',
+    invitedAs: 'Sie wurden als {email} eingeladen.',
     askAgain: 'Bitten Sie Ihren Administrator um eine neue Einladung.',
     toLogin: 'Nicht jetzt: zur Konsole',
     done: 'Ihr Passwort ist festgelegt. Melden Sie sich jetzt an.',

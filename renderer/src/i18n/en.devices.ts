@@ -102,7 +102,16 @@ export const enDevices = {
     credentialsTitle: 'Credentials',
     reissueText: 'Issue a new password or webhook URL when the old one is lost or leaked.',
     reissue: 'Issue new credentials',
-    reissueConfirm: 'The current credentials stop working at once. Devices need the new ones.',
+    reissueTitle: 'Issue new credentials?',
+    reissueShared: {
+      password: 'All devices of the connector “{connector}” log in with the same password.',
+      webhook: 'All devices of the connector “{connector}” send to the same webhook URL.',
+    },
+    reissueAffects:
+      'The current credentials stop working at once for its {count} device, which then needs the new ones.|The current credentials stop working at once for all {count} devices; each of them then needs the new ones.',
+    reissueAffectsUncounted:
+      'The current credentials stop working at once for all of them; each then needs the new ones.',
+    reissueAffectsNone: 'The connector has no devices yet; the current credentials stop working at once.',
     reissueNow: 'Issue now',
     reissued: 'New credentials issued. Copy them now: they are shown only this once.',
     deleteTitle: 'Delete connector',
@@ -194,6 +203,7 @@ export const enDevices = {
     deviceId: 'Device id',
     connector: 'Connector',
     driver: 'Driver',
+    notVisible: 'Not visible to your role (id {id})',
     referenceId: 'Reference id',
     lastSeen: 'Last seen',
     never: 'Never',

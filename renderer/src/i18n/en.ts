@@ -35,9 +35,10 @@ export const en = {
   },
   nav: { home: 'Overview', security: 'Security' },
   errors: {
-    title: 'Something went wrong',
+    unexpected: 'Something went wrong. Try again; if it keeps failing, report the details below.',
+    details: 'Details for a report',
     timeout: 'The server did not answer within {seconds} s.',
-    network: 'The server cannot be reached: {message}',
+    network: 'The server cannot be reached. Check the connection and try again.',
   },
   common: {
     email: 'E-mail',
@@ -65,6 +66,7 @@ export const en = {
       'You were invited to Stellwerk. Choose a password for your account; then log in with your e-mail address.',
     signedInAs: 'You are logged in as {email} in this browser. Setting the password logs you out first.',
     submit: 'Set password',
+    invitedAs: 'You were invited as {email}.',
     askAgain: 'Ask your administrator to send you a new invitation.',
     toLogin: 'Not now: open the console',
     done: 'Your password is set. Log in now.',

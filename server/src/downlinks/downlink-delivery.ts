@@ -21,7 +21,8 @@ export interface DownlinkRequest {
   /** Stellwerk's downlink id; kinds pass it on as a correlation id where the network server keeps one. */
   id: string;
   device: DownlinkDevice;
-  fPort: number;
+  /** Null where the connector carries none (see `DownlinkSender.needsFPort`). */
+  fPort: number | null;
   bytes: Buffer;
   confirmed: boolean;
 }
@@ -37,6 +38,11 @@ export interface DownlinkSent {
 }
 
 export interface DownlinkSender {
+  /**
+   * Whether a downlink to this connector must name an fPort (LoRaWAN network servers, a topic with
+   * `{fPort}`); elsewhere it is optional and not carried.
+   */
+  needsFPort?(connector: Connector): boolean;
   /** Throws an Error whose message says why the network server or broker refused it. */
   send(connector: Connector, downlink: DownlinkRequest): Promise<DownlinkSent>;
 }

@@ -33,12 +33,18 @@ describe('downlink payloads', () => {
     expect(checkFPort(223, 'bytes')).toBe(223);
     for (const bad of [0, 224, 1.5, null, undefined])
       expect(code(() => checkFPort(bad, 'bytes'))).toBe('VALIDATION_ERROR');
+    // Where the connector carries no port, none is needed; one given is still checked.
+    expect(checkFPort(undefined, 'bytes', false)).toBeNull();
+    expect(code(() => checkFPort(224, 'bytes', false))).toBe('VALIDATION_ERROR');
   });
 
   it('fill an mqtt-in downlink topic and refuse values that would widen it', () => {
     const device = { deviceKey: 'm-7', devEui: 'A1B2C3D4E5F60718', fPort: 3 };
     expect(downlinkTopicFor('d/{deviceId}/{devEui}/{fPort}/{other}', device)).toBe(
       'd/m-7/a1b2c3d4e5f60718/3/{other}',
+    );
+    expect(() => downlinkTopicFor('d/{deviceId}/{fPort}', { ...device, fPort: null })).toThrow(
+      'no fPort for {fPort}',
     );
     expect(() => downlinkTopicFor('d/{deviceId}', { ...device, deviceKey: 'a/b' })).toThrow(
       'cannot be a topic level',

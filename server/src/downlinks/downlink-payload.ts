@@ -47,8 +47,10 @@ export function checkOneSource(input: DownlinkInput): 'bytes' | 'data' {
   return hasBytes ? 'bytes' : 'data';
 }
 
-export function checkFPort(fPort: number | null | undefined, source: string): number {
+/** The fPort to store: required where the connector carries one, else optional (null). */
+export function checkFPort(fPort: number | null | undefined, source: string, required = true): number | null {
   if (fPort === undefined || fPort === null) {
+    if (!required) return null;
     throw errors.validation(`fPort is required (${source} gives none)`, [{ path: '/fPort' }]);
   }
   if (!Number.isInteger(fPort) || fPort < MIN_F_PORT || fPort > MAX_F_PORT) {

@@ -21,7 +21,8 @@ export class Downlink {
   connector!: Connector;
   /** The device's `device_id` on the connector, as network-server events name it. */
   deviceKey!: string;
-  fPort!: number;
+  /** The LoRaWAN port; null for connectors that carry none (MQTT, WebSocket, …). */
+  fPort: number | null = null;
   payload!: Buffer;
   confirmed = false;
   status: DownlinkStatus = 'queued';
@@ -61,7 +62,7 @@ export const DownlinkSchema = new EntitySchema<Downlink>({
     device: { kind: 'm:1', entity: () => VirtualDevice, deleteRule: 'cascade' },
     connector: { kind: 'm:1', entity: () => Connector, deleteRule: 'cascade' },
     deviceKey: { type: 'string', length: 200 },
-    fPort: { type: 'smallint' },
+    fPort: { type: 'smallint', nullable: true },
     payload: { type: 'blob', columnType: 'bytea' },
     confirmed: { type: 'boolean', default: false },
     status: { type: 'string', length: 16 },

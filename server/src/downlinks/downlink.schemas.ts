@@ -8,7 +8,8 @@ export const DownlinkCreate = Type.Object(
       Type.Integer({
         minimum: MIN_F_PORT,
         maximum: MAX_F_PORT,
-        description: 'LoRaWAN FPort; with `data` it may come from the codec instead',
+        description:
+          'LoRaWAN FPort: required by LoRaWAN network servers (with `data` it may come from the codec), ignored by connectors that carry none',
       }),
     ),
     bytes: Type.Optional(
@@ -42,7 +43,9 @@ export const DownlinkReply = Type.Object({
   id: Uuid,
   deviceId: Uuid,
   connectorId: Uuid,
-  fPort: Type.Integer(),
+  fPort: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Null where the connector carries no fPort',
+  }),
   bytesHex: Type.String(),
   bytesBase64: Type.String(),
   confirmed: Type.Boolean(),

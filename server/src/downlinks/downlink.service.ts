@@ -93,7 +93,11 @@ export class DownlinkService {
     if (device.lifecycleState === 'Deleting') {
       throw errors.conflict('DEVICE_DELETING', 'The device is being deleted at its network server');
     }
-    const { payload, fPort } = await this.payloadOf(device, input);
+    const { payload, fPort } = await this.payloadOf(
+      device,
+      input,
+      kind.downlink.needsFPort?.(connector) ?? false,
+    );
     const downlink = new Downlink();
     const now = this.clock();
     Object.assign(downlink, {
@@ -115,9 +119,12 @@ export class DownlinkService {
     return downlink;
   }
 
-  private async payloadOf(device: VirtualDevice, input: DownlinkInput) {
+  private async payloadOf(device: VirtualDevice, input: DownlinkInput, needsFPort: boolean) {
     if (checkOneSource(input) === 'bytes') {
-      return { payload: decodeBytes(input.bytes!, input.encoding), fPort: checkFPort(input.fPort, 'bytes') };
+      return {
+        payload: decodeBytes(input.bytes!, input.encoding),
+        fPort: checkFPort(input.fPort, 'bytes', needsFPort),
+      };
     }
     const driver = device.driver;
     if (!driver) {
@@ -151,7 +158,7 @@ export class DownlinkService {
     }
     return {
       payload: Buffer.from(encoded.bytes),
-      fPort: checkFPort(input.fPort ?? encoded.fPort, 'the codec'),
+      fPort: checkFPort(input.fPort ?? encoded.fPort, 'the codec', needsFPort),
     };
   }
 

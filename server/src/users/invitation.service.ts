@@ -63,15 +63,18 @@ export class InvitationService {
     return { expiresAt: invitation.expiresAt, delivery, ...(delivery === 'smtp' ? {} : { link }) };
   }
 
+  /**
+   * The e-mail address an open invitation was sent to: what the link's holder was told in the mail
+   * or by the administrator anyway. Unknown, spent and expired links are refused alike.
+   */
+  async invitedEmail(token: string): Promise<string> {
+    return (await this.open(token)).user.email;
+  }
+
   /** Sets the password of the invited user; the link is spent in the same transaction. */
   async accept(token: string, password: string): Promise<User> {
     assertPasswordPolicy(password);
-    const invitation = await this.em.findOne(
-      UserInvitation,
-      { tokenHash: sha256(token) },
-      { populate: ['user'] },
-    );
-    if (!invitation || invitation.acceptedAt || invitation.expiresAt <= this.deps.clock()) throw invalid();
+    const invitation = await this.open(token);
     const passwordHash = await hashSecret(password);
     const now = this.deps.clock();
     await this.em.transactional(async (em) => {
@@ -86,6 +89,16 @@ export class InvitationService {
       await em.nativeDelete(UserInvitation, { user: invitation.user.id, acceptedAt: null });
     });
     return invitation.user;
+  }
+
+  private async open(token: string): Promise<UserInvitation> {
+    const invitation = await this.em.findOne(
+      UserInvitation,
+      { tokenHash: sha256(token) },
+      { populate: ['user'] },
+    );
+    if (!invitation || invitation.acceptedAt || invitation.expiresAt <= this.deps.clock()) throw invalid();
+    return invitation;
   }
 
   /** Whether the user has an unused, unexpired invitation. */

@@ -96,3 +96,12 @@ export const InvitationAccept = Type.Object(
 );
 
 export const InvitationAccepted = Type.Object({ id: Uuid, email: Type.String() });
+
+export const InvitationLookup = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+
+export const InvitationFound = Type.Object({
+  email: Type.String({ description: 'The address the invitation was sent to' }),
+});

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   COMMAND_MESSAGE,
   creatableKinds,
+  issuedCredential,
   issuesCredentials,
   kindsDelivering,
   type ConnectorKindInfo,
@@ -43,6 +44,14 @@ describe('connector kind catalogue', () => {
     expect(issuesCredentials(byType.get('mqtt-in'))).toBe(false);
     expect(issuesCredentials(byType.get('webhook-out'))).toBe(false);
     expect(issuesCredentials(undefined)).toBe(false);
+  });
+
+  it('names what new credentials replace for all devices of a connector', () => {
+    const byType = new Map(KINDS.map((k) => [k.type, k]));
+    expect(issuedCredential(byType.get('mqtt-broker'))).toBe('password');
+    expect(issuedCredential(byType.get('webhook-in'))).toBe('webhook');
+    expect(issuedCredential(byType.get('mqtt-in'))).toBeNull();
+    expect(issuedCredential(undefined)).toBeNull();
   });
 
   it('lets a rule command use every kind delivering its message', () => {

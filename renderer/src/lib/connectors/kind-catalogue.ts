@@ -30,6 +30,17 @@ export const creatableKinds = (kinds: readonly ConnectorKindInfo[], direction: '
 export const issuesCredentials = (kind: Pick<ConnectorKindInfo, 'capabilities'> | undefined) =>
   kind !== undefined && kind.capabilities.some((c) => c === 'broker' || c === 'webhook');
 
+/**
+ * What a kind's connector issues and all its devices share: a broker password or a webhook URL, or
+ * null for kinds that issue none.
+ */
+export const issuedCredential = (kind: Pick<ConnectorKindInfo, 'capabilities'> | undefined) =>
+  kind?.capabilities.includes('broker')
+    ? 'password'
+    : kind?.capabilities.includes('webhook')
+      ? 'webhook'
+      : null;
+
 /** Kinds that deliver one kind of outgoing message (what a rule command or a mail picker needs). */
 export const kindsDelivering = (kinds: readonly ConnectorKindInfo[], message: OutgoingMessageKind) =>
   kinds.filter((k) => k.delivers === message).map((k) => k.type);

@@ -6,6 +6,8 @@ export type NetworkConnector = { id: string; title: string; type: string };
 
 /** Connector kinds whose gateways Stellwerk can know: the LoRaWAN network servers. */
 const NETWORK_SERVER_TYPES = ['tts-uplink', 'chirpstack-uplink', 'chirpstack-mqtt', 'loriot-uplink'];
+/** Whether a connector kind is a LoRaWAN network server (ports, confirmed downlinks, gateways). */
+export const isNetworkServerType = (type: string): boolean => NETWORK_SERVER_TYPES.includes(type);
 /** Of those, the ones whose gateway list the server can import. */
 export const IMPORTABLE_TYPES = ['tts-uplink', 'chirpstack-uplink', 'chirpstack-mqtt'];
 

@@ -18,6 +18,7 @@ const devEuiOf = (device: DownlinkDevice) =>
 
 export function chirpstackDownlinkSender(ctx: DeliveryContext): DownlinkSender {
   return {
+    needsFPort: () => true,
     async send(connector, downlink) {
       const devEui = devEuiOf(downlink.device);
       const answer = await callNetworkServer(ctx, connector, {

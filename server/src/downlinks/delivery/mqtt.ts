@@ -34,15 +34,19 @@ export function brokerDownlinkSender(broker: BrokerPublisher): DownlinkSender {
 /** Placeholders of an mqtt-in `downlinkTopic`; values must not widen the topic (no `/`, `+`, `#`). */
 export function downlinkTopicFor(
   template: string,
-  device: { deviceKey: string; devEui?: string | null; fPort: number },
+  device: { deviceKey: string; devEui?: string | null; fPort: number | null },
 ): string {
   const values: Record<string, string> = {
     deviceId: device.deviceKey,
     devEui: (device.devEui ?? device.deviceKey).toLowerCase(),
-    fPort: String(device.fPort),
+    ...(device.fPort === null ? {} : { fPort: String(device.fPort) }),
   };
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => {
     const value = values[name];
+    if (value === undefined && name === 'fPort') {
+      // Queued before the topic named {fPort}: it cannot be published where the setting says.
+      throw new DeliveryError('The downlink has no fPort for {fPort}', false, 'DOWNLINK_TOPIC_INVALID');
+    }
     if (value === undefined) return whole;
     if (/[/+#]/.test(value) || value.includes('\u0000')) {
       throw new DeliveryError(
@@ -58,6 +62,8 @@ export function downlinkTopicFor(
 /** mqtt-in: publishes on the external broker the connector subscribes to, on its `downlinkTopic`. */
 export function mqttInDownlinkSender(client: ExternalPublisher): DownlinkSender {
   return {
+    needsFPort: (connector) =>
+      (connector.config as unknown as MqttInConfig).downlinkTopic?.includes('{fPort}') ?? false,
     async send(connector, downlink) {
       const template = (connector.config as unknown as MqttInConfig).downlinkTopic;
       if (!template) {

@@ -41,6 +41,7 @@ const endDeviceIdOf = (device: DownlinkDevice) =>
 
 export function ttsDownlinkSender(ctx: DeliveryContext): DownlinkSender {
   return {
+    needsFPort: () => true,
     async send(connector, downlink) {
       const app = segment(connector.config.applicationId, 'The connector setting applicationId');
       const webhook = segment(connector.config.webhookId, 'The connector setting webhookId');
