@@ -193,7 +193,7 @@ describe('console acceptance: the whole story in one browser session (Chromium)'
     await dialog.getByLabel('Tags').fill('heating');
     await dialog.getByLabel('Latitude').fill('48.137');
     await dialog.getByLabel('Longitude').fill('11.575');
-    await dialog.getByRole('button', { name: 'New twin' }).click();
+    await dialog.getByRole('button', { name: 'Create twin' }).click();
     await expect.poll(() => page.getByTestId('twin-title').textContent()).toBe('Boiler house');
     story.twinId = /#\/twins\/([\w-]+)/.exec(page.url())?.[1];
     expect(story.twinId).toBeTruthy();

@@ -115,6 +115,35 @@ describe('line charts with several states, zoom and CSV download (Chromium)', ()
       .toBeGreaterThan(40);
     await h.shot('charts-01-two-states-5-minutes');
 
+    // Even ticks: the time axis on whole minutes at one step, each value axis at 1, 2 or 5 × 10ⁿ.
+    const times = (await chart.getAttribute('data-time-ticks'))!.split(' ');
+    expect(times.length).toBeGreaterThanOrEqual(3);
+    const minutes = times.map((label) => {
+      expect(label).toMatch(/^\d\d:\d\d$/);
+      return Number(label.slice(0, 2)) * 60 + Number(label.slice(3));
+    });
+    const timeSteps = minutes.slice(1).map((minute, index) => (minute - minutes[index]! + 1440) % 1440);
+    expect(new Set(timeSteps).size, times.join(' ')).toBe(1);
+    const axes = (await chart.getAttribute('data-value-ticks'))!
+      .split(' | ')
+      .map((axis) => axis.split(' ').map(Number));
+    expect(axes).toHaveLength(2);
+    for (const values of axes) {
+      const step = values[1]! - values[0]!;
+      const power = 10 ** Math.floor(Math.log10(step) + 1e-9);
+      expect(
+        [1, 2, 5].some((factor) => Math.abs(step - factor * power) < power * 1e-6),
+        values.join(' '),
+      ).toBe(true);
+      for (const value of values)
+        expect(Math.abs(value / step - Math.round(value / step))).toBeLessThan(1e-6);
+    }
+    // The axes cover the points: flow 12–14 m³/h, pressure 3.95–4.2 bar.
+    expect(axes[0]![0]).toBeLessThanOrEqual(12);
+    expect(axes[0]!.at(-1)).toBeGreaterThanOrEqual(14);
+    expect(axes[1]![0]).toBeLessThanOrEqual(3.95);
+    expect(axes[1]!.at(-1)).toBeGreaterThanOrEqual(4.2);
+
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       chart.getByRole('button', { name: 'Download CSV' }).click(),

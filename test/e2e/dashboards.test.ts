@@ -133,6 +133,17 @@ describe('console dashboards end to end (Chromium)', () => {
     await expect.poll(() => widgets.count()).toBe(2);
     const gauge = page.locator('[data-widget-type="gauge"]');
     expect(await gauge.getAttribute('data-x')).toBe('6');
+    // Beside the editing buttons of a three-column gauge the title wraps instead of being cut off,
+    // and carries its whole text as a tooltip.
+    const gaugeTitle = gauge.getByRole('heading', { name: 'Boiler 1 · Flow temperature' });
+    expect(await gaugeTitle.getAttribute('title')).toBe('Boiler 1 · Flow temperature');
+    type Box = { scrollWidth: number; clientWidth: number; scrollHeight: number; clientHeight: number };
+    const fits = await gaugeTitle.evaluate((title: Box) => [
+      title.scrollWidth - title.clientWidth,
+      title.scrollHeight - title.clientHeight,
+    ]);
+    expect(fits[0], `overflow ${fits.join(', ')}`).toBeLessThanOrEqual(0);
+    expect(fits[1], `overflow ${fits.join(', ')}`).toBeLessThanOrEqual(1);
 
     // Keyboard: the move handle moves with the arrow keys and resizes with Shift.
     const handle = gauge.getByRole('button', { name: /^Move Boiler 1 · Flow temperature/ });
@@ -217,6 +228,50 @@ describe('console dashboards end to end (Chromium)', () => {
     await page.waitForTimeout(300);
     await h.shot('dashboards-06-live-dark');
     await page.getByTestId('theme-toggle').click();
+  });
+
+  it("adds a value widget from a twin's state: the big number with unit, the state's name and time, live", async () => {
+    const { page } = h;
+    await page.goto(`${h.server.baseUrl}/#/dashboards/${ids.scratch}`);
+    await page.getByTestId('dashboard-empty').waitFor();
+    await page.getByRole('button', { name: 'Add widget' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Add a widget' });
+    await dialog.getByRole('radio', { name: /^Value/ }).check();
+    await dialog.getByLabel('Twin', { exact: true }).selectOption({ label: 'Boiler 1' });
+    await dialog.getByLabel('Data state').selectOption({ label: 'Flow temperature (temperature, °C)' });
+    await dialog.getByRole('button', { name: 'Add widget' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('button', { name: 'Save layout' }).click();
+    await page.getByRole('status').getByText('Dashboard saved.').waitFor();
+
+    const widget = page.getByTestId('value-widget');
+    await expect.poll(() => widget.getByTestId('value-widget-value').textContent()).toBe('74');
+    expect(await widget.getByTestId('value-widget-unit').textContent()).toBe('°C');
+    expect(await widget.getByTestId('value-widget-name').textContent()).toBe('Flow temperature');
+    expect(await widget.getByTestId('value-widget-time').textContent()).toMatch(
+      /^\s*Updated\s+\d+ \w+ \d{4}, \d\d:\d\d:\d\d/,
+    );
+    await expect.poll(() => page.getByTestId('live-status').textContent()).toMatch(/Live/);
+    await device.publish({ temperature: 75.5 });
+    await expect
+      .poll(() => widget.getByTestId('value-widget-value').textContent(), { timeout: 15_000 })
+      .toBe('75.5');
+    await h.shot('dashboards-13-value-widget');
+    await expectAccessible('value widget');
+    const stored = await xapi<{ layout: { widgets: Record<string, unknown>[] } }>(
+      'GET',
+      `/xapi/v1/dashboards/${ids.scratch}`,
+    );
+    expect(stored.layout.widgets).toEqual([
+      expect.objectContaining({ type: 'value', twinId: ids.twin, stateIds: [ids.state] }),
+    ]);
+    // Back to the value and the dashboard the later checks expect.
+    await device.publish({ temperature: 74 });
+    await expect
+      .poll(() => widget.getByTestId('value-widget-value').textContent(), { timeout: 15_000 })
+      .toBe('74');
+    await page.goto(`${h.server.baseUrl}/#/dashboards/${ids.boiler}`);
+    await expect.poll(() => page.getByTestId('widget').count()).toBe(2);
   });
 
   it('adds a nested dashboard from the same account only and navigates to it', async () => {

@@ -170,6 +170,14 @@ describe('public dashboards end to end (Chromium)', () => {
     await dialog.getByRole('button', { name: 'Publish' }).click();
     const input = dialog.getByTestId('share-link');
     await input.waitFor();
+    // The once-only notice is a coloured box like the console's other notices, not loose text.
+    const once = dialog.getByTestId('share-link-once');
+    expect(await once.textContent()).toBe('Copy the link now: its key is shown only this once.');
+    type Styles = { getComputedStyle(element: unknown): { backgroundColor: string } };
+    const background = await once.evaluate(
+      (element) => (globalThis as unknown as Styles).getComputedStyle(element).backgroundColor,
+    );
+    expect(background).not.toBe('rgba(0, 0, 0, 0)');
 
     // A new key asks first: Cancel keeps the key and its link, confirming replaces both.
     const status = dialog.getByTestId('share-status');

@@ -98,7 +98,9 @@ describe('console digital twins end to end (Chromium)', () => {
     await dialog.getByLabel('Key 1').fill('floor');
     await dialog.getByLabel('Value 1').fill('3');
     await h.shot('twins-02-create');
-    await dialog.getByRole('button', { name: 'New twin' }).click();
+    // The submit says what it does; the opener's label is not repeated in the dialog.
+    expect(await dialog.getByRole('button', { name: 'New twin' }).count()).toBe(0);
+    await dialog.getByRole('button', { name: 'Create twin' }).click();
 
     await expect.poll(() => page.getByTestId('twin-title').textContent()).toBe('Pump 2');
     const created = await xapi<{ parentId: string; tags: string[]; customProperties: unknown }>(
@@ -148,9 +150,11 @@ describe('console digital twins end to end (Chromium)', () => {
     const dialog = page.getByRole('dialog', { name: 'Add a data state' });
     await dialog.getByLabel('Key', { exact: true }).fill('flow');
     await dialog.getByRole('button', { name: 'Add state' }).click();
+    // A plain mistake reads as the console's sentence alone: no heading, server text or code shown.
     await expect
-      .poll(() => dialog.getByTestId('error').textContent())
-      .toMatch(/duplicate usage of state-key.*DUPLICATE_STATE_KEY/);
+      .poll(async () => (await dialog.getByTestId('error').innerText()).trim())
+      .toBe('The digital twin has a data state with this key already.');
+    expect(await dialog.getByTestId('error').getAttribute('data-code')).toBe('DUPLICATE_STATE_KEY');
 
     await dialog.getByLabel('Key', { exact: true }).fill('noise');
     await dialog.locator('#state-source-type').selectOption('random');
@@ -161,7 +165,7 @@ describe('console digital twins end to end (Chromium)', () => {
     await dialog.locator('#state-y-min').fill('50');
     await dialog.locator('#state-y-max').fill('0');
     await dialog.getByRole('button', { name: 'Add state' }).click();
-    await expect.poll(() => dialog.getByTestId('error').textContent()).toMatch(/VALIDATION_ERROR/);
+    await expect.poll(() => dialog.getByTestId('error').getAttribute('data-code')).toBe('VALIDATION_ERROR');
     expect(await dialog.locator('#state-y-min').getAttribute('aria-invalid')).toBe('true');
     await h.shot('twins-05-state-error');
 
@@ -290,7 +294,10 @@ describe('console digital twins end to end (Chromium)', () => {
     await page.getByRole('button', { name: 'Add state' }).click();
     const editor = page.getByRole('dialog', { name: 'Add a data state' });
     await editor.locator('#state-source-type').selectOption('connector');
-    await editor.locator('#state-source-connectorId').selectOption(device.connector.id);
+    // The account's one connector is chosen already.
+    await expect
+      .poll(() => editor.locator('#state-source-connectorId').inputValue())
+      .toBe(device.connector.id);
     await editor.locator('#state-source-deviceId').selectOption(quiet.id);
 
     // Nothing sent yet: the picker offers the driver's keys, each with its type and unit.

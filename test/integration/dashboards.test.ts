@@ -115,6 +115,8 @@ describe('dashboards', () => {
         gauge,
         { ...nested, dashboardId: sameAccount.id },
         { ...gauge, id: 'g2', min: 0, max: null, x: 6 },
+        // One state's current value as a big number.
+        { ...gauge, id: 'v1', type: 'value', x: 9, h: 3 },
       ],
     };
     const board = await create({ title: 'Plant grid', accountId, layout });
@@ -132,7 +134,8 @@ describe('dashboards', () => {
     await refusedAt([{ ...gauge, x: 10, w: 3 }], '/layout/widgets/0/w');
     await refusedAt([{ ...gauge, h: 0 }], '/layout/widgets/0/h');
     await refusedAt([gauge, gauge], '/layout/widgets/1/id');
-    await refusedAt([{ ...gauge, type: 'spreadsheet' }], '/layout/widgets/0/type');
+    const unknownType = await refusedAt([{ ...gauge, type: 'spreadsheet' }], '/layout/widgets/0/type');
+    expect(unknownType.message).toContain('line-chart, value, gauge');
     await refusedAt([{ ...gauge, stateIds: ['state-1'] }], '/layout/widgets/0/stateIds/0');
     await refusedAt([{ ...gauge, min: 10, max: 5 }], '/layout/widgets/0/min');
     await refusedAt([{ ...gauge, range: '2y' }], '/layout/widgets/0/range');

@@ -72,6 +72,11 @@ describe('export plans on PostgreSQL', () => {
     const job = await runPlan(t, call, plan.id);
     expect(job.status, JSON.stringify(job.errors)).toBe('finished');
     expect(job.result).toMatchObject({ from: '2026-10-01T04:00:00.000Z', to: '2026-11-01T04:00:00.000Z' });
+    // Named by the whole period, first and last day in the plan's zone (the end is exclusive).
+    const file = await call('GET', `/xapi/v1/jobs/${job.id}/file`);
+    expect(file.headers['content-disposition']).toContain(
+      'filename="Cluster_New_York_2026-10-01_2026-10-31.csv.gz"',
+    );
     expect(await downloadRows(call, job.id, { gzip: true })).toEqual(expectedOptionRows(world, 'cluster'));
   });
 

@@ -91,8 +91,9 @@ describe('searches with common words', () => {
       const search = ids(
         await sql(
           `SELECT id FROM virtual_devices WHERE account_id = ?
-              AND (title ILIKE ? OR device_id ILIKE ? OR dev_eui ILIKE ? OR external_id ILIKE ?)`,
-          [accountId, pattern, pattern, pattern, pattern],
+              AND (title ILIKE ? OR device_id ILIKE ? OR dev_eui ILIKE ? OR external_id ILIKE ?
+                   OR reference_id ILIKE ?)`,
+          [accountId, pattern, pattern, pattern, pattern, pattern],
         ),
       );
       const q = encodeURIComponent(text);
@@ -125,6 +126,28 @@ describe('searches with common words', () => {
     );
     expect(found.length).toBeGreaterThan(5);
     expect(found.length).toBeLessThan(50);
+  });
+
+  it('finds a device by its reference id, through the search index', async () => {
+    await sql(
+      `UPDATE virtual_devices SET reference_id = 'Plant-' || substring(device_id from 7)
+        WHERE account_id = ? AND title LIKE 'Gas counter %'`,
+      [accountId],
+    );
+    const [wanted] = await sql('SELECT id FROM virtual_devices WHERE account_id = ? AND device_id = ?', [
+      accountId,
+      'meter-01500',
+    ]);
+    expect(
+      await listed(`/xapi/v1/virtual-devices?accountId=${accountId}&pageSize=500&searchItems=PLANT-01500`),
+    ).toEqual([wanted!.id]);
+    expect(
+      await listed(`/xapi/v1/virtual-devices?accountId=${accountId}&pageSize=500&searchItems=plant-0`),
+    ).toHaveLength(16);
+    // The search's expression is the index's: the index answers it (its condition names the text).
+    expect(await indexCondition('virtual_devices d', deviceSearchSql('d', 'plant-01500'))).toMatch(
+      /reference_id.*'%plant-01500%'/,
+    );
   });
 
   it('leaves the common words out of what the index reads, and only those', async () => {

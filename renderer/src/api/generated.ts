@@ -41,6 +41,13 @@ export interface ApiOperations {
     body: { token: string; password: string };
     reply: { id: string; email: string };
   };
+  /** Name the e-mail address an open invitation link is for */
+  'POST /api/v1/invitations/lookup': {
+    path: never;
+    query: never;
+    body: { token: string };
+    reply: { email: string };
+  };
   /** Start a federated login with the account's OAuth 2.0 / OIDC provider (302 to the provider) */
   'GET /api/v1/oauth2/authorize': {
     path: never;
@@ -5194,7 +5201,7 @@ export interface ApiOperations {
         id: string;
         deviceId: string;
         connectorId: string;
-        fPort: number;
+        fPort: number | null;
         bytesHex: string;
         bytesBase64: string;
         confirmed: boolean;
@@ -5228,7 +5235,7 @@ export interface ApiOperations {
       id: string;
       deviceId: string;
       connectorId: string;
-      fPort: number;
+      fPort: number | null;
       bytesHex: string;
       bytesBase64: string;
       confirmed: boolean;

@@ -72,6 +72,7 @@ export const deDashboards: typeof enDashboards = {
     notBound:
       'Noch nicht eingerichtet: Wählen Sie in den Widget-Einstellungen einen Zwilling und einen Datenpunkt.',
     noValue: 'Noch kein Wert',
+    valueUpdated: 'Aktualisiert',
     on: 'An',
     off: 'Aus',
     state: 'Datenpunkt',
@@ -120,6 +121,7 @@ export const deDashboards: typeof enDashboards = {
   },
   types: {
     'line-chart': 'Liniendiagramm',
+    value: 'Wert',
     gauge: 'Tacho',
     donut: 'Ring',
     boolean: 'An/Aus-Kachel',
@@ -130,6 +132,7 @@ export const deDashboards: typeof enDashboards = {
   },
   typeHints: {
     'line-chart': 'Verlauf eines oder mehrerer Datenpunkte, Live-Werte werden angehängt',
+    value: 'Der aktuelle Wert eines Datenpunkts als große Zahl',
     gauge: 'Letzter Wert zwischen Minimum und Maximum',
     donut: 'Anteile eines oder mehrerer Werte',
     boolean: 'Ob ein Datenpunkt an oder aus ist',

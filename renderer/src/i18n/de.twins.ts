@@ -7,6 +7,7 @@ export const deTwins: Messages['twins'] = {
   title: 'Digitale Zwillinge',
   intro: 'Standorte, Gebäude und Maschinen als Baum, mit ihren Live-Datenpunkten.',
   create: 'Neuer Zwilling',
+  createSubmit: 'Zwilling anlegen',
   createTitle: 'Digitalen Zwilling anlegen',
   search: 'Nach Titel suchen',
   tags: 'Tags',

@@ -68,6 +68,7 @@ export const enDashboards = {
     stateMissing: 'The data state of this widget no longer exists.',
     notBound: 'Not set up yet: choose a twin and a data state in the widget settings.',
     noValue: 'No value yet',
+    valueUpdated: 'Updated',
     on: 'On',
     off: 'Off',
     state: 'State',
@@ -116,6 +117,7 @@ export const enDashboards = {
   },
   types: {
     'line-chart': 'Line chart',
+    value: 'Value',
     gauge: 'Gauge',
     donut: 'Donut',
     boolean: 'On/off tile',
@@ -126,6 +128,7 @@ export const enDashboards = {
   },
   typeHints: {
     'line-chart': 'History of one or more states, live values appended',
+    value: 'The current value of one state as a big number',
     gauge: 'Latest value between a minimum and maximum',
     donut: 'Share of one or more values',
     boolean: 'Whether a state is on or off',

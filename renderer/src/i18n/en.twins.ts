@@ -5,6 +5,8 @@ export const enTwins = {
   title: 'Digital twins',
   intro: 'Sites, buildings and machines as a tree, with their live data states.',
   create: 'New twin',
+  /** The create form's submit: says what it does, unlike the opener's "New twin". */
+  createSubmit: 'Create twin',
   createTitle: 'Create a digital twin',
   search: 'Search by title',
   tags: 'Tags',

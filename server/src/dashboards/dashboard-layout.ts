@@ -16,6 +16,7 @@ const MAX_LAYOUT_BYTES = 256 * 1024;
 
 export const WIDGET_TYPES = [
   'line-chart',
+  'value',
   'gauge',
   'donut',
   'boolean',

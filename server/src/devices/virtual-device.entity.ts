@@ -63,12 +63,13 @@ export class VirtualDevice {
 }
 
 /**
- * What the list's free-text search looks in: title, device_id, EUI and external id joined by a unit
- * separator (never part of a search text), so one trigram index answers a substring search over all
- * four (docs/adr/0121-lists-at-scale.md).
+ * What the list's free-text search looks in: title, device_id, EUI, external id and reference id
+ * joined by a unit separator (never part of a search text), so one trigram index answers a substring
+ * search over all five (docs/adr/0121-lists-at-scale.md). The index `virtual_devices_search` holds
+ * this very expression: a change here needs a migration that builds the index again.
  */
 export const DEVICE_SEARCH_TEXT = (alias: string) =>
-  `(${alias}.title || chr(31) || ${alias}.device_id || chr(31) || coalesce(${alias}.dev_eui, '') || chr(31) || coalesce(${alias}.external_id, ''))`;
+  `(${alias}.title || chr(31) || ${alias}.device_id || chr(31) || coalesce(${alias}.dev_eui, '') || chr(31) || coalesce(${alias}.external_id, '') || chr(31) || coalesce(${alias}.reference_id, ''))`;
 
 export const VirtualDeviceSchema = new EntitySchema<VirtualDevice>({
   class: VirtualDevice,

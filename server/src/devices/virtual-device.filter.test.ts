@@ -36,7 +36,7 @@ describe('device filter syntax', () => {
 
   it('adds the conditions the indexes answer: the search text for a title, JSON containment for key-value data', () => {
     const search =
-      "(d.title || chr(31) || d.device_id || chr(31) || coalesce(d.dev_eui, '') || chr(31) || coalesce(d.external_id, ''))";
+      "(d.title || chr(31) || d.device_id || chr(31) || coalesce(d.dev_eui, '') || chr(31) || coalesce(d.external_id, '') || chr(31) || coalesce(d.reference_id, ''))";
     const [title, number, flag, big, array, negated] = deviceFilterSql(
       'd',
       parseDeviceFilter({
@@ -61,9 +61,9 @@ describe('device filter syntax', () => {
     });
   });
 
-  it('searches title, device_id, EUI and external id as one text with one escaped pattern', () => {
+  it('searches title, device_id, EUI, external id and reference id as one text with one escaped pattern', () => {
     expect(deviceSearchSql('d', '50%\u001f')).toEqual({
-      sql: "(d.title || chr(31) || d.device_id || chr(31) || coalesce(d.dev_eui, '') || chr(31) || coalesce(d.external_id, '')) ILIKE ?",
+      sql: "(d.title || chr(31) || d.device_id || chr(31) || coalesce(d.dev_eui, '') || chr(31) || coalesce(d.external_id, '') || chr(31) || coalesce(d.reference_id, '')) ILIKE ?",
       params: ['%50\\%%'],
     });
   });

@@ -86,10 +86,10 @@ export function healthStateIsSql(alias: string, state: string): { sql: string; p
 }
 
 /**
- * The list's free-text search (`searchItems`): a device matches when its title, `device_id`, EUI or
- * external id contains the text, ignoring case, so whatever identifier an operator holds finds it.
- * One expression over all four, as the trigram index holds it; the separator between them is
- * dropped from the text, so a match never spans two fields.
+ * The list's free-text search (`searchItems`): a device matches when its title, `device_id`, EUI,
+ * external id or reference id contains the text, ignoring case, so whatever identifier an operator
+ * holds finds it. One expression over all five, as the trigram index holds it; the separator between
+ * them is dropped from the text, so a match never spans two fields.
  */
 export function deviceSearchSql(alias: string, search: string): { sql: string; params: unknown[] } {
   return containsSql(deviceSearchText(alias), search.replaceAll('\u001f', ''));

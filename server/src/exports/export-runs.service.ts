@@ -51,7 +51,7 @@ export interface ExportJobResult {
   linkExpiresAt?: string;
   /** sha256 of the mailed link's secret part; the link itself is only in the mail. */
   linkHash?: string;
-  /** The name a download and a mail attachment carry: the plan's title and the period's first day. */
+  /** The name a download and a mail attachment carry: the plan's title and the period's first and last day. */
   downloadName?: string;
 }
 
@@ -235,7 +235,7 @@ export class ExportRunsService {
           from: range.from.toISOString(),
           to: range.to.toISOString(),
           mail: 'none',
-          downloadName: downloadName(plan, range.from, exportFileName(ctx.job.id, plan.format.gzip)),
+          downloadName: downloadName(plan, range, exportFileName(ctx.job.id, plan.format.gzip)),
         };
         if (plan.mailConnector) await this.mail(plan, written.file, result, ctx.job.id);
         ctx.setTotal(rows);
@@ -368,19 +368,24 @@ export class ExportRunsService {
 const safeName = (title: string) => title.replace(/[^\p{L}\p{N}._-]+/gu, '_').slice(0, 80) || 'export';
 
 /**
- * `Boiler_report_2026-11-27.csv.gz`: the plan's title and the first day of the exported period in
- * the plan's time zone, with the stored file's extension, so a folder of downloads sorts and reads.
+ * `Boiler_report_2026-11-01_2026-11-28.csv.gz`: the plan's title and the first and last day of the
+ * exported period [from, to) in the plan's time zone (one day when both are the same), with the
+ * stored file's extension, so a folder of downloads sorts and says what each file covers.
  */
 export function downloadName(
   plan: Pick<ExportPlan, 'title' | 'timeZone'>,
-  from: Date,
+  range: { from: Date; to: Date },
   storedFile: string,
 ): string {
-  const day = new Intl.DateTimeFormat('en-CA', {
+  const dayOf = new Intl.DateTimeFormat('en-CA', {
     timeZone: plan.timeZone,
     year: 'numeric',
     month: '2-digit',
     day: '2-digit',
-  }).format(from);
-  return `${safeName(plan.title)}_${day}${storedFile.slice(storedFile.indexOf('.'))}`;
+  });
+  const first = dayOf.format(range.from);
+  // `to` is exclusive: a period ending at midnight ends on the day before.
+  const last = dayOf.format(new Date(Math.max(range.from.getTime(), range.to.getTime() - 1)));
+  const days = first === last ? first : `${first}_${last}`;
+  return `${safeName(plan.title)}_${days}${storedFile.slice(storedFile.indexOf('.'))}`;
 }

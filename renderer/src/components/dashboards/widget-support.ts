@@ -7,7 +7,14 @@ import type { TwinState } from '../../lib/twins/twin-api';
 export type WidgetSettings = Omit<Widget, 'id' | 'x' | 'y' | 'w' | 'h'>;
 
 /** Types bound to a twin and data states; the map and the nested dashboard are not. */
-export const STATE_TYPES: Widget['type'][] = ['line-chart', 'gauge', 'donut', 'boolean', 'raw-values'];
+export const STATE_TYPES: Widget['type'][] = [
+  'line-chart',
+  'value',
+  'gauge',
+  'donut',
+  'boolean',
+  'raw-values',
+];
 /** Types that show several states. */
 export const MULTI_STATE_TYPES: Widget['type'][] = ['line-chart', 'donut', 'raw-values'];
 

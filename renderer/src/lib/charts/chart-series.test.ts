@@ -31,6 +31,7 @@ const format: ChartFormat = {
   axisTime: (at) => String(at),
   dateTime: (at) => `T${at}`,
   zoneLabel: 'UTC',
+  timeZone: 'UTC',
   range: 'min–max',
 };
 
@@ -135,6 +136,39 @@ describe('series', () => {
     expect(option.dataZoom).toEqual([
       expect.objectContaining({ type: 'inside', startValue: 500, endValue: 2500 }),
       expect.objectContaining({ type: 'slider', startValue: 500, endValue: 2500 }),
+    ]);
+  });
+
+  it('steps the axes evenly: y by 1, 2 or 5 × 10ⁿ over the points and their band, time on whole minutes', () => {
+    const from = Date.parse('2026-11-28T09:17:23Z');
+    const drawn = chartOption({
+      states: [state('flow', 'm³/h'), state('pressure', 'bar', { min: 0, max: 137 })],
+      points: new Map<string, ChartPoint[]>([
+        [
+          'flow',
+          [
+            [from + 60_000, 13.7, 3.1, 27.4],
+            [from + 120_000, 20, 18, 41.3],
+          ],
+        ],
+      ]),
+      window: { from, to: from + 3_600_000 },
+      zoom: null,
+      look,
+      format,
+      width: 800,
+    });
+    const [flow, pressure] = drawn.yAxis as { min: number; max: number; interval: number }[];
+    expect([flow!.min, flow!.max, flow!.interval]).toEqual([0, 50, 10]);
+    expect([pressure!.min, pressure!.max, pressure!.interval]).toEqual([0, 150, 50]);
+    const ticks = (drawn.xAxis as { axisLabel: { customValues: number[] } }).axisLabel.customValues;
+    expect(ticks.map((at) => new Date(at).toISOString().slice(11, 16))).toEqual([
+      '09:20',
+      '09:30',
+      '09:40',
+      '09:50',
+      '10:00',
+      '10:10',
     ]);
   });
 

@@ -1,5 +1,6 @@
 import type { ChartPoint } from './chart-query';
 import type { TimeWindow } from './chart-range';
+import { timeTicks, valueTicks, type ValueTicks } from './chart-ticks';
 
 /**
  * From states and their points to an echarts option: one y axis per unit (states with the same
@@ -79,6 +80,8 @@ export interface ChartFormat {
   axisTime(at: number, spanMs: number): string;
   dateTime(at: number): string;
   zoneLabel: string;
+  /** The zone whose wall clock the time ticks sit on (whole hours, midnights). */
+  timeZone: string;
   /** "min–max" label of the band in the tooltip. */
   range: string;
 }
@@ -94,6 +97,81 @@ export interface ChartDrawing {
   format: ChartFormat;
   /** Compact (a dashboard tile): no slider, smaller margins. */
   compact?: boolean;
+  /** The chart's size in pixels: how many time and value ticks fit. */
+  width?: number;
+  height?: number;
+}
+
+/** Room a value tick's label needs, one above the other. */
+const VALUE_LABEL_HEIGHT = 30;
+
+/** Room a time tick's label needs ("26 Nov", "10:15") with space around it. */
+const TIME_LABEL_WIDTH = 90;
+
+/**
+ * The time axis' ticks and labels for the part of the window in view: whole steps of the zone's wall
+ * clock, as many as fit `plotWidth`. Also set alone after a zoom or resize (echarts' own time ticks
+ * would start at the window's odd ends and mix month starts into day steps).
+ */
+export function timeAxisTicks(
+  visible: TimeWindow,
+  plotWidth: number,
+  format: Pick<ChartFormat, 'axisTime' | 'timeZone'>,
+): { axisLabel: Record<string, unknown>; axisTick: Record<string, unknown> } {
+  const maxTicks = Math.min(10, Math.max(2, Math.floor(plotWidth / TIME_LABEL_WIDTH)));
+  const ticks = timeTicks(visible.from, visible.to, maxTicks, format.timeZone);
+  const span = visible.to - visible.from;
+  return {
+    axisLabel: { customValues: ticks, formatter: (at: number) => format.axisTime(at, span) },
+    axisTick: { customValues: ticks },
+  };
+}
+
+/**
+ * The ticks an option draws, as a reader sees them: the time axis' labels, and each y axis' values
+ * (bounds and step as set; null for an axis echarts fits itself).
+ */
+export function drawnTicks(option: Record<string, unknown>): { time: string[]; values: (number[] | null)[] } {
+  const x = option.xAxis as { axisLabel: { customValues: number[]; formatter: (at: number) => string } };
+  const values = (option.yAxis as { min?: number; max?: number; interval?: number }[]).map((axis) => {
+    const { min, max, interval } = axis;
+    if (min === undefined || max === undefined || !interval) return null;
+    const count = Math.round((max - min) / interval);
+    return Array.from({ length: count + 1 }, (_, index) => Number((min + index * interval).toPrecision(12)));
+  });
+  return { time: x.axisLabel.customValues.map((at) => x.axisLabel.formatter(at)), values };
+}
+
+/** The plot's width inside the chart: the chart's less the y axes' room. */
+export const plotWidth = (width: number, axes: number) => width - 24 - AXIS_WIDTH * Math.max(axes, 1.4);
+
+/**
+ * Each y axis' nice bounds and step: over its bounds where the states give them, else over its
+ * states' points (band included); on/off states keep 0 and 1. Null lets echarts fit an axis without data.
+ */
+function axisTicks(
+  plan: AxisPlan,
+  states: ChartState[],
+  points: Map<string, ChartPoint[]>,
+  maxTicks: number,
+): (ValueTicks | null)[] {
+  return plan.axes.map((axis) => {
+    const onAxis = states.filter((state) => axis.stateIds.includes(state.id));
+    if (onAxis.every((state) => state.valueType === 'boolean')) return { min: 0, max: 1, interval: 1 };
+    let low = Infinity;
+    let high = -Infinity;
+    for (const state of onAxis)
+      for (const point of points.get(state.id) ?? [])
+        for (const value of point.slice(1))
+          if (typeof value === 'number' && Number.isFinite(value)) {
+            low = Math.min(low, value);
+            high = Math.max(high, value);
+          }
+    const exact = axis.min !== null && axis.max !== null;
+    low = axis.min ?? low;
+    high = axis.max ?? high;
+    return Number.isFinite(low) && Number.isFinite(high) ? valueTicks(low, high, maxTicks, exact) : null;
+  });
 }
 
 export const colourOf = (look: ChartLook, index: number) => look.series[index % look.series.length]!;
@@ -103,7 +181,6 @@ export function chartOption(drawing: ChartDrawing): Record<string, unknown> {
   const { states, points, window, zoom, look, format, compact = false } = drawing;
   const plan = planAxes(states);
   const drawn = states.filter((state) => plan.axisOf.has(state.id));
-  const span = (zoom ?? window).to - (zoom ?? window).from;
   const leftAxes = Math.ceil(plan.axes.length / 2);
   const rightAxes = Math.floor(plan.axes.length / 2);
   const series: Record<string, unknown>[] = [];
@@ -160,13 +237,22 @@ export function chartOption(drawing: ChartDrawing): Record<string, unknown> {
   });
 
   const byId = new Map(drawn.map((state) => [state.id, state]));
+  const bottom = compact ? 28 : 64;
+  const plotHeight = (drawing.height ?? 300) - 28 - bottom;
+  const ticks = axisTicks(
+    plan,
+    drawn,
+    points,
+    Math.min(6, Math.max(2, Math.floor(plotHeight / VALUE_LABEL_HEIGHT))),
+  );
+  const time = timeAxisTicks(zoom ?? window, plotWidth(drawing.width ?? 800, plan.axes.length), format);
   return {
     animation: false,
     grid: {
       left: 12 + AXIS_WIDTH * leftAxes,
       right: 12 + AXIS_WIDTH * Math.max(rightAxes, compact ? 0 : 0.4),
       top: 28,
-      bottom: compact ? 28 : 64,
+      bottom,
     },
     tooltip: {
       trigger: 'axis',
@@ -180,11 +266,8 @@ export function chartOption(drawing: ChartDrawing): Record<string, unknown> {
       min: window.from,
       max: window.to,
       axisLine: { lineStyle: { color: look.border } },
-      axisLabel: {
-        color: look.muted,
-        hideOverlap: true,
-        formatter: (at: number) => format.axisTime(at, span),
-      },
+      axisLabel: { color: look.muted, hideOverlap: true, ...time.axisLabel },
+      axisTick: time.axisTick,
       axisPointer: { label: { formatter: (at: { value: number }) => format.dateTime(at.value) } },
       name: format.zoneLabel,
       nameTextStyle: { color: look.muted },
@@ -204,8 +287,9 @@ export function chartOption(drawing: ChartDrawing): Record<string, unknown> {
         offset: Math.floor(index / 2) * AXIS_WIDTH,
         name: axis.unit,
         nameTextStyle: { color: colour },
-        min: axis.min ?? undefined,
-        max: axis.max ?? undefined,
+        min: ticks[index]?.min ?? axis.min ?? undefined,
+        max: ticks[index]?.max ?? axis.max ?? undefined,
+        interval: ticks[index]?.interval,
         scale: axis.min === null,
         axisLine: { show: plan.axes.length > 1, lineStyle: { color: colour } },
         axisLabel: { color: look.muted, formatter: (n: number) => format.number(n) },

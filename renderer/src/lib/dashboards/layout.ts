@@ -11,6 +11,7 @@ export const MAX_WIDGETS = 100;
 
 export const WIDGET_TYPES = [
   'line-chart',
+  'value',
   'gauge',
   'donut',
   'boolean',
@@ -33,7 +34,7 @@ export interface Widget {
   w: number;
   h: number;
   twinId?: string;
-  /** Bound data states (one for charts, gauge and boolean; several for raw values and donut). */
+  /** Bound data states (one for value, gauge and boolean; several for charts, raw values and donut). */
   stateIds?: string[];
   /** The nested dashboard's id. */
   dashboardId?: string;
@@ -57,6 +58,7 @@ export interface Size {
 
 export const DEFAULT_SIZE: Record<WidgetType, Size> = {
   'line-chart': { w: 6, h: 4 },
+  value: { w: 3, h: 3 },
   gauge: { w: 3, h: 4 },
   donut: { w: 3, h: 4 },
   boolean: { w: 3, h: 2 },
@@ -68,6 +70,7 @@ export const DEFAULT_SIZE: Record<WidgetType, Size> = {
 
 export const MIN_SIZE: Record<WidgetType, Size> = {
   'line-chart': { w: 3, h: 3 },
+  value: { w: 2, h: 2 },
   gauge: { w: 2, h: 3 },
   donut: { w: 2, h: 3 },
   boolean: { w: 2, h: 2 },
