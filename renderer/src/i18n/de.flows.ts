@@ -186,8 +186,9 @@ export const deFlows: Messages['flows'] = {
   logs: {
     level: 'Stufe',
     allLevels: 'Alle Stufen',
+    levels: { error: 'Fehler', warn: 'Warnung', info: 'Info', debug: 'Debug' },
     outgoingIntro:
-      'Für diesen ausgehenden Konnektor: Nachrichten, die nach allen Wiederholungen aufgegeben wurden (error), Nachrichten, die wegen voller Warteschlange oder inaktivem Konnektor verworfen wurden (warn), und die wieder gelingende Zustellung nach Fehlern (info).',
+      'Für diesen ausgehenden Konnektor: Nachrichten, die nach allen Wiederholungen aufgegeben wurden (Fehler), Nachrichten, die wegen voller Warteschlange oder inaktivem Konnektor verworfen wurden (Warnung), und die wieder gelingende Zustellung nach Fehlern (Info).',
     originKinds: {
       rule: 'Regel',
       flow: 'Flow',

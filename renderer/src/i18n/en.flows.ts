@@ -180,6 +180,7 @@ export const enFlows = {
   logs: {
     level: 'Level',
     allLevels: 'All levels',
+    levels: { error: 'Error', warn: 'Warning', info: 'Info', debug: 'Debug' } as Record<string, string>,
     outgoingIntro:
       'For this outgoing connector: messages given up after their retries (error), messages dropped because the queue was full or the connector inactive (warning), and delivery resuming after failures (info).',
     originKinds: {
