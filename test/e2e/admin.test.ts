@@ -103,7 +103,7 @@ describe('console administration end to end (Chromium)', () => {
     await tree.getByRole('button', { name: 'Delete Plant North' }).click();
     const confirm = page.getByRole('dialog', { name: 'Delete Plant North?' });
     await confirm.getByRole('button', { name: 'Delete' }).click();
-    await confirm.getByText('The account has sub-accounts').waitFor();
+    await confirm.getByText('It cannot be deleted while it is still in use.').waitFor();
     expect(await confirm.getByTestId('delete-blockers').textContent()).toContain('Hall 7');
     await h.shot('admin-03-account-delete-blocked');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
@@ -206,7 +206,7 @@ describe('console administration end to end (Chromium)', () => {
     await roleRow.getByRole('button', { name: /Delete/ }).click();
     const confirm = page.getByRole('dialog', { name: 'Delete Site operator?' });
     await confirm.getByRole('button', { name: 'Delete' }).click();
-    await confirm.getByText('Users hold this role').waitFor();
+    await confirm.getByText('It cannot be deleted while it is still in use.').waitFor();
     expect(await confirm.getByTestId('delete-blockers').textContent()).toContain('operator@stellwerk.test');
     await h.shot('admin-08-role-delete-blocked');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
