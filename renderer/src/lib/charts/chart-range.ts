@@ -102,12 +102,16 @@ export function zonedInstant(local: string, timeZone: string): number | null {
   const [year = 0, month = 1, day = 1, hour = 0, minute = 0, second = 0] = match
     .slice(1)
     .map((part) => Number(part ?? 0));
-  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
-  // The zone's offset at that moment, found by how the zone writes it; twice, as the first guess
-  // may sit on the other side of a daylight-saving change.
-  let instant = asUtc - offsetOf(asUtc, timeZone);
-  instant = asUtc - offsetOf(instant, timeZone);
-  return instant;
+  return wallClockInstant(Date.UTC(year, month - 1, day, hour, minute, second), timeZone);
+}
+
+/**
+ * The instant whose wall clock in `timeZone` reads `wall` (that reading written as if it were UTC):
+ * the zone's offset at that moment, found by how the zone writes it; twice, as the first guess may
+ * sit on the other side of a daylight-saving change.
+ */
+export function wallClockInstant(wall: number, timeZone: string): number {
+  return wall - offsetOf(wall - offsetOf(wall, timeZone), timeZone);
 }
 
 /** The wall-clock text (`2026-11-26T10:15`) of an instant in `timeZone`, for a datetime-local field. */

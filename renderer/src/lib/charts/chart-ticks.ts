@@ -1,4 +1,4 @@
-import { offsetOf } from './chart-range';
+import { offsetOf, wallClockInstant } from './chart-range';
 
 /**
  * Where a chart's axes put their ticks: values at steps of 1, 2 or 5 × 10ⁿ on bounds that are
@@ -94,11 +94,9 @@ export function timeTicks(from: number, to: number, maxTicks: number, timeZone: 
   const span = to - from;
   const step = TIME_STEPS.find((candidate) => span / candidate.ms <= maxTicks) ?? TIME_STEPS.at(-1)!;
   const wall = (at: number) => at + offsetOf(at, timeZone);
-  // The instant of a wall-clock time; twice, as the first guess may be across a DST change.
-  const instant = (local: number) => local - offsetOf(local - offsetOf(local, timeZone), timeZone);
   const ticks = new Set<number>();
   const add = (local: number) => {
-    const at = instant(local);
+    const at = wallClockInstant(local, timeZone);
     if (at >= from && at <= to) ticks.add(at);
     return at <= to;
   };
