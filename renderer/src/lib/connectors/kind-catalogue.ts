@@ -26,10 +26,6 @@ export function loadConnectorKinds(): Promise<ConnectorKindInfo[]> {
 export const creatableKinds = (kinds: readonly ConnectorKindInfo[], direction: 'incoming' | 'outgoing') =>
   kinds.filter((k) => k.direction === direction && k.capabilities.length > 0).map((k) => k.type);
 
-/** Kinds whose connectors get credentials that are shown once: a broker login or a webhook URL. */
-export const issuesCredentials = (kind: Pick<ConnectorKindInfo, 'capabilities'> | undefined) =>
-  kind !== undefined && kind.capabilities.some((c) => c === 'broker' || c === 'webhook');
-
 /**
  * What a kind's connector issues and all its devices share: a broker password or a webhook URL, or
  * null for kinds that issue none.
@@ -40,6 +36,10 @@ export const issuedCredential = (kind: Pick<ConnectorKindInfo, 'capabilities'> |
     : kind?.capabilities.includes('webhook')
       ? 'webhook'
       : null;
+
+/** Kinds whose connectors get credentials that are shown once: a broker login or a webhook URL. */
+export const issuesCredentials = (kind: Pick<ConnectorKindInfo, 'capabilities'> | undefined) =>
+  issuedCredential(kind) !== null;
 
 /** Kinds that deliver one kind of outgoing message (what a rule command or a mail picker needs). */
 export const kindsDelivering = (kinds: readonly ConnectorKindInfo[], message: OutgoingMessageKind) =>
