@@ -19,3 +19,31 @@ export function hashLink(path: string, params: Record<string, string | undefined
   ).toString();
   return `#${path}${query ? `?${query}` : ''}`;
 }
+
+/**
+ * Sets the given parameters in the current address's query (an empty value removes one) and leaves
+ * the others, while the address is still `path`'s. `replaceState`: a list's search adds no history
+ * entry per keystroke, and fires no `hashchange` (the router would ask about unsaved changes).
+ */
+export function replaceHashParams(path: string, params: Record<string, string | undefined>): void {
+  const [current, query] = splitHash(window.location.hash);
+  if (current !== path) return;
+  const search = new URLSearchParams(query);
+  for (const [name, value] of Object.entries(params)) {
+    if (value) search.set(name, value);
+    else search.delete(name);
+  }
+  const rest = search.toString();
+  const next = `#${path}${rest ? `?${rest}` : ''}`;
+  if (next !== window.location.hash) history.replaceState(history.state, '', next);
+}
+
+/** The route path of the current address (`#/devices?q=x` → `/devices`). */
+export function hashPath(): string {
+  return splitHash(window.location.hash)[0];
+}
+
+function splitHash(hash: string): [string, string] {
+  const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
+  return [path, query];
+}
