@@ -77,4 +77,17 @@ describe('list state in the address (Chromium)', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
     await expect.poll(() => new URL(page.url()).hash).toBe('#/devices');
   });
+
+  it('keeps the connectors list’s type filter through a reload', async () => {
+    const { page } = h;
+    await xapi('POST', '/xapi/v1/connectors', { title: 'Broker in the hall', type: 'mqtt-broker' });
+    await page.goto(`${h.server.baseUrl}/#/connectors`);
+    const titles = () => page.locator('[data-testid="connector-row"] td strong').allTextContents();
+    await expect.poll(titles).toHaveLength(3);
+    await page.locator('#connector-type-filter').selectOption('webhook-in');
+    await expect.poll(() => new URL(page.url()).hash).toBe('#/connectors?type=webhook-in');
+    await page.reload();
+    await expect.poll(titles).toEqual(['Cellar hooks', 'Roof hooks']);
+    expect(await page.locator('#connector-type-filter').inputValue()).toBe('webhook-in');
+  });
 });
