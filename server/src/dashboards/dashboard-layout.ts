@@ -1,32 +1,17 @@
 import { isUuid } from '../platform/crypto/ids.js';
 import { errors } from '../platform/errors.js';
 import { integerProblem, problem, type CheckProblem } from '../platform/http/problem-detail.js';
+import { CHART_RANGES, GRID_COLUMNS, MAX_WIDGETS, WIDGET_TYPES } from './widget-grid.js';
 
 /**
  * The console's widget grid (`layout = { version: 1, widgets: [...] }`, docs/console.md). Only layouts
  * that say `version: 1` are checked; any other JSON object is stored as sent, as before the console
  * existed, so older clients keep working.
  */
-export const GRID_COLUMNS = 12;
-export const MAX_WIDGETS = 100;
 const MAX_ROW = 1000;
 const MAX_HEIGHT = 24;
 const MAX_STATES = 20;
 const MAX_LAYOUT_BYTES = 256 * 1024;
-
-export const WIDGET_TYPES = [
-  'line-chart',
-  'value',
-  'gauge',
-  'donut',
-  'boolean',
-  'raw-values',
-  'twin-button',
-  'map',
-  'dashboard',
-] as const;
-// The console's chart ranges (renderer/src/lib/charts/chart-range.ts).
-const RANGES = ['5m', '15m', '1h', '6h', '24h', '7d', '30d', '90d', '1y'];
 
 const fail = ({ path, ...detail }: CheckProblem) =>
   errors.validation(`layout${path.replaceAll('/', '.')}: ${detail.message}`, [
@@ -114,9 +99,14 @@ export function checkLayout(layout: Record<string, unknown>): { widget: number; 
     }
     if (typeof widget.min === 'number' && typeof widget.max === 'number' && widget.min >= widget.max)
       throw fail(problem(`${at}/min`, 'exclusiveMaximum', { limit: widget.max }, 'must be less than max'));
-    if (widget.range !== undefined && !RANGES.includes(widget.range as string))
+    if (widget.range !== undefined && !(CHART_RANGES as readonly unknown[]).includes(widget.range))
       throw fail(
-        problem(`${at}/range`, 'enum', { allowedValues: RANGES }, `must be one of ${RANGES.join(', ')}`),
+        problem(
+          `${at}/range`,
+          'enum',
+          { allowedValues: CHART_RANGES },
+          `must be one of ${CHART_RANGES.join(', ')}`,
+        ),
       );
     if (widget.tag !== undefined)
       check(textProblem(`${at}/tag`, widget.tag, 0, 100, 'must be a text of at most 100 characters'));

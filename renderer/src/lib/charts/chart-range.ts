@@ -5,8 +5,9 @@
  * a few hundred points per state.
  */
 
-export const CHART_RANGES = ['5m', '15m', '1h', '6h', '24h', '7d', '30d', '90d', '1y'] as const;
-export type ChartRange = (typeof CHART_RANGES)[number];
+import { CHART_RANGES, type ChartRange } from '../../../../server/src/dashboards/widget-grid';
+
+export { CHART_RANGES, type ChartRange };
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -4,23 +4,15 @@
  * or resized widget is pushed down.
  */
 import { CHART_RANGES, type ChartRange } from '../charts/chart-range';
+import {
+  GRID_COLUMNS,
+  MAX_WIDGETS,
+  WIDGET_TYPES,
+  type WidgetType,
+} from '../../../../server/src/dashboards/widget-grid';
 
-export const GRID_COLUMNS = 12;
+export { GRID_COLUMNS, MAX_WIDGETS, WIDGET_TYPES, type WidgetType };
 export const MAX_ROWS = 200;
-export const MAX_WIDGETS = 100;
-
-export const WIDGET_TYPES = [
-  'line-chart',
-  'value',
-  'gauge',
-  'donut',
-  'boolean',
-  'raw-values',
-  'twin-button',
-  'map',
-  'dashboard',
-] as const;
-export type WidgetType = (typeof WIDGET_TYPES)[number];
 
 export { CHART_RANGES, type ChartRange };
 
