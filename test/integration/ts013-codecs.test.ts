@@ -67,6 +67,16 @@ const ttsUplink = (devEui: string, fPort: number, bytes: number[]) => ({
   },
 });
 
+/** A ChirpStack v3 codec in the style vendors published it (written for this test). */
+const CHIRPSTACK_V3_METER = `
+function Decode(fPort, bytes, variables) {
+  if (fPort !== 2) throw new Error('no frame on port ' + fPort);
+  return { volume: ((bytes[0] << 8) | bytes[1]) * variables.factor, battery: { voltage: bytes[2] / 50 } };
+}
+function Encode(fPort, obj, variables) {
+  return [fPort, obj.interval >> 8, obj.interval & 0xff];
+}`;
+
 const INDEX_FRAME = [0x00, 0x01, 0xe2, 0x40, 0x00, 100]; // 123.456 m³, water, 3.0 V
 
 describe('TS013 payload codecs as device drivers', () => {
@@ -229,5 +239,39 @@ describe('TS013 payload codecs as device drivers', () => {
     const missing = await call('POST', `/xapi/v1/device-drivers/${heat.id}/encode-downlink`, { data: {} });
     expect(missing.statusCode, missing.body).toBe(422);
     expect(missing.body).toMatch(/does not define function encodeDownlink/);
+  });
+
+  it('run a ChirpStack v3 Decode/Encode pair unchanged on ingested packets and downlinks', async () => {
+    const driver = await createDriver(CHIRPSTACK_V3_METER, { factor: 2 });
+    const connector = await createConnector(t, admin, { type: 'tts-uplink' });
+    const devEui = '70b3d57ed0000a03';
+    const deviceId = await insertDevice(t, {
+      connectorId: connector.id,
+      deviceKey: devEui,
+      driverId: driver.id,
+    });
+    for (const [bytes, fPort] of [
+      [[0x00, 0x64, 0xa0], 2],
+      [[0x07], 5],
+    ] as const)
+      await t.services.packets.append({
+        connectorId: connector.id,
+        deviceKey: devEui,
+        payload: Buffer.from(bytes),
+        source: 'webhook',
+        receivedAt: new Date(),
+        meta: { fPort, fCnt: fPort, devEui },
+      });
+    const rows = await processedPackets(t, connector.id, 2);
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      ['parsed', null],
+      ['parse-error', 'The parser script failed: Error: no frame on port 5'],
+    ]);
+    expect(await statesOf(t, deviceId)).toMatchObject({ volume: 200, 'battery.voltage': 3.2 });
+    const encoded = await call('POST', `/xapi/v1/device-drivers/${driver.id}/encode-downlink`, {
+      data: { interval: 60 },
+      meta: { fPort: 10 },
+    });
+    expect(expectStatus(encoded, 200)).toMatchObject({ bytes: [10, 0, 60], fPort: null });
   });
 });

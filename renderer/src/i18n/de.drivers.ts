@@ -31,7 +31,7 @@ export const deDrivers: Messages['drivers'] = {
     binary:
       'Jedes Feld liest eine Zahl fester Breite ab einem Byte-Offset und rechnet Wert × Skala + Offset.',
     javascript:
-      'Ein LoRaWAN-Payload-Codec (TS013: decodeUplink(input), optional encodeDownlink), so eingefügt, wie der Hersteller ihn liefert, oder eine Funktion parse(bytes, meta), die ein Objekt mit Werten liefert; sie läuft in einer Sandbox mit Zeit- und Speichergrenze.',
+      'Ein LoRaWAN-Payload-Codec (TS013: decodeUplink(input), optional encodeDownlink), so eingefügt, wie der Hersteller ihn liefert, ein Decoder für ChirpStack v3 (Decode) oder The Things Network V2 (Decoder), wie er ist, oder eine Funktion parse(bytes, meta), die ein Objekt mit Werten liefert; sie läuft in einer Sandbox mit Zeit- und Speichergrenze.',
   },
   editor: {
     newTitle: 'Neuer Treiber',

@@ -28,7 +28,7 @@ export const enDrivers = {
     cbor: 'The packet is CBOR (RFC 8949): a map, or an array of up to 50 maps. Byte strings become hex. No settings.',
     binary: 'Each field reads a fixed-width number at a byte offset, then applies value × scale + offset.',
     javascript:
-      'A LoRaWAN payload codec (TS013: decodeUplink(input), optionally encodeDownlink) pasted as the vendor ships it, or a function parse(bytes, meta) returning an object of values; it runs in a sandbox with a time and memory limit.',
+      'A LoRaWAN payload codec (TS013: decodeUplink(input), optionally encodeDownlink) pasted as the vendor ships it, a decoder for ChirpStack v3 (Decode) or The Things Network V2 (Decoder) as it is, or a function parse(bytes, meta) returning an object of values; it runs in a sandbox with a time and memory limit.',
   } as Record<string, string>,
   editor: {
     newTitle: 'New driver',

@@ -17,7 +17,7 @@ export const ParserConfigSchema = Type.Object(
     description:
       'binary: `{fields: [{key, offset, type, endian?, scale?, add?, bit?}]}`; ' +
       'javascript: `{code, timeoutMs?, memoryLimitMb?, stackLimitKb?, variables?}` where `code` (up to 1 MiB) ' +
-      'is a TS013 codec (`decodeUplink(input)`, optionally `encodeDownlink`/`decodeDownlink`) or `parse(bytes, meta)`',
+      'is a TS013 codec (`decodeUplink(input)`, optionally `encodeDownlink`/`decodeDownlink`) or `parse(bytes, meta)`, or a ChirpStack v3 `Decode(fPort, bytes, variables)` / The Things Network V2 `Decoder(bytes, port)` with their `Encode`/`Encoder`',
   },
 );
 

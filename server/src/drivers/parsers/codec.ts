@@ -12,6 +12,21 @@ export const DECODE_UPLINK = 'decodeUplink';
 export const ENCODE_DOWNLINK = 'encodeDownlink';
 export const DECODE_DOWNLINK = 'decodeDownlink';
 
+/**
+ * The uplink decoders and downlink encoders network servers ran before TS013, which vendors still
+ * publish beside (or instead of) a TS013 codec: ChirpStack v3's `Decode(fPort, bytes, variables)` /
+ * `Encode(fPort, obj, variables)` and The Things Network V2's `Decoder(bytes, port)` /
+ * `Encoder(object, port)`. They return the decoded object itself, or the bytes themselves.
+ */
+export const LEGACY_DECODERS = [
+  { name: 'Decode', params: ['fPort', 'bytes', 'variables'] },
+  { name: 'Decoder', params: ['bytes', 'port'] },
+] as const;
+export const LEGACY_ENCODERS = [
+  { name: 'Encode', params: ['fPort', 'obj', 'variables'] },
+  { name: 'Encoder', params: ['object', 'port'] },
+] as const;
+
 /** Warnings or errors kept per packet, and characters per message. */
 const MAX_MESSAGES = 20;
 const MAX_MESSAGE_CHARS = 500;
@@ -55,6 +70,18 @@ export function uplinkInput(payload: Buffer, meta: PacketMeta, variables: Variab
 
 export function downlinkInput(data: unknown, variables: Variables): string {
   return JSON.stringify({ input: { data: data ?? null, variables } });
+}
+
+/** The arguments of a legacy decoder (`LEGACY_DECODERS`), each taking the ones it names. */
+export function legacyUplinkInput(payload: Buffer, meta: PacketMeta, variables: Variables): string {
+  const fPort = fPortOf(meta);
+  return JSON.stringify({ bytes: Array.from(payload), fPort, port: fPort, variables });
+}
+
+/** The arguments of a legacy encoder (`LEGACY_ENCODERS`); the port is the one the downlink names. */
+export function legacyDownlinkInput(data: unknown, meta: PacketMeta, variables: Variables): string {
+  const fPort = fPortOf(meta);
+  return JSON.stringify({ obj: data ?? null, object: data ?? null, fPort, port: fPort, variables });
 }
 
 /** A codec's `warnings`/`errors`: a list of messages (a single string is taken as one). */
@@ -107,30 +134,30 @@ export function readDecoded(result: unknown, fn: string): Decoded {
   return { values: toValues(object.data, `The data of ${fn}`, 'PARSER_ERROR'), warnings };
 }
 
-/** `{bytes, fPort?, warnings?, errors?}` of encodeDownlink; bytes are checked to be octets. */
-export function readEncoded(result: unknown): {
+/** `{bytes, fPort?, warnings?, errors?}` of encodeDownlink (`fn`: a legacy encoder's result wrapped so); bytes are checked to be octets. */
+export function readEncoded(
+  result: unknown,
+  fn: string = ENCODE_DOWNLINK,
+): {
   bytes: number[];
   fPort: number | null;
   warnings: string[];
   errors: string[];
 } {
-  const object = resultObject(result, ENCODE_DOWNLINK);
-  const warnings = messages(object.warnings, 'warnings', ENCODE_DOWNLINK);
-  const errors = messages(object.errors, 'errors', ENCODE_DOWNLINK);
+  const object = resultObject(result, fn);
+  const warnings = messages(object.warnings, 'warnings', fn);
+  const errors = messages(object.errors, 'errors', fn);
   if (errors.length > 0) return { bytes: [], fPort: null, warnings, errors };
   const { bytes, fPort } = object;
   if (
     !Array.isArray(bytes) ||
     !bytes.every((b) => typeof b === 'number' && Number.isInteger(b) && b >= 0 && b <= 255)
   ) {
-    throw new ParseError(`${ENCODE_DOWNLINK} must return bytes as a list of integers 0–255`, 'PARSER_ERROR');
+    throw new ParseError(`${fn} must return bytes as a list of integers 0–255`, 'PARSER_ERROR');
   }
   if (fPort !== undefined && fPort !== null) {
     if (typeof fPort !== 'number' || !Number.isInteger(fPort) || fPort < 1 || fPort > 223) {
-      throw new ParseError(
-        `${ENCODE_DOWNLINK} returned fPort ${JSON.stringify(fPort)}; expected 1–223`,
-        'PARSER_ERROR',
-      );
+      throw new ParseError(`${fn} returned fPort ${JSON.stringify(fPort)}; expected 1–223`, 'PARSER_ERROR');
     }
   }
   return { bytes: bytes as number[], fPort: typeof fPort === 'number' ? fPort : null, warnings, errors };

@@ -12,6 +12,10 @@ import {
   DECODE_UPLINK,
   downlinkInput,
   ENCODE_DOWNLINK,
+  LEGACY_DECODERS,
+  LEGACY_ENCODERS,
+  legacyDownlinkInput,
+  legacyUplinkInput,
   readDecoded,
   readEncoded,
   uplinkInput,
@@ -22,13 +26,16 @@ import { PARSE_ENTRY, Sandbox, type SandboxEntry, type SandboxLimits } from './s
 import { isPlainObject, toValues } from './values.js';
 
 /**
- * User JavaScript in one of two forms, whichever the script defines:
+ * User JavaScript in one of these forms, the first the script defines winning:
  * - a LoRa Alliance TS013 codec, pasted unchanged: `decodeUplink(input)` with
  *   `input = {bytes, fPort, recvTime, variables}` returning `{data, warnings?, errors?}`, and
- *   optionally `encodeDownlink(input)` and `decodeDownlink(input)` (codec.ts). It wins when a
- *   script defines both forms;
+ *   optionally `encodeDownlink(input)` and `decodeDownlink(input)` (codec.ts);
  * - `function parse(bytes, meta) { return { … }; }` where `meta` is what the ingest path knows
- *   about the packet, returning an object or an array of at most 50 objects.
+ *   about the packet, returning an object or an array of at most 50 objects;
+ * - a decoder written for a network server before TS013, pasted unchanged: ChirpStack v3's
+ *   `Decode(fPort, bytes, variables)` or The Things Network V2's `Decoder(bytes, port)`, returning
+ *   the decoded object, with their `Encode(fPort, obj, variables)` / `Encoder(object, port)`
+ *   returning the bytes of a downlink (used when the script has no `encodeDownlink`).
  * `bytes` is a plain array of numbers (0–255). The script runs in a QuickJS sandbox (sandbox.ts)
  * with limits the driver may set within the maxima below; its `console.*` lines come back with
  * each result (the driver test shows them, ingest writes them to the debug log).
@@ -52,6 +59,8 @@ const DRIVER_ENTRY: SandboxEntry = {
     { name: DECODE_UPLINK, params: ['input'], recvTimeAsDate: true, entry: true },
     { name: ENCODE_DOWNLINK, params: ['input'] },
     { name: DECODE_DOWNLINK, params: ['input'], recvTimeAsDate: true },
+    ...LEGACY_DECODERS.map((f) => ({ ...f, entry: true })),
+    ...LEGACY_ENCODERS,
   ],
 };
 
@@ -120,6 +129,14 @@ class ScriptParser implements CompiledParser {
       );
       return { ...readDecoded(result, DECODE_UPLINK), logs };
     }
+    const legacy = this.defined.has(PARSE_ENTRY.name)
+      ? undefined
+      : LEGACY_DECODERS.find((f) => this.defined.has(f.name));
+    if (legacy) {
+      const input = legacyUplinkInput(payload, meta, variablesOf(this.variables, meta));
+      const { result, logs } = await this.call(legacy.name, input);
+      return { ...readDecoded({ data: result }, legacy.name), logs };
+    }
     const { result, logs } = await this.call(
       PARSE_ENTRY.name,
       JSON.stringify({ bytes: Array.from(payload), meta }),
@@ -128,6 +145,14 @@ class ScriptParser implements CompiledParser {
   }
 
   async encodeDownlink(data: unknown, meta: PacketMeta = {}): Promise<EncodedDownlink> {
+    const legacy = this.defined.has(ENCODE_DOWNLINK)
+      ? undefined
+      : LEGACY_ENCODERS.find((f) => this.defined.has(f.name));
+    if (legacy) {
+      const input = legacyDownlinkInput(data, meta, variablesOf(this.variables, meta));
+      const { result, logs } = await this.call(legacy.name, input);
+      return { ...readEncoded({ bytes: result }, legacy.name), logs };
+    }
     this.require(ENCODE_DOWNLINK);
     const { result, logs } = await this.call(
       ENCODE_DOWNLINK,
@@ -147,7 +172,11 @@ class ScriptParser implements CompiledParser {
 
   private require(name: string): void {
     if (!this.defined.has(name)) {
-      throw new ParseError(`The driver's script does not define function ${name}(input)`, 'PARSER_ERROR');
+      const legacy = name === ENCODE_DOWNLINK ? ' (nor Encode or Encoder)' : '';
+      throw new ParseError(
+        `The driver's script does not define function ${name}(input)${legacy}`,
+        'PARSER_ERROR',
+      );
     }
   }
 
