@@ -115,4 +115,19 @@ describe('decoders written for network servers before TS013', () => {
     const none = await failure(compile('function helper() {}'));
     expect(none.message).toContain('Decode(fPort, bytes, variables) or Decoder(bytes, port)');
   });
+
+  it('loads vendor files that export their functions for Node, and uses a function found only there', async () => {
+    const tail = await compile(
+      'function decodeUplink(input) { return { data: { a: input.bytes[0] } }; }\nmodule.exports = { decodeUplink: decodeUplink };',
+    );
+    await expect(tail.parse(Buffer.from([7]))).resolves.toEqual({ a: 7 });
+    tail.dispose?.();
+    const only = await compile(
+      'exports.decodeUplink = function (input) { return { data: { b: input.bytes.length } }; };\n' +
+        'module.exports.encodeDownlink = function (input) { return { bytes: [input.data.on ? 1 : 0], fPort: 3 }; };',
+    );
+    await expect(only.parse(Buffer.from([1, 2]))).resolves.toEqual({ b: 2 });
+    await expect(only.encodeDownlink!({ on: true })).resolves.toMatchObject({ bytes: [1], fPort: 3 });
+    only.dispose?.();
+  });
 });

@@ -53,7 +53,7 @@ export const prelude = (entry: SandboxEntry) => {
   const table = functions
     .map(
       (f) =>
-        `${JSON.stringify(f.name)}: { get: function () { return typeof ${f.name} === 'function' ? ${f.name} : undefined; }, ` +
+        `${JSON.stringify(f.name)}: { get: function () { return typeof ${f.name} === 'function' ? ${f.name} : exported(${JSON.stringify(f.name)}); }, ` +
         `params: ${JSON.stringify(f.params)}, date: ${f.recvTimeAsDate === true} }`,
     )
     .join(',\n    ');
@@ -61,6 +61,20 @@ export const prelude = (entry: SandboxEntry) => {
   var stringify = JSON.stringify, parseJson = JSON.parse, toText = String, DateType = Date;
   var ownKeys = Object.keys, describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty,
     global = globalThis;
+  // Vendor codecs written to be tested in Node end with \`module.exports = {decodeUplink}\` or
+  // \`exports.decodeUplink = …\`: both exist here, and a function found only there is used.
+  var commonJs = { exports: {} };
+  global.module = commonJs;
+  global.exports = commonJs.exports;
+  function exported(name) {
+    var holders = [global.module && global.module.exports, global.exports];
+    for (var i = 0; i < holders.length; i++) {
+      var holder = holders[i];
+      if (holder !== null && (typeof holder === 'object' || typeof holder === 'function') &&
+          typeof holder[name] === 'function') return holder[name];
+    }
+    return undefined;
+  }
   var functions = {
     __proto__: null,
     ${table}
