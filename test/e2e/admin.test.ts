@@ -160,6 +160,10 @@ describe('console administration end to end (Chromium)', () => {
     const { page } = h;
     await page.getByRole('link', { name: 'Roles' }).click();
     await page.getByTestId('role-row').first().waitFor();
+    // Counts agree with their number: the built-in administrator role holds one permission.
+    const administrator = page.getByTestId('role-row').filter({ hasText: 'Everything in the account' });
+    expect(await administrator.textContent()).toContain('1 permission');
+    expect(await administrator.textContent()).not.toContain('1 permissions');
     await page.getByRole('button', { name: 'New role' }).click();
     const dialog = page.getByRole('dialog', { name: 'Create a role' });
     await dialog.getByLabel('Name').fill('Site operator');

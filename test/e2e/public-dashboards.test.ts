@@ -212,6 +212,22 @@ describe('public dashboards end to end (Chromium)', () => {
     expect(await seriousViolations(page), 'share dialog').toEqual([]);
     await h.shot('public-dashboards-01-share');
     await dialog.getByRole('button', { name: 'Close', exact: true }).click();
+
+    // Someone sharing from a German console offers a German view unless they choose another: a new
+    // key (the link is shown only when issued) gives the link the next test opens.
+    await page.getByLabel('Language').selectOption('de');
+    await page.getByRole('button', { name: 'Teilen' }).click();
+    const german = page.getByRole('dialog', { name: 'Öffentlicher Link' });
+    await german.getByRole('button', { name: 'Neuer Schlüssel' }).click();
+    await rotate.getByRole('button', { name: 'Neuen Schlüssel erzeugen' }).click();
+    await rotate.waitFor({ state: 'hidden' });
+    await german.getByTestId('share-link').waitFor();
+    expect(await german.locator('select').inputValue()).toBe('de');
+    await german.getByLabel('Kartenzoom sperren').check();
+    link = await german.getByTestId('share-link').inputValue();
+    expect(link).toMatch(/\?zoomlock=true&language=de#key=swd_/);
+    await german.getByRole('button', { name: 'Schließen', exact: true }).click();
+    await page.getByLabel('Sprache').selectOption('en');
   });
 
   it('opens without login in a fresh context, in German, with the map zoom locked', async () => {

@@ -181,7 +181,7 @@ export const deAdmin: Messages['admin'] = {
     createTitle: 'Rolle anlegen',
     editTitle: 'Rolle {name} bearbeiten',
     deleteConfirm: 'Die Rolle „{name}“ wird gelöscht. Benutzer, die sie haben, müssen sie vorher verlieren.',
-    count: '{count} Berechtigungen',
+    count: '{count} Berechtigung|{count} Berechtigungen',
     readOnly: 'Eingebaute Rollen lassen sich nicht ändern.',
   },
   permissions: {

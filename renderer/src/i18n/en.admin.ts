@@ -174,7 +174,7 @@ export const enAdmin = {
     createTitle: 'Create a role',
     editTitle: 'Edit role {name}',
     deleteConfirm: 'The role “{name}” is deleted. Users holding it must lose it first.',
-    count: '{count} permissions',
+    count: '{count} permission|{count} permissions',
     readOnly: 'Built-in roles cannot be changed.',
   },
   permissions: {
