@@ -161,9 +161,21 @@ describe('console administration end to end (Chromium)', () => {
     await page.getByRole('link', { name: 'Roles' }).click();
     await page.getByTestId('role-row').first().waitFor();
     // Counts agree with their number: the built-in administrator role holds one permission.
-    const administrator = page.getByTestId('role-row').filter({ hasText: 'Everything in the account' });
+    const administrator = page
+      .getByTestId('role-row')
+      .filter({ has: page.locator('strong', { hasText: /^Administrator$/ }) });
+    expect(await administrator.textContent()).toContain('Everything in the account');
     expect(await administrator.textContent()).toContain('1 permission');
     expect(await administrator.textContent()).not.toContain('1 permissions');
+    // Built-in roles read in the console's language; the server keeps their English API names.
+    expect(await page.getByTestId('role-row').filter({ hasText: 'Account reader' }).count()).toBe(1);
+    await page.getByLabel('Language').selectOption('de');
+    const reader = page.getByTestId('role-row').filter({ hasText: 'Liest alles, ändert nichts.' });
+    await reader.waitFor();
+    expect(await reader.locator('strong').textContent()).toBe('Leser');
+    expect(await administrator.textContent()).toContain('1 Berechtigung');
+    expect(await administrator.textContent()).not.toContain('1 Berechtigungen');
+    await page.getByLabel('Sprache').selectOption('en');
     await page.getByRole('button', { name: 'New role' }).click();
     const dialog = page.getByRole('dialog', { name: 'Create a role' });
     await dialog.getByLabel('Name').fill('Site operator');

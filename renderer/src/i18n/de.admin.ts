@@ -174,6 +174,18 @@ export const deAdmin: Messages['admin'] = {
     description: 'Beschreibung',
     permissions: 'Berechtigungen',
     builtIn: 'Eingebaut',
+    builtInNames: {
+      Administrator: ['Administrator', 'Alles im Konto und in seinen Unterkonten.'],
+      AccountReader: ['Leser', 'Liest alles, ändert nichts.'],
+      'Digital Twin Manager': [
+        'Verwalter digitaler Zwillinge',
+        'Verwaltet digitale Zwillinge, ihre Datenpunkte, Regeln und Dashboards; liest Geräte.',
+      ],
+      'User Manager': [
+        'Benutzerverwalter',
+        'Legt Benutzer, Rollen und Zugriffsbereiche an und verwaltet sie.',
+      ],
+    },
     own: 'Eigene',
     inherited: 'Von übergeordnetem Konto',
     empty: 'Keine Rollen.',
@@ -224,7 +236,7 @@ export const deAdmin: Messages['admin'] = {
       state: 'Datenpunkte',
       timeseries: 'Zeitreihen',
       dashboard: 'Dashboards',
-      smartgroup: 'Smart Groups',
+      smartgroup: 'Intelligente Gruppen',
       rule: 'Regeln',
       alarmlog: 'Alarmprotokolle',
       alarmreport: 'Alarmberichte',
