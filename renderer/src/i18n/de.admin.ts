@@ -175,16 +175,16 @@ export const deAdmin: Messages['admin'] = {
     permissions: 'Berechtigungen',
     builtIn: 'Eingebaut',
     builtInNames: {
-      Administrator: ['Administrator', 'Alles im Konto und in seinen Unterkonten.'],
-      AccountReader: ['Leser', 'Liest alles, ändert nichts.'],
-      'Digital Twin Manager': [
-        'Verwalter digitaler Zwillinge',
-        'Verwaltet digitale Zwillinge, ihre Datenpunkte, Regeln und Dashboards; liest Geräte.',
-      ],
-      'User Manager': [
-        'Benutzerverwalter',
-        'Legt Benutzer, Rollen und Zugriffsbereiche an und verwaltet sie.',
-      ],
+      Administrator: { name: 'Administrator', description: 'Alles im Konto und in seinen Unterkonten.' },
+      AccountReader: { name: 'Leser', description: 'Liest alles, ändert nichts.' },
+      'Digital Twin Manager': {
+        name: 'Verwalter digitaler Zwillinge',
+        description: 'Verwaltet digitale Zwillinge, ihre Datenpunkte, Regeln und Dashboards; liest Geräte.',
+      },
+      'User Manager': {
+        name: 'Benutzerverwalter',
+        description: 'Legt Benutzer, Rollen und Zugriffsbereiche an und verwaltet sie.',
+      },
     },
     own: 'Eigene',
     inherited: 'Von übergeordnetem Konto',

@@ -169,14 +169,20 @@ export const enAdmin = {
     builtIn: 'Built-in',
     /** The built-in roles by their name on the server (server/src/roles/permissions.ts). */
     builtInNames: {
-      Administrator: ['Administrator', 'Everything in the account and its sub-accounts.'],
-      AccountReader: ['Account reader', 'Reads everything, changes nothing.'],
-      'Digital Twin Manager': [
-        'Digital twin manager',
-        'Manages digital twins, their states, rules and dashboards; reads devices.',
-      ],
-      'User Manager': ['User manager', 'Creates and manages users, roles and access areas.'],
-    } as Record<string, readonly [name: string, description: string]>,
+      Administrator: {
+        name: 'Administrator',
+        description: 'Everything in the account and its sub-accounts.',
+      },
+      AccountReader: { name: 'Account reader', description: 'Reads everything, changes nothing.' },
+      'Digital Twin Manager': {
+        name: 'Digital twin manager',
+        description: 'Manages digital twins, their states, rules and dashboards; reads devices.',
+      },
+      'User Manager': {
+        name: 'User manager',
+        description: 'Creates and manages users, roles and access areas.',
+      },
+    } as Record<string, { name: string; description: string }>,
     own: 'Custom',
     inherited: 'From a parent account',
     empty: 'No roles.',

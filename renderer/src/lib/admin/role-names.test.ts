@@ -10,7 +10,7 @@ describe('built-in role names', () => {
     for (const language of ['en', 'de'] as const) {
       const names = messages[language].admin.roles.builtInNames;
       expect(Object.keys(names).sort(), language).toEqual(BUILT_IN_ROLES.map((r) => r.name).sort());
-      for (const [name, description] of Object.values(names)) {
+      for (const { name, description } of Object.values(names)) {
         expect(name.length, language).toBeGreaterThan(0);
         expect(description.length, language).toBeGreaterThan(0);
       }
@@ -19,6 +19,6 @@ describe('built-in role names', () => {
 
   it('keeps the English texts of the server for English', () => {
     const names = messages.en.admin.roles.builtInNames;
-    for (const role of BUILT_IN_ROLES) expect(names[role.name]?.[1]).toBe(role.description);
+    for (const role of BUILT_IN_ROLES) expect(names[role.name]?.description).toBe(role.description);
   });
 });

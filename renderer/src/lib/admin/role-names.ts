@@ -12,9 +12,11 @@ interface RoleLike {
  * author wrote them.
  */
 export function roleName(role: RoleLike): string {
-  return (role.builtIn && i18n.t.admin.roles.builtInNames[role.name]?.[0]) || role.name;
+  return (role.builtIn && i18n.t.admin.roles.builtInNames[role.name]?.name) || role.name;
 }
 
 export function roleDescription(role: RoleLike): string {
-  return (role.builtIn && i18n.t.admin.roles.builtInNames[role.name]?.[1]) || (role.description ?? '');
+  return (
+    (role.builtIn && i18n.t.admin.roles.builtInNames[role.name]?.description) || (role.description ?? '')
+  );
 }
