@@ -82,7 +82,11 @@ describe('alarms page: live, deduplicated, cleared, bulk acknowledged (Chromium)
       .getByRole('link', { name: /^Alarms/ })
       .click();
     await page.getByRole('heading', { name: 'Alarms', level: 1 }).waitFor();
-    await page.getByText('No alarm entries yet.', { exact: false }).waitFor();
+    await page.getByText('No open or acknowledged alarm entries.', { exact: false }).waitFor();
+    // An empty filter says what there is none of.
+    await page.getByLabel('Status').selectOption('closed');
+    await page.getByText('No closed alarm entries.', { exact: true }).waitFor();
+    await page.getByLabel('Status').selectOption('unresolved');
 
     // Arrives without a reload: the page and the badge follow the live socket.
     await device.publish({ pressure: 5.2 });
@@ -114,7 +118,16 @@ describe('alarms page: live, deduplicated, cleared, bulk acknowledged (Chromium)
       occurrenceCount: 2,
       source: { kind: 'rule', id: high.id },
     });
+    // Only a closed entry exists: the default view does not claim there are none at all.
+    expect(await page.getByTestId('alarms-table').locator('tbody').textContent()).toContain(
+      'No open or acknowledged alarm entries.',
+    );
     await page.getByLabel('Status').selectOption('closed');
+    // The filter is in the address: a reload (or a copied link) shows the closed entries again.
+    await expect.poll(() => page.url()).toContain('status=closed');
+    await page.reload();
+    await page.getByTestId('alarm-row').first().waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('closed');
     const closedRow = page.getByTestId('alarm-row').filter({ hasText: 'High pressure: 5.6 bar' });
     await closedRow.getByRole('button', { name: 'Details' }).click();
     expect(await page.getByTestId('alarm-close-reason').textContent()).toMatch(/cleared automatically/);
@@ -172,5 +185,37 @@ describe('alarms page: live, deduplicated, cleared, bulk acknowledged (Chromium)
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().getByTestId('alarm-severity').textContent()).toBe('Critical');
     expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('fits the row actions of a German console at 1280 px and names who acknowledged and closed', async () => {
+    const { page } = h;
+    const me = await xapi<{ name: string }>('GET', '/xapi/v1/users/me');
+    await rule('Druckleitung Obere Talsperre Nordost überschreitet den Grenzwert', 'minor', 8, 7.5);
+    await page.getByLabel('Severity', { exact: true }).selectOption('');
+    await page.getByLabel('Language').selectOption('de');
+    await device.publish({ pressure: 9 });
+    const row = page.getByTestId('alarm-row').filter({ hasText: 'Druckleitung Obere Talsperre' });
+    await row.waitFor({ timeout: 20_000 });
+
+    expect(page.viewportSize()?.width).toBe(1280);
+    const table = await page.locator('main .dev-table-wrap').boundingBox();
+    for (const name of ['Bestätigen', 'Schließen']) {
+      const box = await row.getByRole('button', { name }).boundingBox();
+      expect(box, name).not.toBeNull();
+      expect(box!.x, name).toBeGreaterThanOrEqual(table!.x);
+      expect(box!.x + box!.width, name).toBeLessThanOrEqual(Math.min(1280, table!.x + table!.width) + 1);
+    }
+    await h.shot('alarms-06-german-1280');
+
+    // Acknowledged, then closed, by the signed-in user: the details name them with the time.
+    await row.getByRole('button', { name: 'Bestätigen' }).click();
+    await expect.poll(() => row.getByTestId('alarm-status').textContent()).toBe('Bestätigt');
+    await row.getByRole('button', { name: 'Schließen' }).click();
+    await page.getByLabel('Status').selectOption('closed');
+    const closed = page.getByTestId('alarm-row').filter({ hasText: 'Druckleitung Obere Talsperre' });
+    await closed.getByRole('button', { name: 'Details' }).click();
+    expect(await page.getByTestId('alarm-acknowledged').textContent()).toContain(`von ${me.name}`);
+    expect(await page.getByTestId('alarm-closed').textContent()).toContain(`von ${me.name}`);
+    await page.getByLabel('Sprache').selectOption('en');
   });
 });

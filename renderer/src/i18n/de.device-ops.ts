@@ -43,7 +43,7 @@ export const deDeviceOps: Messages['deviceOps'] = {
     sessionKeyHint: 'Nur schreibbar. Leer lassen, um den gespeicherten Schlüssel zu behalten.',
     sessionKeyStored: 'Ein Schlüssel ist gespeichert. Leer lassen, um ihn zu behalten.',
     loading: 'Auswahl wird geladen…',
-    elsewhere: 'Gerätevorlage und Zustandsregeln werden in eigenen Abschnitten dieser Seite bearbeitet.',
+    elsewhere: 'Gerätevorlage und Gesundheitsregeln werden in eigenen Abschnitten dieser Seite bearbeitet.',
   },
   remove: {
     button: 'Löschen',

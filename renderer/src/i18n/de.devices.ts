@@ -321,7 +321,7 @@ export const deDevices: Messages['devices'] = {
     cronText: 'nach dem Zeitplan {cron} (Zeitzone des Kontos)',
     noRules: 'Keine Regeln: Das Gerät ist „Gesund“, sobald es ein Paket gesendet hat.',
     rule: 'Regel {number}',
-    silentAfter: 'Still nach {seconds} s ohne Paket.',
+    silentAfter: 'Stumm nach {seconds} s ohne Paket.',
     alarmOnChange: 'Bei einer Zustandsänderung einen Alarmeintrag schreiben',
     alarmOnChangeOn: 'Eine Änderung des Zustands schreibt einen Alarmeintrag.',
     edit: 'Regeln bearbeiten',

@@ -116,8 +116,8 @@ export const deDrivers: Messages['drivers'] = {
     chooseState: 'Zustand wählen',
     chooseOperator: 'Wählen',
     noValue: 'kein Wert',
-    silentAfter: 'Still nach (Sekunden, optional)',
-    silentAfterHint: 'Ein Gerät ohne Paket in dieser Zeit gilt als still.',
+    silentAfter: 'Stumm nach (Sekunden, optional)',
+    silentAfterHint: 'Ein Gerät ohne Paket in dieser Zeit gilt als stumm.',
     trueValue: 'wahr',
     falseValue: 'falsch',
     operatorNames: {

@@ -35,7 +35,7 @@ export const deExports: Messages['exports'] = {
     'Der Plan „{name}“ und sein Zeitplan werden gelöscht; Dateien fertiger Läufe bleiben bei ihren Jobs.',
   what: 'Was',
   subject: 'Exportieren',
-  subjects: { twins: 'Zwillinge und ihre Zustände', devices: 'Geräte und ihre Zustände' },
+  subjects: { twins: 'Zwillinge und ihre Datenpunkte', devices: 'Geräte und ihre Zustände' },
   operator: 'Bedingungen',
   operators: { and: 'Alle müssen gelten (UND)', or: 'Eine genügt (ODER)' },
   condition: 'Bedingung',

@@ -5,7 +5,7 @@ export const dePublicDashboards: typeof enPublicDashboards = {
   share: 'Teilen',
   dialogTitle: 'Öffentlicher Link',
   intro:
-    'Wer den Link hat, sieht dieses Dashboard ohne Anmeldung, live und nur lesend: seine Widgets, deren Zwillinge und Zustände sowie seine Karten.',
+    'Wer den Link hat, sieht dieses Dashboard ohne Anmeldung, live und nur lesend: seine Widgets, deren Zwillinge und Datenpunkte sowie seine Karten.',
   notPublished: 'Nicht veröffentlicht.',
   published: 'Veröffentlicht mit Schlüssel {prefix}… seit {date}.',
   publish: 'Veröffentlichen',

@@ -112,7 +112,7 @@ export const deSchemaProblems: Messages['schemaProblems'] = {
     intervalSeconds: 'Intervall (Sekunden)',
     windowSeconds: 'Zeitfenster (Sekunden)',
     durationSeconds: 'Dauer (Sekunden)',
-    silentAfterSeconds: 'Still nach (Sekunden)',
+    silentAfterSeconds: 'Stumm nach (Sekunden)',
     offlineAfterSeconds: 'Offline nach (Sekunden)',
     deviceId: 'Geräte-ID',
     device_id: 'Geräte-ID',

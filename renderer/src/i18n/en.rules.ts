@@ -56,6 +56,16 @@ export const enRules = {
     close: 'Close',
     empty: 'No alarm entries yet. Rules with an “Alarm entry” command and connector monitoring write them.',
     noMatch: 'No alarm entries match.',
+    /** The empty list under a status filter (no search or other filter set); `all` shows `empty`. */
+    emptyByStatus: {
+      unresolved:
+        'No open or acknowledged alarm entries. Rules with an “Alarm entry” command and connector monitoring write them.',
+      open: 'No open alarm entries.',
+      acknowledged: 'No acknowledged alarm entries.',
+      closed: 'No closed alarm entries.',
+    } as Record<string, string>,
+    /** Who acknowledged or closed an entry, after the time. */
+    byUser: 'by {name}',
     acknowledgedBy: 'Acknowledged {time}',
     closedBy: 'Closed {time}',
     referenceTypes: {
