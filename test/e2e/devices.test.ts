@@ -269,6 +269,8 @@ describe('console devices end to end (Chromium)', () => {
     await page.getByTestId('device-title').waitFor();
     expect(await page.getByTestId('device-title').textContent()).toBe('Boiler 1');
     seen.deviceUrl = page.url();
+    // The connector's kind by its name, not its API id.
+    expect(await page.getByTestId('device-connector-kind').textContent()).toBe('MQTT broker');
     await expect
       .poll(() => page.getByTestId('live-status').textContent(), { timeout: 15_000 })
       .toMatch(/Live/);
