@@ -12,6 +12,8 @@ export const MANAGE_PERMISSIONS = {
   drivers: 'deviceDriver.manage',
   templates: 'deviceTemplate.manage',
   twins: 'digitalTwin.manage',
+  /** A twin's states (their settings and values), a permission of its own beside the twin's. */
+  states: 'state.manage',
   accounts: 'account.manage',
   users: 'user.manage',
   roles: 'role.manage',
