@@ -13,11 +13,13 @@ const READER = { email: 'auditor@stellwerk.test', password: 'reads everything ch
  */
 let h: ConsoleHarness;
 let xapi: Xapi;
-const ids: { gateway?: string; twin?: string } = {};
+const ids: { gateway?: string; twin?: string; account?: string } = {};
 
-// Buttons that write: create, import, edit, delete, rename, run, add, copy a template (English
-// console); "Copy" and "Copy ID" alone put text on the clipboard.
-const WRITE_ACTION = /^\+?\s*(New|Create|Import|Edit|Delete|Rename|Run|Add)\b|^Copy\s+(?!ID$)\S/;
+// Buttons that write: create, import, edit, delete, rename, run, add, revoke, (de)activate,
+// invite, copy a template (English console); "Copy" and "Copy ID" alone put text on the clipboard.
+// No word boundary: a row button's hidden object name follows its text directly.
+const WRITE_ACTION =
+  /^\+?\s*(New|Create|Import|Edit|Delete|Rename|Run|Add|Revoke|Deactivate|Activate|Invite)|^Copy\s*(?!ID$)\S/;
 
 /** The pages and a text each shows once its content has loaded. */
 const pages = (): Array<[path: string, loaded: string]> => [
@@ -32,10 +34,16 @@ const pages = (): Array<[path: string, loaded: string]> => [
   ['/flows', 'Integration'],
   ['/flows/filters', 'Integration'],
   ['/exports', 'CSV export plans'],
+  ['/accounts', 'Accounts'],
+  ['/access', 'auditor@stellwerk.test'],
+  ['/access/roles', 'Administrator'],
+  ['/access/api-keys', 'Users and access'],
+  ['/alarms/groups', 'Smart groups'],
+  ['/alarms/reports', 'Alarm reports'],
 ];
 
 /** Runs in the page (a string: the test's TypeScript has no DOM types): each button's name in main. */
-const BUTTON_NAMES = `[...document.querySelectorAll('main button')].map(
+const BUTTON_NAMES = `[...document.querySelectorAll('main button:not(:disabled)')].map(
   (b) => (b.getAttribute('aria-label') || b.textContent || '').trim())`;
 
 async function writeButtons(path: string, loaded: string): Promise<string[]> {
@@ -52,7 +60,8 @@ async function writeButtons(path: string, loaded: string): Promise<string[]> {
   // Lists render their rows and row actions together; a short pause lets late details settle.
   await h.page.waitForTimeout(300);
   const names = await h.page.evaluate<string[]>(BUTTON_NAMES);
-  return names.filter((name) => WRITE_ACTION.test(name));
+  // Column titles that sort (ending in an arrow) only reorder the list.
+  return names.filter((name) => WRITE_ACTION.test(name) && !/[▲▼↕]$/.test(name));
 }
 
 async function logOut(): Promise<void> {
@@ -90,6 +99,7 @@ describe('a read-only role sees no write actions (Chromium)', () => {
       commands: [{ type: 'alarm', severity: 'major', message: 'Boiler pressure high' }],
     });
     await xapi('POST', '/xapi/v1/dashboards', { title: 'Boiler board' });
+    ids.account = (await xapi<{ data: Array<{ id: string }> }>('GET', '/xapi/v1/accounts')).data[0]!.id;
     const roles = await xapi<{ data: Array<{ id: string; name: string }> }>(
       'GET',
       '/xapi/v1/roles?searchItems=AccountReader',
@@ -120,6 +130,12 @@ describe('a read-only role sees no write actions (Chromium)', () => {
     const toggle = h.page.getByRole('checkbox', { name: /Boiler pressure/ });
     await toggle.waitFor();
     expect(await toggle.isDisabled()).toBe(true);
+    // An account's settings read, with every field and button disabled and a note why.
+    await h.page.goto(`${h.server.baseUrl}/#/accounts/${ids.account}`);
+    await h.page.getByTestId('account-read-only').waitFor();
+    expect(await writeButtons(`/accounts/${ids.account}`, 'General')).toEqual([]);
+    const enabled = await h.page.locator('main input:not(:disabled), main button:not(:disabled)').count();
+    expect(enabled).toBe(1); // the account id's copy button, outside the settings
     await logOut();
   });
 

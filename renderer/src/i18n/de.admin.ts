@@ -45,6 +45,8 @@ export const deAdmin: Messages['admin'] = {
     treeLimit: 'Die ersten {limit} von {total} Konten werden gezeigt. Suchen Sie nach den übrigen.',
   },
   settings: {
+    readOnly:
+      'Nur lesen: Einstellungen eines Kontos zu ändern erfordert die Berechtigung „Konten: Verwalten“.',
     back: 'Alle Konten',
     breadcrumb: 'Kontopfad',
     general: 'Allgemein',
@@ -195,6 +197,7 @@ export const deAdmin: Messages['admin'] = {
     deleteConfirm: 'Die Rolle „{name}“ wird gelöscht. Benutzer, die sie haben, müssen sie vorher verlieren.',
     count: '{count} Berechtigung|{count} Berechtigungen',
     readOnly: 'Eingebaute Rollen lassen sich nicht ändern.',
+    readOnlyPermission: 'Rollen zu ändern erfordert die Berechtigung „Rollen: Verwalten“.',
   },
   permissions: {
     legend: 'Berechtigungen',

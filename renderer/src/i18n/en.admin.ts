@@ -43,6 +43,7 @@ export const enAdmin = {
     treeLimit: 'Showing the first {limit} of {total} accounts. Search to find the others.',
   },
   settings: {
+    readOnly: 'Read only: changing an account’s settings needs the permission “Accounts: Manage”.',
     back: 'All accounts',
     breadcrumb: 'Account path',
     general: 'General',
@@ -192,6 +193,7 @@ export const enAdmin = {
     deleteConfirm: 'The role “{name}” is deleted. Users holding it must lose it first.',
     count: '{count} permission|{count} permissions',
     readOnly: 'Built-in roles cannot be changed.',
+    readOnlyPermission: 'Changing roles needs the permission “Roles: Manage”.',
   },
   permissions: {
     legend: 'Permissions',

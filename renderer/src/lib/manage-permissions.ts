@@ -16,6 +16,8 @@ export const MANAGE_PERMISSIONS = {
   states: 'state.manage',
   accounts: 'account.manage',
   users: 'user.manage',
+  /** Inviting (creating) users is a permission of its own beside changing them. */
+  invitations: 'UserManagement.create',
   roles: 'role.manage',
   apiKeys: 'apiKey.manage',
   dashboards: 'dashboard.manage',
