@@ -13,7 +13,14 @@ const READER = { email: 'auditor@stellwerk.test', password: 'reads everything ch
  */
 let h: ConsoleHarness;
 let xapi: Xapi;
-const ids: { gateway?: string; twin?: string; account?: string } = {};
+const ids: {
+  gateway?: string;
+  twin?: string;
+  account?: string;
+  driver?: string;
+  template?: string;
+  rule?: string;
+} = {};
 
 // Buttons that write: create, import, edit, delete, rename, run, add, revoke, (de)activate,
 // invite, copy a template (English console); "Copy" and "Copy ID" alone put text on the clipboard.
@@ -76,7 +83,7 @@ describe('a read-only role sees no write actions (Chromium)', () => {
       STELLWERK_ADMIN_PASSWORD: ADMIN.password,
     });
     xapi = await loginXapi(h.server.baseUrl, ADMIN.email, ADMIN.password);
-    await seedMqttDevice(xapi, h.mqttPort, {
+    const seeded = await seedMqttDevice(xapi, h.mqttPort, {
       connectorTitle: 'Boiler gateway',
       driver: { title: 'Boiler (JSON)', parser: { type: 'json' } },
       device: { device_id: 'boiler-1', title: 'Boiler 1 sensor' },
@@ -84,7 +91,8 @@ describe('a read-only role sees no write actions (Chromium)', () => {
     ids.gateway = (
       await xapi('POST', '/xapi/v1/gateways', { eui: '58A0CBFFFE800002', title: 'Hall gateway' })
     ).id;
-    await xapi('POST', '/xapi/v1/device-templates', { title: 'Boiler template' });
+    ids.driver = seeded.driverId;
+    ids.template = (await xapi('POST', '/xapi/v1/device-templates', { title: 'Boiler template' })).id;
     ids.twin = (await xapi('POST', '/xapi/v1/digital-twins', { title: 'Boiler 1' })).id;
     await addRoutedState(xapi, ids.twin, {
       key: 'pressure',
@@ -92,12 +100,14 @@ describe('a read-only role sees no write actions (Chromium)', () => {
       valueType: 'number',
       unit: 'bar',
     });
-    await xapi('POST', '/xapi/v1/rules', {
-      title: 'Boiler pressure',
-      twinId: ids.twin,
-      trigger: { type: 'event', conditions: [{ stateKey: 'pressure', operator: '>', value: 5 }] },
-      commands: [{ type: 'alarm', severity: 'major', message: 'Boiler pressure high' }],
-    });
+    ids.rule = (
+      await xapi('POST', '/xapi/v1/rules', {
+        title: 'Boiler pressure',
+        twinId: ids.twin,
+        trigger: { type: 'event', conditions: [{ stateKey: 'pressure', operator: '>', value: 5 }] },
+        commands: [{ type: 'alarm', severity: 'major', message: 'Boiler pressure high' }],
+      })
+    ).id;
     await xapi('POST', '/xapi/v1/dashboards', { title: 'Boiler board' });
     ids.account = (await xapi<{ data: Array<{ id: string }> }>('GET', '/xapi/v1/accounts')).data[0]!.id;
     const roles = await xapi<{ data: Array<{ id: string; name: string }> }>(
@@ -136,6 +146,19 @@ describe('a read-only role sees no write actions (Chromium)', () => {
     expect(await writeButtons(`/accounts/${ids.account}`, 'General')).toEqual([]);
     const enabled = await h.page.locator('main input:not(:disabled), main button:not(:disabled)').count();
     expect(enabled).toBe(1); // the account id's copy button, outside the settings
+    // Editors open read-only, naming the permission they need; nothing in them can be saved.
+    for (const [path, permission] of [
+      [`/drivers/${ids.driver}`, 'Device drivers: Manage'],
+      [`/templates/${ids.template}`, 'Device templates: Manage'],
+      [`/rules/${ids.rule}`, 'Rules: Manage'],
+    ] as const) {
+      await h.page.goto(`${h.server.baseUrl}/#${path}`);
+      const notice = h.page.getByTestId('read-only-notice');
+      await notice.waitFor();
+      expect(await notice.textContent(), path).toContain(permission);
+      expect(await h.page.locator('main button[type="submit"]:not(:disabled)').count(), path).toBe(0);
+      expect(await h.page.locator('main fieldset:disabled input').count(), path).toBeGreaterThan(0);
+    }
     await logOut();
   });
 

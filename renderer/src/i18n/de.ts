@@ -24,6 +24,7 @@ export const de: Messages = {
     name: 'Stellwerk',
     tagline: 'Geräte und digitale Zwillinge, bei Ihnen vor Ort',
     skipToContent: 'Zum Inhalt springen',
+    readOnly: 'Nur lesen: Ändern erfordert die Berechtigung „{permission}“.',
     loading: 'Wird geladen…',
     mainNavigation: 'Hauptnavigation',
     language: 'Sprache',

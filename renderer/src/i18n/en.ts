@@ -24,6 +24,7 @@ export const en = {
     name: 'Stellwerk',
     tagline: 'Devices and digital twins, on your premises',
     skipToContent: 'Skip to content',
+    readOnly: 'Read only: changing this needs the permission “{permission}”.',
     loading: 'Loading…',
     mainNavigation: 'Main navigation',
     language: 'Language',
