@@ -20,6 +20,7 @@ const ids: {
   driver?: string;
   template?: string;
   rule?: string;
+  dashboard?: string;
 } = {};
 
 // Buttons that write: create, import, edit, delete, rename, run, add, revoke, (de)activate,
@@ -38,6 +39,7 @@ const pages = (): Array<[path: string, loaded: string]> => [
   [`/twins/${ids.twin}`, 'Pressure'],
   ['/rules', 'Boiler pressure'],
   ['/dashboards', 'Boiler board'],
+  [`/dashboards/${ids.dashboard}`, 'Boiler board'],
   ['/flows', 'Integration'],
   ['/flows/filters', 'Integration'],
   ['/exports', 'CSV export plans'],
@@ -108,7 +110,7 @@ describe('a read-only role sees no write actions (Chromium)', () => {
         commands: [{ type: 'alarm', severity: 'major', message: 'Boiler pressure high' }],
       })
     ).id;
-    await xapi('POST', '/xapi/v1/dashboards', { title: 'Boiler board' });
+    ids.dashboard = (await xapi('POST', '/xapi/v1/dashboards', { title: 'Boiler board' })).id;
     ids.account = (await xapi<{ data: Array<{ id: string }> }>('GET', '/xapi/v1/accounts')).data[0]!.id;
     const roles = await xapi<{ data: Array<{ id: string; name: string }> }>(
       'GET',
