@@ -107,9 +107,28 @@ describe('console rules and alarms end to end (Chromium)', () => {
     await stateSelect.locator('option[value="temperature"]').waitFor({ state: 'attached' });
     await stateSelect.selectOption('temperature');
     // A number state offers the number operators only.
-    expect(await page.locator('#condition-operator-0 option').allTextContents()).not.toContain(
-      'contains · contains',
-    );
+    // Only the translated operator names show, never the ids the server stores (`>`, `between`).
+    expect(await page.locator('#condition-operator-0 option').allTextContents()).toEqual([
+      'less than',
+      'at most',
+      'greater than',
+      'at least',
+      'equals',
+      'does not equal',
+      'between',
+      'exists',
+      'is missing',
+    ]);
+    // The picker of a condition near the bottom of the form is wholly within the 1280×800 window.
+    await page.getByRole('button', { name: '+ Add condition' }).click();
+    const lowest = page.locator('#condition-operator-1');
+    await lowest.scrollIntoViewIfNeeded();
+    const box = (await lowest.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.y).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(1280);
+    expect(box.y + box.height).toBeLessThanOrEqual(800);
+    await page.getByRole('button', { name: 'Remove condition 2' }).click();
     await page.locator('#condition-operator-0').selectOption('>');
     await page.locator('#condition-value-0').fill('30');
     await page.getByRole('button', { name: '+ Alarm entry' }).click();

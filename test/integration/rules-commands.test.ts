@@ -12,7 +12,7 @@ import {
   type BrokerTestApp,
 } from './support/broker.js';
 import { bearer, caller, expectStatus, login } from './support/identity.js';
-import { insertDriver, sql } from './support/ingest-fixtures.js';
+import { insertConnector, insertDriver, sql } from './support/ingest-fixtures.js';
 import { insertDevice, insertState, stateRows } from './support/twin-fixtures.js';
 import { waitFor } from './support/wait.js';
 
@@ -24,7 +24,8 @@ import { waitFor } from './support/wait.js';
  *   their values) from an event rule, and rolls time-aggregated states over a day's end from a
  *   time rule while the state timers are not running;
  * - a location rule reading its position from two numeric states (latitude and longitude);
- * - `downlink` queues a downlink to a device when its rule fires.
+ * - `downlink` queues a downlink to a device when its rule fires, and asks for an fPort with bytes
+ *   only where the device's connector carries one.
  */
 
 const TIME_ZONE = 'Europe/Berlin';
@@ -308,5 +309,31 @@ describe('downlink from an event rule', () => {
         createdBy: `rule:${ruleId}`,
       }),
     ]);
+  });
+
+  it('needs an fPort with bytes only where the device’s connector carries one', async () => {
+    const chirpstack = await insertConnector(t, t.rootAccountId, 'chirpstack-uplink');
+    const lorawan = await insertDevice(t, await insertDriver(t), chirpstack, '0303030303030303', null);
+    const save = (deviceId: string, port: { fPort?: number }) =>
+      call('POST', '/xapi/v1/rules', {
+        title: 'Open the valve',
+        twinId: truckId,
+        trigger: { type: 'event', conditions: [{ stateKey: 'valve', operator: '<', value: 0 }] },
+        commands: [{ type: 'downlink', deviceId, ...port, bytes: '02' }],
+      });
+
+    const refused = await save(lorawan, {});
+    expect(refused.statusCode, refused.body).toBe(422);
+    const { error } = refused.json<{ error: { code: string; message: string; details: unknown[] } }>();
+    expect(error.message).toContain('fPort is required with bytes');
+    expect(error).toMatchObject({
+      code: 'INVALID_COMMAND',
+      details: [{ path: '/commands/0/fPort', keyword: 'required', params: { missingProperty: 'fPort' } }],
+    });
+    expectStatus(await save(lorawan, { fPort: 4 }), 201);
+
+    // The embedded broker's topics carry no port: none is needed, and one given is still kept.
+    expectStatus(await save(device, {}), 201);
+    expectStatus(await save(device, { fPort: 4 }), 201);
   });
 });

@@ -57,6 +57,22 @@ export class DownlinkService {
     });
   }
 
+  /**
+   * Whether a downlink to this device of the account needs an fPort: its connector's kind says so.
+   * Null when the device is not found or its connector sends no downlinks (queueing refuses those).
+   */
+  async needsFPortInAccount(accountId: string, deviceId: string): Promise<boolean | null> {
+    const device = await this.em().findOne(
+      VirtualDevice,
+      { id: deviceId, account: accountId },
+      { populate: ['connector'] },
+    );
+    const connector = device?.connector;
+    const downlink = connector ? this.kinds.get(connector.type)?.downlink : undefined;
+    if (!connector || !downlink) return null;
+    return downlink.needsFPort?.(connector) ?? false;
+  }
+
   /** Newest first; the caller has VirtualDevice.read, the device is checked visible here. */
   async list(
     principal: Principal,

@@ -17,7 +17,7 @@ import { nextRun, scheduleDetail } from '../platform/schedule.js';
 import { DataState } from '../states/data-state.entity.js';
 import type { DigitalTwinService } from '../twins/digital-twin.service.js';
 import { RULE_COMMANDS } from './commands/index.js';
-import type { CommandValidation } from './commands/command.js';
+import type { CommandValidation, DownlinkPort } from './commands/command.js';
 import { conditionDetail } from './conditions.js';
 import { areaProblem } from './geofence.js';
 import { Rule } from './rule.entity.js';
@@ -57,6 +57,7 @@ export class RuleService {
     private readonly accounts: AccountService,
     private readonly twins: DigitalTwinService,
     private readonly clock: () => Date,
+    private readonly downlinks: Pick<DownlinkPort, 'needsFPortInAccount'>,
   ) {}
 
   async list(
@@ -219,6 +220,14 @@ export class RuleService {
         );
       }
       const commandProblem = await plugin.validate(command, v);
+      if (typeof commandProblem === 'object') {
+        const { missingProperty, message } = commandProblem;
+        throw errors.unprocessable(
+          'INVALID_COMMAND',
+          `commands[${i}] (${command.type}): ${missingProperty} ${message}`,
+          [problem(`/commands/${i}/${missingProperty}`, 'required', { missingProperty }, message)],
+        );
+      }
       if (commandProblem)
         throw errors.unprocessable('INVALID_COMMAND', `commands[${i}] (${command.type}): ${commandProblem}`, [
           { path: `/commands/${i}` },
@@ -236,6 +245,7 @@ export class RuleService {
     return {
       accountId: account.id,
       twinId,
+      downlinkNeedsFPort: (deviceId) => this.downlinks.needsFPortInAccount(account.id, deviceId),
       connectorType: async (id) =>
         (await em.findOne(Connector, { id, account }, { fields: ['type'] }))?.type ?? null,
       findState: async (ref) => {

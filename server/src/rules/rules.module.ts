@@ -109,7 +109,7 @@ export function createAlarmsAndRules(
     clock: ctx.clock,
     log: ctx.log,
   });
-  const rules = new RuleService(ctx.em, deps.accounts, deps.digitalTwins, ctx.clock);
+  const rules = new RuleService(ctx.em, deps.accounts, deps.digitalTwins, ctx.clock, deps.downlinks);
   rules.changeListeners.push(() => ruleEngine.rulesChanged());
 
   ctx.lifecycle.push(monitoringEvaluator, ruleScheduler, alarmReportScheduler, ruleEngine);

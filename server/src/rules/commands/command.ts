@@ -19,12 +19,16 @@ export interface DownlinkPort {
     createdBy: string,
     scopes: RecordedScopes,
   ): Promise<{ id: string; status: string }>;
+  /** Whether the device's connector needs an fPort; null when unknown here (queueing decides). */
+  needsFPortInAccount(accountId: string, deviceId: string): Promise<boolean | null>;
 }
 
 /** What a command may look up while a rule is saved (everything within the rule's account). */
 export interface CommandValidation {
   accountId: string;
   twinId: string | null;
+  /** Whether a downlink to a device of the rule's account needs an fPort; null when unknown. */
+  downlinkNeedsFPort(deviceId: string): Promise<boolean | null>;
   /** The type of a connector of the rule's account, or null. */
   connectorType(id: string): Promise<string | null>;
   /** A state of the account by id, or of the rule's twin by key; null when there is none. */
@@ -32,6 +36,13 @@ export interface CommandValidation {
     stateId?: unknown;
     stateKey?: unknown;
   }): Promise<{ id: string; sourceType: string | null } | null>;
+}
+
+/** A setting the command needs but was not given: reported as `required` at its path. */
+export interface MissingSetting {
+  missingProperty: string;
+  /** English without the setting's name, e.g. `is required with bytes`. */
+  message: string;
 }
 
 /** What a command gets when its rule fires (already authorized: the rule's account). */
@@ -62,8 +73,8 @@ export interface CommandRun {
 /** A command plugin: adding one means adding a file and a line in index.ts, nothing else. */
 export interface RuleCommandPlugin {
   type: string;
-  /** Why the settings cannot be used, or undefined. */
-  validate(command: RuleCommand, v: CommandValidation): Promise<string | undefined>;
+  /** Why the settings cannot be used (a missing setting by name), or undefined. */
+  validate(command: RuleCommand, v: CommandValidation): Promise<string | MissingSetting | undefined>;
   /** Runs the command; the result is kept in the rule's last run. Throws when it failed. */
   run(command: RuleCommand, ctx: CommandRun): Promise<Record<string, unknown>>;
 }
