@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ParseError, type CompiledParser } from '../parser.types.js';
+import type { CompiledParser } from '../parser.types.js';
 import { javascriptParser } from './javascript.parser.js';
-
-const compile = (code: string, extra: Record<string, unknown> = {}) =>
-  javascriptParser.compile!({ type: 'javascript', code, ...extra });
-
-async function failure(promise: Promise<unknown>): Promise<ParseError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ParseError);
-  return error as ParseError;
-}
+import { compileScript, parseFailure } from './script-parser.test-support.js';
 
 /** A codec in the shape vendors publish: helpers, fPort branches, TS013 results. */
 const METER_CODEC = `
@@ -45,7 +34,7 @@ describe('TS013 payload codecs as driver scripts', () => {
   let codec: CompiledParser;
 
   it('decodes uplinks by fPort with the driver variables, keeping nested data and warnings', async () => {
-    codec = await compile(METER_CODEC, { variables: { scale: 10 } });
+    codec = await compileScript(METER_CODEC, { variables: { scale: 10 } });
     await expect(codec.decode!(Buffer.from([0x00, 0x2a, 1, 150]), { fPort: 1 })).resolves.toEqual({
       values: { volume: 420, unit: 'm3', battery: { voltage: 3 } },
       warnings: ['battery low'],
@@ -90,7 +79,7 @@ describe('TS013 payload codecs as driver scripts', () => {
   });
 
   it('hands recvTime over as a Date and fPort as given', async () => {
-    const parser = await compile(
+    const parser = await compileScript(
       `function decodeUplink(input) {
          return { data: { isDate: input.recvTime instanceof Date, year: input.recvTime.getUTCFullYear(),
                           fPort: input.fPort === undefined ? 'none' : input.fPort } };
@@ -111,19 +100,19 @@ describe('TS013 payload codecs as driver scripts', () => {
   });
 
   it('prefers decodeUplink when a script also defines parse, and parse alone still works', async () => {
-    const both = await compile(
+    const both = await compileScript(
       'function parse() { return { via: "parse" }; } function decodeUplink() { return { data: { via: "codec" } }; }',
     );
     await expect(both.parse(Buffer.alloc(1))).resolves.toEqual({ via: 'codec' });
     both.dispose?.();
-    const legacy = await compile(
+    const legacy = await compileScript(
       'function parse(bytes, meta) { console.log("n", bytes.length); return { k: meta.k }; }',
     );
     await expect(legacy.decode!(Buffer.alloc(2), { k: 1 })).resolves.toEqual({
       values: { k: 1 },
       logs: ['n 2'],
     });
-    expect((await failure(legacy.encodeDownlink!({}))).message).toMatch(
+    expect((await parseFailure(legacy.encodeDownlink!({}))).message).toMatch(
       /does not define function encodeDownlink/,
     );
     legacy.dispose?.();
@@ -166,13 +155,13 @@ describe('TS013 payload codecs as driver scripts', () => {
       /51 items; at most 50/,
     ],
   ])('refuses %s', async (_name, code, message) => {
-    const error = await failure(compile(code).then((p) => p.parse(Buffer.alloc(1), { fPort: 1 })));
+    const error = await parseFailure(compileScript(code).then((p) => p.parse(Buffer.alloc(1), { fPort: 1 })));
     expect(error.code).toBe('PARSER_ERROR');
     expect(error.message).toMatch(message);
   });
 
   it('loads codecs that add enumerable methods to Object.prototype', async () => {
-    const parser = await compile(
+    const parser = await compileScript(
       `Object.prototype.u16 = function (i) { return (this[i] << 8) | this[i + 1]; };
        Array.prototype.sum = function () { var s = 0; for (var i = 0; i < this.length; i++) s += this[i]; return s; };
        function decodeUplink(input) { return { data: { level: input.bytes.u16(0), sum: input.bytes.sum() } }; }
@@ -187,7 +176,7 @@ describe('TS013 payload codecs as driver scripts', () => {
 
   it('starts every packet from the globals the codec loaded with, like a network server', async () => {
     // A read position kept in a top-level var and never reset, and a global assigned without var.
-    const parser = await compile(
+    const parser = await compileScript(
       `var pos = 0;
        function next(b) { return b[pos++]; }
        function decodeUplink(input) {
@@ -203,11 +192,11 @@ describe('TS013 payload codecs as driver scripts', () => {
       ).resolves.toMatchObject({ values: { first: 5, second: 6, seen: 1 } });
     }
     // Also after a call that threw half-way.
-    const thrower = await compile(
+    const thrower = await compileScript(
       `var pos = 0;
        function decodeUplink(input) { pos += 2; if (input.bytes[0] === 0) throw new Error('bad'); return { data: { pos: pos } }; }`,
     );
-    await failure(thrower.decode!(Buffer.from([0]), { fPort: 1 }));
+    await parseFailure(thrower.decode!(Buffer.from([0]), { fPort: 1 }));
     await expect(thrower.decode!(Buffer.from([1]), { fPort: 1 })).resolves.toMatchObject({
       values: { pos: 2 },
     });
@@ -216,18 +205,18 @@ describe('TS013 payload codecs as driver scripts', () => {
   });
 
   it('refuses downlink bytes that are not octets', async () => {
-    const parser = await compile(
+    const parser = await compileScript(
       'function decodeUplink() { return { data: {} }; } function encodeDownlink() { return { bytes: [256] }; }',
     );
-    expect((await failure(parser.encodeDownlink!({}))).message).toMatch(/integers 0–255/);
+    expect((await parseFailure(parser.encodeDownlink!({}))).message).toMatch(/integers 0–255/);
     parser.dispose?.();
   });
 
   it('keeps the console lines of a script that throws, bounded per call', async () => {
-    const parser = await compile(
+    const parser = await compileScript(
       `function decodeUplink() { for (var i = 0; i < 150; i++) console.warn('line', i); throw new Error('bad frame'); }`,
     );
-    const error = await failure(parser.parse(Buffer.alloc(1)));
+    const error = await parseFailure(parser.parse(Buffer.alloc(1)));
     expect(error.message).toBe('The parser script failed: Error: bad frame');
     expect(error.logs).toHaveLength(101);
     expect(error.logs[0]).toBe('warn: line 0');
@@ -243,7 +232,7 @@ describe('TS013 payload codecs as driver scripts', () => {
         ' ',
       );
     expect(javascriptParser.validate({ type: 'javascript', code })).toEqual([]);
-    const parser = await compile(code, { timeoutMs: 1000, memoryLimitMb: 32 });
+    const parser = await compileScript(code, { timeoutMs: 1000, memoryLimitMb: 32 });
     await expect(parser.parse(Buffer.from([5]))).resolves.toEqual({ v: 5 });
     parser.dispose?.();
   });

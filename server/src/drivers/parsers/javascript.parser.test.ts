@@ -1,21 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ParseError, type CompiledParser } from '../parser.types.js';
+import type { CompiledParser } from '../parser.types.js';
 import { javascriptParser, liveSandboxCount } from './javascript.parser.js';
+import { parseFailure } from './script-parser.test-support.js';
 
 const compile = (code: string, limits: Record<string, number> = {}) =>
   javascriptParser.compile!({ type: 'javascript', code, ...limits });
 
 const run = async (code: string, payload = Buffer.from([1, 2, 3]), limits: Record<string, number> = {}) =>
   javascriptParser.parse(payload, { type: 'javascript', code, ...limits }, { deviceKey: 'dev-1' });
-
-async function failure(promise: Promise<unknown>): Promise<ParseError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ParseError);
-  return error as ParseError;
-}
 
 /** A parser that must still answer after its sandbox was thrown away. */
 const HEALTHY = 'function parse(bytes) { return { n: bytes.length }; }';
@@ -37,7 +29,7 @@ describe('javascript parser (QuickJS sandbox)', () => {
       { a: 1 },
       { a: 2 },
     ]);
-    const error = await failure(
+    const error = await parseFailure(
       run('function parse() { return Array.from({ length: 51 }, (_, i) => ({ i })); }'),
     );
     expect(error.code).toBe('PARSER_ERROR');
@@ -47,7 +39,7 @@ describe('javascript parser (QuickJS sandbox)', () => {
   it('stops an endless loop with PARSER_TIMEOUT in bounded time', async () => {
     const parser = await compile('function parse() { for (;;) {} }');
     const started = Date.now();
-    const error = await failure(parser.parse(Buffer.alloc(1)));
+    const error = await parseFailure(parser.parse(Buffer.alloc(1)));
     expect(error.code).toBe('PARSER_TIMEOUT');
     expect(error.message).toMatch(/time limit of 50 ms/);
     expect(Date.now() - started).toBeLessThan(1000);
@@ -55,7 +47,7 @@ describe('javascript parser (QuickJS sandbox)', () => {
   });
 
   it('stops an endless loop at the top level of the script as well', async () => {
-    const error = await failure(
+    const error = await parseFailure(
       compile('while (true) {} function parse() { return {}; }', { timeoutMs: 20 }),
     );
     expect(error.code).toBe('PARSER_TIMEOUT');
@@ -73,7 +65,7 @@ describe('javascript parser (QuickJS sandbox)', () => {
       timeoutMs: 1000,
     });
     const started = Date.now();
-    const error = await failure(parser.parse(Buffer.alloc(1)));
+    const error = await parseFailure(parser.parse(Buffer.alloc(1)));
     expect(error.code, error.message).toBe('PARSER_MEMORY_LIMIT');
     expect(error.message).toMatch(/memory limit of 8 MB/);
     expect(Date.now() - started).toBeLessThan(1000);
@@ -81,7 +73,7 @@ describe('javascript parser (QuickJS sandbox)', () => {
   });
 
   it('stops a memory bomb with the default limits too (memory or time, never the host)', async () => {
-    const error = await failure(
+    const error = await parseFailure(
       run('function parse() { const k = []; for (;;) k.push(new Uint8Array(1 << 20)); }'),
     );
     expect(error.code).toBe('PARSER_MEMORY_LIMIT');
@@ -96,11 +88,11 @@ describe('javascript parser (QuickJS sandbox)', () => {
          return { ok: bytes[0] };
        }`,
     );
-    expect((await failure(parser.parse(Buffer.from([1])))).code).toBe('PARSER_TIMEOUT');
+    expect((await parseFailure(parser.parse(Buffer.from([1])))).code).toBe('PARSER_TIMEOUT');
     await expect(parser.parse(Buffer.from([0]))).resolves.toEqual({ ok: 0 });
-    expect((await failure(parser.parse(Buffer.from([2])))).code).toBe('PARSER_MEMORY_LIMIT');
+    expect((await parseFailure(parser.parse(Buffer.from([2])))).code).toBe('PARSER_MEMORY_LIMIT');
     await expect(parser.parse(Buffer.from([9]))).resolves.toEqual({ ok: 9 });
-    const thrown = await failure(parser.parse(Buffer.from([3])));
+    const thrown = await parseFailure(parser.parse(Buffer.from([3])));
     expect(thrown).toMatchObject({
       code: 'PARSER_ERROR',
       message: 'The parser script failed: RangeError: bad frame',
@@ -145,34 +137,36 @@ describe('javascript parser (QuickJS sandbox)', () => {
     ['a bigint', 'return { big: 10n };', /a bigint at "big"/],
     ['a number', 'return 42;', /result is a number; expected an object/],
   ])('refuses a result that is %s with a clear PARSER_ERROR', async (_name, body, message) => {
-    const error = await failure(run(`function parse() { ${body} }`));
+    const error = await parseFailure(run(`function parse() { ${body} }`));
     expect(error.code).toBe('PARSER_ERROR');
     expect(error.message).toMatch(message);
   });
 
   it('cannot smuggle values out by replacing JSON.stringify', async () => {
-    const error = await failure(
+    const error = await parseFailure(
       run('JSON.stringify = () => "{}"; function parse() { return { f: () => 1 }; }'),
     );
     expect(error.message).toMatch(/a function at "f"/);
   });
 
   it('reports user errors, thrown non-errors and endless recursion', async () => {
-    expect(await failure(run('function parse() { throw new Error("checksum mismatch"); }'))).toMatchObject({
+    expect(
+      await parseFailure(run('function parse() { throw new Error("checksum mismatch"); }')),
+    ).toMatchObject({
       code: 'PARSER_ERROR',
       message: 'The parser script failed: Error: checksum mismatch',
     });
-    expect((await failure(run('function parse() { throw "plain"; }'))).message).toBe(
+    expect((await parseFailure(run('function parse() { throw "plain"; }'))).message).toBe(
       'The parser script failed: threw "plain"',
     );
-    const overflow = await failure(run('function parse() { return parse(); }'));
+    const overflow = await parseFailure(run('function parse() { return parse(); }'));
     expect(overflow).toMatchObject({ code: 'PARSER_ERROR' });
     expect(overflow.message).toMatch(/stack limit of 256 KB/);
   });
 
   it('refuses scripts that do not compile or define no parse function', async () => {
-    expect((await failure(compile('function parse( {'))).message).toMatch(/SyntaxError/);
-    expect((await failure(compile('const x = 1;'))).message).toMatch(/must define function parse/);
+    expect((await parseFailure(compile('function parse( {'))).message).toMatch(/SyntaxError/);
+    expect((await parseFailure(compile('const x = 1;'))).message).toMatch(/must define function parse/);
   });
 
   it('validates its settings within the safe maxima', () => {

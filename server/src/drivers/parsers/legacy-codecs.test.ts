@@ -1,18 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ParseError } from '../parser.types.js';
-import { javascriptParser } from './javascript.parser.js';
-
-const compile = (code: string, extra: Record<string, unknown> = {}) =>
-  javascriptParser.compile!({ type: 'javascript', code, ...extra });
-
-async function failure(promise: Promise<unknown>): Promise<ParseError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ParseError);
-  return error as ParseError;
-}
+import { compileScript, parseFailure } from './script-parser.test-support.js';
 
 /**
  * A ChirpStack v3 codec in the style vendors published it: ES5, `Decode(fPort, bytes, variables)`
@@ -51,7 +38,7 @@ function Encoder(object, port) {
 
 describe('decoders written for network servers before TS013', () => {
   it("runs a ChirpStack v3 Decode unchanged, by fPort, with the device's variables", async () => {
-    const codec = await compile(CHIRPSTACK_V3, { variables: { site: 'north' } });
+    const codec = await compileScript(CHIRPSTACK_V3, { variables: { site: 'north' } });
     await expect(codec.decode!(Buffer.from([0xff, 0x9c, 91]), { fPort: 2 })).resolves.toEqual({
       values: { temperature: -10, humidity: 45.5, site: 'north' },
       warnings: [],
@@ -60,13 +47,13 @@ describe('decoders written for network servers before TS013', () => {
     await expect(codec.parse(Buffer.from([1]), { fPort: 3, variables: { site: 'south' } })).resolves.toEqual({
       alarm: true,
     });
-    const error = await failure(codec.parse(Buffer.from([1]), { fPort: 9 }));
+    const error = await parseFailure(codec.parse(Buffer.from([1]), { fPort: 9 }));
     expect(error.message).toBe('The parser script failed: Error: unknown port 9');
     codec.dispose?.();
   });
 
   it('runs a The Things Network V2 Decoder unchanged', async () => {
-    const codec = await compile(TTN_V2);
+    const codec = await compileScript(TTN_V2);
     await expect(codec.parse(Buffer.from([150, 1]), { fPort: 1 })).resolves.toEqual({
       battery: 3.5,
       door: 'open',
@@ -75,7 +62,7 @@ describe('decoders written for network servers before TS013', () => {
   });
 
   it('encodes downlinks with Encode or Encoder on the port the downlink names', async () => {
-    const chirpstack = await compile(CHIRPSTACK_V3);
+    const chirpstack = await compileScript(CHIRPSTACK_V3);
     await expect(chirpstack.encodeDownlink!({ interval: 300 }, { fPort: 10 })).resolves.toEqual({
       bytes: [0x01, 0x01, 0x2c],
       fPort: null,
@@ -84,13 +71,13 @@ describe('decoders written for network servers before TS013', () => {
       logs: [],
     });
     chirpstack.dispose?.();
-    const ttn = await compile(TTN_V2);
+    const ttn = await compileScript(TTN_V2);
     await expect(ttn.encodeDownlink!({ led: true }, { fPort: 1 })).resolves.toMatchObject({ bytes: [1] });
     ttn.dispose?.();
   });
 
   it('prefers decodeUplink, then parse, over a legacy decoder the script also defines', async () => {
-    const wrapped = await compile(
+    const wrapped = await compileScript(
       `${TTN_V2}\nfunction decodeUplink(input) { return { data: { via: 'ts013', door: Decoder(input.bytes, input.fPort).door } }; }`,
     );
     await expect(wrapped.parse(Buffer.from([150, 0]), { fPort: 1 })).resolves.toEqual({
@@ -98,31 +85,31 @@ describe('decoders written for network servers before TS013', () => {
       door: 'closed',
     });
     wrapped.dispose?.();
-    const parse = await compile(`${TTN_V2}\nfunction parse(bytes, meta) { return { via: 'parse' }; }`);
+    const parse = await compileScript(`${TTN_V2}\nfunction parse(bytes, meta) { return { via: 'parse' }; }`);
     await expect(parse.parse(Buffer.from([150, 0]), { fPort: 1 })).resolves.toEqual({ via: 'parse' });
     parse.dispose?.();
   });
 
   it('says which legacy function returned something unusable', async () => {
-    const numbers = await compile(
+    const numbers = await compileScript(
       'function Decoder(bytes, port) { return 42; } function Encoder(object, port) { return "AQ=="; }',
     );
-    expect((await failure(numbers.parse(Buffer.from([1])))).message).toMatch(/^The data of Decoder/);
-    expect((await failure(numbers.encodeDownlink!({}))).message).toBe(
+    expect((await parseFailure(numbers.parse(Buffer.from([1])))).message).toMatch(/^The data of Decoder/);
+    expect((await parseFailure(numbers.encodeDownlink!({}))).message).toBe(
       'Encoder must return bytes as a list of integers 0–255',
     );
     numbers.dispose?.();
-    const none = await failure(compile('function helper() {}'));
+    const none = await parseFailure(compileScript('function helper() {}'));
     expect(none.message).toContain('Decode(fPort, bytes, variables) or Decoder(bytes, port)');
   });
 
   it('loads vendor files that export their functions for Node, and uses a function found only there', async () => {
-    const tail = await compile(
+    const tail = await compileScript(
       'function decodeUplink(input) { return { data: { a: input.bytes[0] } }; }\nmodule.exports = { decodeUplink: decodeUplink };',
     );
     await expect(tail.parse(Buffer.from([7]))).resolves.toEqual({ a: 7 });
     tail.dispose?.();
-    const only = await compile(
+    const only = await compileScript(
       'exports.decodeUplink = function (input) { return { data: { b: input.bytes.length } }; };\n' +
         'module.exports.encodeDownlink = function (input) { return { bytes: [input.data.on ? 1 : 0], fPort: 3 }; };',
     );
