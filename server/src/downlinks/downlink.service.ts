@@ -1,6 +1,7 @@
 import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/principal.js';
+import type { Connector } from '../connectors/connector.entity.js';
 import type { ConnectorKinds } from '../connectors/kinds/index.js';
 import type { DownlinkEvent } from '../connectors/network-events.js';
 import { VirtualDevice } from '../devices/virtual-device.entity.js';
@@ -67,10 +68,13 @@ export class DownlinkService {
       { id: deviceId, account: accountId },
       { populate: ['connector'] },
     );
-    const connector = device?.connector;
-    const downlink = connector ? this.kinds.get(connector.type)?.downlink : undefined;
-    if (!connector || !downlink) return null;
-    return downlink.needsFPort?.(connector) ?? false;
+    return device?.connector ? this.fPortNeeded(device.connector) : null;
+  }
+
+  /** Whether downlinks through this connector carry an fPort; null when its kind sends none. */
+  private fPortNeeded(connector: Connector): boolean | null {
+    const sender = this.kinds.get(connector.type)?.downlink;
+    return sender ? (sender.needsFPort?.(connector) ?? false) : null;
   }
 
   /** Newest first; the caller has VirtualDevice.read, the device is checked visible here. */
@@ -109,11 +113,7 @@ export class DownlinkService {
     if (device.lifecycleState === 'Deleting') {
       throw errors.conflict('DEVICE_DELETING', 'The device is being deleted at its network server');
     }
-    const { payload, fPort } = await this.payloadOf(
-      device,
-      input,
-      kind.downlink.needsFPort?.(connector) ?? false,
-    );
+    const { payload, fPort } = await this.payloadOf(device, input, this.fPortNeeded(connector) === true);
     const downlink = new Downlink();
     const now = this.clock();
     Object.assign(downlink, {
