@@ -144,7 +144,7 @@ describe('a read-only role sees no write actions (Chromium)', () => {
     expect(await toggle.isDisabled()).toBe(true);
     // An account's settings read, with every field and button disabled and a note why.
     await h.page.goto(`${h.server.baseUrl}/#/accounts/${ids.account}`);
-    await h.page.getByTestId('account-read-only').waitFor();
+    await h.page.getByTestId('read-only-notice').waitFor();
     expect(await writeButtons(`/accounts/${ids.account}`, 'General')).toEqual([]);
     const enabled = await h.page.locator('main input:not(:disabled), main button:not(:disabled)').count();
     expect(enabled).toBe(1); // the account id's copy button, outside the settings

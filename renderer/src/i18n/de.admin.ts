@@ -45,8 +45,6 @@ export const deAdmin: Messages['admin'] = {
     treeLimit: 'Die ersten {limit} von {total} Konten werden gezeigt. Suchen Sie nach den übrigen.',
   },
   settings: {
-    readOnly:
-      'Nur lesen: Einstellungen eines Kontos zu ändern erfordert die Berechtigung „Konten: Verwalten“.',
     back: 'Alle Konten',
     breadcrumb: 'Kontopfad',
     general: 'Allgemein',

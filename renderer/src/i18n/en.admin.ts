@@ -43,7 +43,6 @@ export const enAdmin = {
     treeLimit: 'Showing the first {limit} of {total} accounts. Search to find the others.',
   },
   settings: {
-    readOnly: 'Read only: changing an account’s settings needs the permission “Accounts: Manage”.',
     back: 'All accounts',
     breadcrumb: 'Account path',
     general: 'General',
