@@ -3,7 +3,7 @@
  * counts, an alarm e-mail) opens a list with its filter set. Read once when the page opens.
  */
 export function hashParam(name: string): string | null {
-  return new URLSearchParams(window.location.hash.split('?')[1] ?? '').get(name);
+  return new URLSearchParams(splitHash(window.location.hash)[1]).get(name);
 }
 
 /** `hashParam` limited to the values a filter offers; anything else is no filter. */

@@ -134,7 +134,10 @@ export function readDecoded(result: unknown, fn: string): Decoded {
   return { values: toValues(object.data, `The data of ${fn}`, 'PARSER_ERROR'), warnings };
 }
 
-/** `{bytes, fPort?, warnings?, errors?}` of encodeDownlink (`fn`: a legacy encoder's result wrapped so); bytes are checked to be octets. */
+/**
+ * `{bytes, fPort?, warnings?, errors?}` of encodeDownlink, or of a legacy encoder (`fn`) whose bytes
+ * were wrapped so; bytes are checked to be octets.
+ */
 export function readEncoded(
   result: unknown,
   fn: string = ENCODE_DOWNLINK,
